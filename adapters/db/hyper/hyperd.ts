@@ -1,0 +1,181 @@
+/**
+ * Lifecycle of an embedded `hyperd`: start on loopback, restart when it dies, stop for good.
+ *
+ * hyperd is started with `--callback-connection` pointing at a TCP listener of ours: it connects
+ * back, sends the address it listens on, and shuts itself down when that connection closes. So
+ * when our process goes away for any reason, SIGKILL included, the kernel closes the socket and
+ * hyperd exits: no orphan server is left behind. Hyper's own client APIs use the same mechanism.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import net from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import process from 'node:process';
+import type { Logger } from '../../../src/types.ts';
+
+export interface Endpoint {
+  readonly host: string;
+  readonly port: number;
+}
+
+export interface HyperdOptions {
+  readonly binary: string;
+  readonly logger: Logger;
+  /** Directory for hyperd's own log; a temporary one (removed on stop) by default. */
+  readonly logDir?: string;
+  /** How long to wait for hyperd to report its address. */
+  readonly startTimeoutMs?: number;
+}
+
+const live = new Set<ChildProcess>();
+let exitHookInstalled = false;
+
+/** At process exit (a normal end, `process.exit`): take every embedded hyperd down with us. */
+function installExitHook(): void {
+  if (exitHookInstalled) return;
+  exitHookInstalled = true;
+  process.on('exit', () => {
+    for (const child of live) child.kill('SIGTERM');
+  });
+}
+
+/** Reads the callback message: one length byte, `tab.tcp://host:port`, a NUL. */
+function parseCallback(data: Buffer): Endpoint | undefined {
+  const match = /tab\.tcp:\/\/([^:/\s]+):(\d+)/.exec(data.toString('latin1'));
+  return match ? { host: match[1]!, port: Number(match[2]) } : undefined;
+}
+
+export class Hyperd {
+  #child: ChildProcess | undefined;
+  #callback: net.Socket | undefined;
+  #listener: net.Server | undefined;
+  #endpoint: Promise<Endpoint> | undefined;
+  #ownLogDir: string | undefined;
+  #stopped = false;
+  #starts = 0;
+
+  constructor(private readonly options: HyperdOptions) {}
+
+  /** The server's address, starting it (or starting it again after it died) when needed. */
+  endpoint(): Promise<Endpoint> {
+    if (this.#stopped) return Promise.reject(Object.assign(new Error('embedded hyperd was stopped'), { code: 'CONNECTION_ENDED' }));
+    this.#endpoint ??= this.#start().catch((error: unknown) => {
+      this.#endpoint = undefined;
+      throw error;
+    });
+    return this.#endpoint;
+  }
+
+  get pid(): number | undefined {
+    return this.#child?.pid;
+  }
+
+  /** How many times hyperd was started (more than one means it died and was restarted). */
+  get starts(): number {
+    return this.#starts;
+  }
+
+  async #start(): Promise<Endpoint> {
+    installExitHook();
+    const listener = net.createServer();
+    this.#listener = listener;
+    await new Promise<void>((resolve, reject) => {
+      listener.once('error', reject);
+      listener.listen(0, '127.0.0.1', () => resolve());
+    });
+    const callbackPort = (listener.address() as net.AddressInfo).port;
+    const logDir = this.options.logDir ?? (this.#ownLogDir ??= mkdtempSync(join(tmpdir(), 'hyperwatch-hyperd-')));
+    const child = spawn(
+      this.options.binary,
+      [
+        'run',
+        '--skip-license',
+        '--no-password',
+        '--init-user=hyperwatch',
+        '--listen-connection',
+        'tab.tcp://127.0.0.1:0',
+        `--log-dir=${logDir}`,
+        '--callback-connection',
+        `tab.tcp://127.0.0.1:${callbackPort}`,
+      ],
+      { stdio: ['ignore', 'ignore', 'pipe'] },
+    );
+    this.#child = child;
+    this.#starts++;
+    live.add(child);
+    let stderr = '';
+    child.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
+      stderr = (stderr + chunk).slice(-4000);
+    });
+
+    const endpoint = await new Promise<Endpoint>((resolve, reject) => {
+      const timer = setTimeout(
+        () => reject(new Error(`hyperd did not start within ${this.options.startTimeoutMs ?? 30000} ms: ${stderr.trim()}`)),
+        this.options.startTimeoutMs ?? 30000,
+      );
+      child.once('error', (error) => {
+        clearTimeout(timer);
+        reject(error);
+      });
+      child.once('exit', (code, signal) => {
+        clearTimeout(timer);
+        reject(new Error(`hyperd exited during start-up (code ${code}, signal ${signal}): ${stderr.trim()}`));
+      });
+      listener.once('connection', (socket) => {
+        this.#callback = socket;
+        socket.on('error', () => {});
+        let received = Buffer.alloc(0);
+        socket.on('data', (data: Buffer) => {
+          received = Buffer.concat([received, data]);
+          const parsed = parseCallback(received);
+          if (parsed) {
+            clearTimeout(timer);
+            resolve(parsed);
+          }
+        });
+      });
+    });
+    listener.close();
+
+    child.once('exit', (code, signal) => {
+      live.delete(child);
+      if (this.#child === child) {
+        this.#child = undefined;
+        this.#endpoint = undefined;
+        this.#callback?.destroy();
+        this.#callback = undefined;
+        if (!this.#stopped) {
+          this.options.logger.warn('embedded hyperd exited; it is started again on the next connection', {
+            code,
+            signal,
+            stderr: stderr.trim().slice(-500) || undefined,
+          });
+        }
+      }
+    });
+    this.options.logger.debug('embedded hyperd started', { pid: child.pid, port: endpoint.port, binary: this.options.binary });
+    return endpoint;
+  }
+
+  /** Stops hyperd for good: closing the callback connection makes it shut down cleanly. */
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    const child = this.#child;
+    this.#callback?.destroy();
+    this.#listener?.close();
+    if (child && child.exitCode === null && child.signalCode === null) {
+      await new Promise<void>((resolve) => {
+        const force = setTimeout(() => child.kill('SIGKILL'), 10000);
+        child.once('exit', () => {
+          clearTimeout(force);
+          resolve();
+        });
+        // Belt and braces: if the callback close was missed, SIGTERM also shuts hyperd down.
+        setTimeout(() => child.kill('SIGTERM'), 2000).unref();
+      });
+    }
+    live.delete(child as ChildProcess);
+    if (this.#ownLogDir) rmSync(this.#ownLogDir, { recursive: true, force: true });
+  }
+}

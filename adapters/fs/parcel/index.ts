@@ -1,0 +1,28 @@
+/**
+ * FS events from @parcel/watcher (inotify, FSEvents, ReadDirectoryChangesW). It batches events
+ * (about 50 ms on Linux) and reports queue overflows as errors, on which the core rescans.
+ */
+import { basename, dirname, resolve } from 'node:path';
+import parcel from '@parcel/watcher';
+import type { FsAdapter } from '../../../src/types.ts';
+
+export function parcelFsAdapter(): FsAdapter {
+  return {
+    name: 'parcel',
+    mayLoseEvents: false,
+    async subscribe(dir, onEvents, onError) {
+      const root = resolve(dir);
+      const subscription = await parcel.subscribe(
+        root,
+        (error, events) => {
+          if (error) return onError(error);
+          // Recursive by design in @parcel/watcher: keep the directory's own entries only.
+          const names = events.filter((e) => e.type !== 'delete' && dirname(e.path) === root).map((e) => basename(e.path));
+          if (names.length > 0) onEvents(names);
+        },
+        { ignore: ['failed', '.hyperwatch'] },
+      );
+      return { close: () => subscription.unsubscribe() };
+    },
+  };
+}

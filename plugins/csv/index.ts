@@ -1,0 +1,160 @@
+/**
+ * CSV and TSV ingester. The file is loaded by the database's own COPY parser, streamed in large
+ * chunks (or read by the server itself from the claimed path when it can): no per-row JavaScript.
+ * Only the head of the file is parsed here (papaparse), for the header and, when the table does
+ * not exist yet, to infer column types.
+ */
+import { ResultAsync } from 'neverthrow';
+import Papa from 'papaparse';
+import { fromDbError, ingestError, IngestFailure, isIngestFailure } from '../../src/errors.ts';
+import { defineIngester } from '../../src/plugins.ts';
+import { checkHeaderNames, columnList, createTable, matchColumns } from '../../src/schema.ts';
+import { qualifiedName, quoteLiteral, tableLabel } from '../../src/sql.ts';
+import type { AppendResult, ClaimedFile, ColumnSpec, DbConnection, IngestContext, IngestError, LogicalType, TableName } from '../../src/types.ts';
+import { inferColumnType, widen } from './infer.ts';
+
+/** How much of the file's head is parsed to infer types (only when the table is new). */
+const SAMPLE_BYTES = 256 * 1024;
+const SAMPLE_ROWS = 2000;
+/** A header line longer than this is not a CSV header. */
+const MAX_HEADER_BYTES = 16 * 1024 * 1024;
+/** `fileState` key: column types widened after an earlier attempt failed on them. */
+const WIDENED = 'csv.widened';
+
+interface Head {
+  readonly header: string[];
+  /** Data rows of the sample (the last one dropped when the sample ends mid-file). */
+  readonly rows: string[][];
+  /** The sample is the whole file. */
+  readonly complete: boolean;
+}
+
+const decoder = new TextDecoder('utf-8');
+
+function parseRows(text: string, delimiter: string, preview: number): string[][] {
+  const parsed = Papa.parse<string[]>(text, { delimiter, preview, skipEmptyLines: 'greedy' });
+  return parsed.data;
+}
+
+/** Reads and parses the head of the file: growing the read until the header line is complete. */
+async function readHead(file: ClaimedFile, delimiter: string, wantRows: boolean): Promise<Head> {
+  let length = Math.min(SAMPLE_BYTES, file.size);
+  for (;;) {
+    const bytes = await file.read(0, length);
+    const complete = bytes.length >= file.size;
+    let text = decoder.decode(bytes);
+    if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
+    const newline = text.indexOf('\n');
+    if (newline === -1 && !complete) {
+      if (length >= MAX_HEADER_BYTES) {
+        throw new IngestFailure(
+          ingestError('data', 'CSV_NO_HEADER', `${file.name}: no line break in the first ${MAX_HEADER_BYTES} bytes`, 'The file must start with a header line naming its columns.', {
+            file: file.name,
+            line: 1,
+          }),
+        );
+      }
+      length = Math.min(length * 4, MAX_HEADER_BYTES, file.size);
+      continue;
+    }
+    const rows = parseRows(text, delimiter, wantRows ? SAMPLE_ROWS + 1 : 1);
+    const [header = [], ...data] = rows;
+    // A sample that stops mid-file may stop mid-row: that last row says nothing reliable.
+    if (!complete && data.length > 0 && data.length < SAMPLE_ROWS) data.pop();
+    return { header, rows: data, complete: complete && data.length < SAMPLE_ROWS };
+  }
+}
+
+function inferColumns(head: Head, widened: ReadonlyMap<string, LogicalType>): ColumnSpec[] {
+  return head.header.map((name, index) => ({
+    name,
+    type: widened.get(name) ?? inferColumnType(head.rows.map((row) => row[index] ?? '')),
+  }));
+}
+
+function copyOptions(delimiter: string): string {
+  return `(FORMAT csv, HEADER true, DELIMITER ${quoteLiteral(delimiter)})`;
+}
+
+async function load(conn: DbConnection, file: ClaimedFile, table: TableName, columns: readonly { name: string }[], delimiter: string, ctx: IngestContext): Promise<number> {
+  const target = `${qualifiedName(table)} (${columnList(columns)})`;
+  if (ctx.capabilities.readsLocalFiles) {
+    // The server parses the claimed file itself: fastest, and the path is the watcher's own.
+    return conn.execute(`COPY ${target} FROM ${quoteLiteral(file.stagedPath)} WITH ${copyOptions(delimiter)}`);
+  }
+  return conn.copyFrom(`COPY ${target} FROM STDIN WITH ${copyOptions(delimiter)}`, file.stream());
+}
+
+async function append(conn: DbConnection, file: ClaimedFile, table: TableName, ctx: IngestContext): Promise<AppendResult> {
+  if (file.size === 0) {
+    throw new IngestFailure(
+      ingestError('data', 'EMPTY_FILE', `${file.name} is empty (0 bytes)`, 'A CSV file needs at least a header line naming its columns; write the file completely before creating its .ready.', {
+        file: file.name,
+      }),
+    );
+  }
+  const delimiter = file.extension === '.tsv' ? '\t' : ',';
+  const existing = await conn.describeTable(table);
+  const head = await readHead(file, delimiter, existing === null);
+  const header = checkHeaderNames(head.header, file.name);
+  if (header.isErr()) throw new IngestFailure(header.error);
+
+  if (existing) {
+    const matched = matchColumns(head.header, existing, file.name, table);
+    if (matched.isErr()) throw new IngestFailure(matched.error);
+    return { rows: await load(conn, file, table, matched.value, delimiter, ctx) };
+  }
+
+  if (!ctx.schema.createTable) {
+    throw new IngestFailure(
+      ingestError('schema', 'TABLE_MISSING', `table ${tableLabel(table)} does not exist and creating tables is disabled`, 'Create the table, or enable table creation, then replay the file.', {
+        file: file.name,
+      }),
+    );
+  }
+  if (head.complete && head.rows.length === 0) {
+    // Creating the table from a header alone would make every column TEXT for good: wait for a
+    // file with data to decide the types.
+    ctx.logger.warn('header-only file: nothing to append, table not created yet', { file: file.name, table: tableLabel(table) });
+    return { rows: 0 };
+  }
+  const widened = (ctx.fileState.get(WIDENED) as Map<string, LogicalType> | undefined) ?? new Map<string, LogicalType>();
+  const columns = inferColumns(head, widened);
+  await createTable(conn, table, columns, ctx.sqlType);
+  try {
+    return { rows: await load(conn, file, table, columns, delimiter, ctx) };
+  } catch (error) {
+    throw retryWidened(error, file, columns, widened, ctx);
+  }
+}
+
+/**
+ * A value beyond the sample did not fit the type inferred for its column: remember a wider type
+ * for that column and ask for a fresh transaction (the table is created again with it).
+ */
+function retryWidened(error: unknown, file: ClaimedFile, columns: readonly ColumnSpec[], widened: Map<string, LogicalType>, ctx: IngestContext): unknown {
+  const failure = fromDbError(error, file.name);
+  const column = typeof failure.column === 'number' ? columns[failure.column - 1] : undefined;
+  if (!failure.sqlState?.startsWith('22') || !column || column.type.kind === 'text') return error;
+  const wider = widen(column.type);
+  widened.set(column.name, wider);
+  ctx.fileState.set(WIDENED, widened);
+  const reason = `column "${column.name}" was inferred as ${column.type.kind} from the first rows, but line ${failure.line ?? '?'} does not fit; retrying with ${wider.kind}`;
+  ctx.logger.info(reason, { file: file.name });
+  return new IngestFailure({ ...failure, retry: { reason } });
+}
+
+function toError(error: unknown, file: ClaimedFile): IngestError {
+  return isIngestFailure(error) ? error.error : fromDbError(error, file.name);
+}
+
+/** CSV (`.csv`) and tab-separated (`.tsv`) files with a header line. */
+export const csvIngester = defineIngester({
+  name: 'csv',
+  extensions: ['.csv', '.tsv'],
+  append(conn, file, table, ctx) {
+    return ResultAsync.fromPromise(append(conn, file, table, ctx), (error) => toError(error, file));
+  },
+});
+
+export default csvIngester;

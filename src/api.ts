@@ -1,0 +1,107 @@
+/**
+ * The public entry points: `startWatching` and `stopWatching`. This is the composition root that
+ * picks the default DB adapter (embedded Hyper), FS adapter and built-in plugins.
+ */
+import { realpath, stat } from 'node:fs/promises';
+import { resolve } from 'node:path';
+import { createHyperAdapter } from '../adapters/db/hyper/index.ts';
+import { defaultFsAdapter } from './default-fs.ts';
+import { builtinIngesters } from './builtins.ts';
+import { resolveOptions, type WatchOptions } from './options.ts';
+import { PluginRegistry } from './plugins.ts';
+import { defaultRegistry, type WatcherRegistry } from './registry.ts';
+import { parseTableName } from './sql.ts';
+import type { WatcherStats } from './stats.ts';
+import type { TableName } from './types.ts';
+import { WatcherHandle, type WatchSummary } from './watcher.ts';
+
+export class WatchConfigError extends Error {
+  readonly code = 'WATCH_CONFIG';
+  constructor(message: string) {
+    super(message);
+    this.name = 'WatchConfigError';
+  }
+}
+
+async function realDirectory(dir: string): Promise<string> {
+  let real: string;
+  try {
+    real = await realpath(dir);
+  } catch {
+    throw new WatchConfigError(`directory ${JSON.stringify(dir)} does not exist`);
+  }
+  if (!(await stat(real)).isDirectory()) throw new WatchConfigError(`${JSON.stringify(dir)} is not a directory`);
+  return real;
+}
+
+function tableOf(table: string | TableName): TableName {
+  if (typeof table !== 'string') return table;
+  const parsed = parseTableName(table);
+  if (parsed.isErr()) throw new WatchConfigError(parsed.error);
+  return parsed.value;
+}
+
+/**
+ * Starts watching `dir` and appending its ready files to `table`, and returns the watcher once
+ * its initial sweep is done.
+ */
+export async function openWatcher(dir: string, table: string | TableName, options: WatchOptions = {}): Promise<WatcherHandle> {
+  const resolved = resolveOptions(options);
+  const target = tableOf(table);
+  const plugins = new PluginRegistry(builtinIngesters, options.plugins ?? []);
+  const real = await realDirectory(dir);
+  const registry = options.registry ?? defaultRegistry;
+  registry.reserve(real);
+  const ownsDb = options.db === undefined;
+  const db = options.db ?? createHyperAdapter({ database: options.database, endpoint: options.endpoint, logger: resolved.logger });
+  const handle = new WatcherHandle({
+    dir: real,
+    table: target,
+    db,
+    ownsDb,
+    fs: options.fs ?? defaultFsAdapter(),
+    plugins,
+    options: resolved,
+    onStopped: () => registry.remove(real),
+  });
+  try {
+    await handle.start();
+    registry.settle(real, handle);
+    return handle;
+  } catch (error) {
+    registry.settle(real);
+    await handle.stop().catch(() => {});
+    if (ownsDb) await db.close().catch(() => {});
+    throw error;
+  }
+}
+
+/**
+ * Begins watching `dir`: builds a dedicated connection pool, finishes files an earlier run left
+ * claimed, subscribes to filesystem events, runs the initial sweep and returns its stats.
+ * The watcher keeps running until `stopWatching(dir)`.
+ *
+ * @example
+ * import { startWatching, stopWatching } from 'hyperwatch';
+ * const sweep = await startWatching('./inbox', 'events', { database: './events.hyper' });
+ * console.log(`initial sweep ingested ${sweep.filesIngested} files`);
+ * // ... later
+ * const summary = await stopWatching('./inbox');
+ */
+export async function startWatching(dir: string, table: string | TableName, options: WatchOptions = {}): Promise<WatcherStats> {
+  const handle = await openWatcher(dir, table, options);
+  return { ...handle.stats };
+}
+
+/** Looks a watcher up by the path it was started with, or any path to the same directory. */
+export async function findWatcher(dir: string, registry: WatcherRegistry = defaultRegistry): Promise<WatcherHandle | undefined> {
+  const real = await realpath(dir).catch(() => resolve(dir));
+  return registry.get(real) ?? registry.list().find((w) => w.dir === resolve(dir));
+}
+
+/** Stops watching `dir` (finishing in-flight files) and returns a summary with the final stats. */
+export async function stopWatching(dir: string, options: { registry?: WatcherRegistry } = {}): Promise<WatchSummary> {
+  const handle = await findWatcher(dir, options.registry);
+  if (!handle) throw new WatchConfigError(`${JSON.stringify(dir)} is not being watched`);
+  return handle.stop();
+}

@@ -1,0 +1,29 @@
+/** Suffix of the sentinel file: `orders.csv` is ready once `orders.csv.ready` exists. */
+export const READY_SUFFIX = '.ready';
+
+/**
+ * Default ceiling on parallel ingests per watcher. Each parallel ingest holds one pooled
+ * connection and one open transaction; most inboxes have fewer than four producers at a time.
+ */
+export const DEFAULT_MAX_CONCURRENT = 4;
+
+/** Hard upper bound on `maxConcurrent`, so a typo cannot exhaust the database's connections. */
+export const MAX_CONCURRENT_LIMIT = 32;
+
+/** Where failed files, their sentinels and `.error` reports go, inside the watched directory. */
+export const FAILED_DIR = 'failed';
+
+/**
+ * The watcher's private folder inside the watched directory (same filesystem, so claiming a
+ * file is an atomic rename). Dot-prefixed: producers' tools and the watcher itself ignore it.
+ */
+export const STATE_DIR = '.hyperwatch';
+
+/** Claimed files wait here, under their claim id, until committed or failed. */
+export const STAGING_DIR = `${STATE_DIR}/staging`;
+
+/** Suffix of the JSON report written next to a failed file. */
+export const ERROR_SUFFIX = '.error';
+
+/** Name of the ledger table: one row per committed file, written in the file's transaction. */
+export const LEDGER_TABLE = 'hyperwatch_ingest_log';

@@ -1,0 +1,130 @@
+/**
+ * One error taxonomy for the whole watcher. Database and runtime errors are turned into
+ * `IngestError` values here, and only here, so every caller agrees on what is transient.
+ */
+import type { ErrorKind, IngestError } from './types.ts';
+
+export function ingestError(
+  kind: ErrorKind,
+  code: string,
+  message: string,
+  hint: string,
+  extra: Partial<Omit<IngestError, 'kind' | 'code' | 'message' | 'hint'>> = {},
+): IngestError {
+  return { kind, code, message, hint, ...extra };
+}
+
+const BRAND = Symbol.for('hyperwatch:IngestError');
+
+/** Wraps an `IngestError` in a throwable, so it can cross `sql.begin` and come back out intact. */
+export class IngestFailure extends Error {
+  readonly [BRAND] = true;
+  constructor(readonly error: IngestError) {
+    super(error.message);
+    this.name = 'IngestFailure';
+  }
+}
+
+export function isIngestFailure(value: unknown): value is IngestFailure {
+  return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[BRAND] === true;
+}
+
+function field(value: unknown, key: string): unknown {
+  return typeof value === 'object' && value !== null ? (value as Record<string, unknown>)[key] : undefined;
+}
+
+function stringField(value: unknown, key: string): string | undefined {
+  const v = field(value, key);
+  return typeof v === 'string' ? v : undefined;
+}
+
+/** Runtime error codes that mean "the connection or server went away". */
+const TRANSIENT_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'EPIPE',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EAI_AGAIN',
+  // postgres.js's own codes
+  'CONNECTION_CLOSED',
+  'CONNECTION_ENDED',
+  'CONNECTION_DESTROYED',
+  'CONNECT_TIMEOUT',
+  // the embedded server is starting again
+  'HYPERD_RESTARTING',
+]);
+
+/**
+ * SQLSTATEs worth a retry: connection exceptions (08), serialization failures and deadlocks
+ * (40001, 40P01), insufficient resources (53), operator intervention such as a shutdown (57P01-3),
+ * lock not available (55P03), and a concurrent CREATE TABLE of the same table (42P07), which
+ * succeeds as a plain append on the retry.
+ */
+export function isTransientSqlState(state: string): boolean {
+  return (
+    state.startsWith('08') ||
+    state.startsWith('53') ||
+    state === '40001' ||
+    state === '40P01' ||
+    state === '55P03' ||
+    state === '57P01' ||
+    state === '57P02' ||
+    state === '57P03' ||
+    state === '42P07'
+  );
+}
+
+/** `file: 'stdin' line:3 column:3` (Hyper's COPY errors) → line 3, column 3. */
+export function parsePosition(detail: string | undefined): { line?: number; column?: number } {
+  if (!detail) return {};
+  const line = /line:\s*(\d+)/.exec(detail);
+  const column = /column:\s*(\d+)/.exec(detail);
+  return {
+    ...(line ? { line: Number(line[1]) } : {}),
+    ...(column ? { column: Number(column[1]) } : {}),
+  };
+}
+
+const HINTS: Record<string, string> = {
+  '22': 'A value in the file does not fit its column type. Fix the value (or the column type) at the reported line and column, then replay the file.',
+  '23': 'A value breaks a constraint of the table (e.g. NULL in a NOT NULL column). Fix the data, then replay the file.',
+  '42': 'The file does not fit the table (unknown column or type). Align the file with the table, then replay the file.',
+  '0A': 'The database does not support something this file needs.',
+};
+
+/** Turns anything thrown by the database client into an `IngestError`. */
+export function fromDbError(error: unknown, file?: string, sql?: string): IngestError {
+  if (isIngestFailure(error)) return error.error;
+  const sqlState = stringField(error, 'code');
+  const message = stringField(error, 'message') ?? String(error);
+  const detail = stringField(error, 'detail');
+  const isSqlState = sqlState !== undefined && /^[0-9A-Z]{5}$/.test(sqlState);
+  const base = { ...(file ? { file } : {}), ...(sql ? { sql } : {}), cause: error };
+  if (sqlState && (TRANSIENT_CODES.has(sqlState) || (isSqlState && isTransientSqlState(sqlState)))) {
+    return ingestError('transient', isSqlState ? `DB_${sqlState}` : sqlState, message, 'The database was unavailable; the file stays claimed and is retried.', {
+      ...base,
+      ...(isSqlState ? { sqlState } : {}),
+    });
+  }
+  if (isSqlState) {
+    const klass = sqlState.slice(0, 2);
+    const kind: ErrorKind = klass === '42' ? 'schema' : klass === '22' || klass === '23' ? 'data' : 'data';
+    return ingestError(
+      kind,
+      `DB_${sqlState}`,
+      detail ? `${message} (${detail.trim()})` : message,
+      HINTS[klass] ?? 'The database rejected the file; see the message, fix the file, then replay it.',
+      { ...base, sqlState, ...parsePosition(detail) },
+    );
+  }
+  const errno = stringField(error, 'code');
+  return ingestError('io', errno ?? 'UNEXPECTED', message, 'Unexpected error while ingesting; see the message and the watcher log.', base);
+}
+
+/** JSON form of an error for `.error` files, stats and logs: everything but the raw cause. */
+export function errorReport(error: IngestError): Omit<IngestError, 'cause'> {
+  const { cause: _cause, ...rest } = error;
+  return rest;
+}

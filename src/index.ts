@@ -1,0 +1,20 @@
+/**
+ * hyperwatch: a directory watcher that appends dropped files to a database table, exactly once.
+ * @module
+ */
+export { findWatcher, openWatcher, startWatching, stopWatching, WatchConfigError } from './api.ts';
+export { DEFAULT_MAX_CONCURRENT, FAILED_DIR, LEDGER_TABLE, MAX_CONCURRENT_LIMIT, READY_SUFFIX, STAGING_DIR } from './constants.ts';
+export { fromDbError, ingestError, IngestFailure, isIngestFailure } from './errors.ts';
+export { lineLogger, silentLogger } from './log.ts';
+export { clampMaxConcurrent, type WatchOptions } from './options.ts';
+export { defineIngester, DuplicateExtensionError, PluginRegistry } from './plugins.ts';
+export { defaultRegistry, DuplicateWatcherError, WatcherRegistry, type WatcherStatus } from './registry.ts';
+export { checkHeaderNames, columnList, createTable, matchColumns } from './schema.ts';
+export { parseTableName, qualifiedName, quoteIdent, quoteLiteral, standardSqlType } from './sql.ts';
+export type { LastError, WatcherStats } from './stats.ts';
+export type * from './types.ts';
+export { WatcherHandle, type WatchSummary } from './watcher.ts';
+export { createHyperAdapter, type HyperAdapter, type HyperAdapterOptions } from '../adapters/db/hyper/index.ts';
+export { nodeFsAdapter } from '../adapters/fs/node/index.ts';
+export { parcelFsAdapter } from '../adapters/fs/parcel/index.ts';
+export { csvIngester } from '../plugins/csv/index.ts';

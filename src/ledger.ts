@@ -1,0 +1,56 @@
+/**
+ * The ingest ledger: one row per committed file, inserted in the same transaction as the file's
+ * rows. A claim id found here was committed, whatever happened to the process afterwards; so on
+ * recovery and before a retry, the ledger tells "only clean-up missing" from "never committed".
+ */
+import { LEDGER_TABLE } from './constants.ts';
+import { quoteIdent } from './sql.ts';
+import type { DbConnection, DbPool } from './types.ts';
+
+const LEDGER = quoteIdent(LEDGER_TABLE);
+
+export interface LedgerEntry {
+  readonly claimId: string;
+  readonly fileName: string;
+  readonly fileSize: number;
+  readonly rows: number;
+  readonly targetTable: string;
+  readonly directory: string;
+  readonly checksum?: string;
+}
+
+export async function ensureLedger(pool: DbPool): Promise<void> {
+  await pool.query(
+    `CREATE TABLE IF NOT EXISTS ${LEDGER} (
+       claim_id TEXT NOT NULL,
+       file_name TEXT NOT NULL,
+       file_size BIGINT NOT NULL,
+       row_count BIGINT NOT NULL,
+       target_table TEXT NOT NULL,
+       directory TEXT NOT NULL,
+       committed_at TIMESTAMPTZ NOT NULL,
+       checksum TEXT
+     )`,
+  );
+}
+
+export async function recordInLedger(conn: DbConnection, entry: LedgerEntry): Promise<void> {
+  await conn.query(
+    `INSERT INTO ${LEDGER} (claim_id, file_name, file_size, row_count, target_table, directory, committed_at, checksum)
+     VALUES ($1, $2, $3, $4, $5, $6, CURRENT_TIMESTAMP, $7)`,
+    [entry.claimId, entry.fileName, entry.fileSize, entry.rows, entry.targetTable, entry.directory, entry.checksum ?? null],
+  );
+}
+
+/** The claim ids among `claimIds` that were committed. */
+export async function committedClaims(pool: DbPool | DbConnection, claimIds: readonly string[]): Promise<Set<string>> {
+  const found = new Set<string>();
+  // Small batches keep the statement short; recovery rarely has more than maxConcurrent claims.
+  for (let i = 0; i < claimIds.length; i += 500) {
+    const batch = claimIds.slice(i, i + 500);
+    const placeholders = batch.map((_, j) => `$${j + 1}`).join(', ');
+    const rows = await pool.query<{ claim_id: string }>(`SELECT claim_id FROM ${LEDGER} WHERE claim_id IN (${placeholders})`, batch);
+    for (const row of rows) found.add(row.claim_id);
+  }
+  return found;
+}

@@ -1,0 +1,67 @@
+/** `WatchOptions`: every field optional, each with a default chosen for unattended operation. */
+import { DEFAULT_MAX_CONCURRENT, MAX_CONCURRENT_LIMIT } from './constants.ts';
+import { silentLogger } from './log.ts';
+import type { WatcherRegistry } from './registry.ts';
+import type { DbAdapter, FsAdapter, IngesterPlugin, Logger } from './types.ts';
+
+export interface WatchOptions {
+  /** Parallel ingests (each on its own pooled connection). Default 4; 0 means default; above 32 is clamped. */
+  readonly maxConcurrent?: number;
+  /** The `.hyper` file on the embedded hyperd. Default `./hyperwatch.hyper`. */
+  readonly database?: string;
+  /** `host:port` of an already running hyperd, instead of the embedded one. */
+  readonly endpoint?: string;
+  /** A DB adapter instance; overrides `database` and `endpoint`. The caller closes it. */
+  readonly db?: DbAdapter;
+  /** Registry to register in. Default: the process-wide default registry. */
+  readonly registry?: WatcherRegistry;
+  /** Filesystem event source. Default: chosen per runtime (see README). */
+  readonly fs?: FsAdapter;
+  /** Extra ingester plugins; they replace built-ins for the extensions they list. */
+  readonly plugins?: readonly IngesterPlugin[];
+  readonly logger?: Logger;
+  /** Create the table from the first file when it does not exist. Default true. */
+  readonly createTable?: boolean;
+  /** Rescan the directory this often, to catch anything events missed. Default 5000 ms. */
+  readonly rescanIntervalMs?: number;
+  /** Report a `.ready` whose data file is missing after this long. Default 30000 ms. */
+  readonly orphanGraceMs?: number;
+  /** On stop, wait this long for in-flight files before rolling them back. Default 30000 ms. */
+  readonly stopTimeoutMs?: number;
+  /** First and largest delay between retries of a transient failure. Default 100 ms and 10000 ms. */
+  readonly retryDelayMs?: { readonly initial?: number; readonly max?: number };
+  /** Ready files held in memory at most; more are found again by the next rescan. Default 10000. */
+  readonly queueLimit?: number;
+}
+
+/** 0, missing or not a number → the default; below 1 → 1; above the limit → the limit. */
+export function clampMaxConcurrent(value: number | undefined): number {
+  if (value === undefined || !Number.isFinite(value) || value === 0) return DEFAULT_MAX_CONCURRENT;
+  return Math.min(MAX_CONCURRENT_LIMIT, Math.max(1, Math.floor(value)));
+}
+
+export interface ResolvedOptions {
+  readonly maxConcurrent: number;
+  readonly logger: Logger;
+  readonly createTable: boolean;
+  readonly rescanIntervalMs: number;
+  readonly orphanGraceMs: number;
+  readonly stopTimeoutMs: number;
+  readonly retryInitialMs: number;
+  readonly retryMaxMs: number;
+  readonly queueLimit: number;
+}
+
+export function resolveOptions(options: WatchOptions): ResolvedOptions {
+  return {
+    maxConcurrent: clampMaxConcurrent(options.maxConcurrent),
+    logger: options.logger ?? silentLogger,
+    createTable: options.createTable ?? true,
+    rescanIntervalMs: Math.max(10, options.rescanIntervalMs ?? 5000),
+    orphanGraceMs: Math.max(0, options.orphanGraceMs ?? 30000),
+    stopTimeoutMs: Math.max(0, options.stopTimeoutMs ?? 30000),
+    retryInitialMs: Math.max(1, options.retryDelayMs?.initial ?? 100),
+    retryMaxMs: Math.max(1, options.retryDelayMs?.max ?? 10000),
+    queueLimit: Math.max(1, options.queueLimit ?? 10000),
+  };
+}

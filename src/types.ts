@@ -1,0 +1,241 @@
+/**
+ * The small contracts between the core and its adapters and plugins. Everything a third party
+ * implements (an ingester plugin, a DB adapter, an FS adapter) is described here.
+ */
+import type { ResultAsync } from 'neverthrow';
+
+// ---------------------------------------------------------------------------------------------
+// Errors
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * What went wrong, by what the operator should do about it:
+ * - `data`: the file's content is wrong (fix the producer, then replay the file);
+ * - `schema`: the file does not fit the table (columns or types);
+ * - `io`: the file could not be read;
+ * - `security`: the data file was a symlink, FIFO, device or directory, or was swapped;
+ * - `transient`: the database was away; retried, never a reason to fail a file;
+ * - `config`: the watcher itself is misconfigured (unknown extension, bad table name).
+ */
+export const ERROR_KINDS = ['data', 'schema', 'io', 'security', 'transient', 'config'] as const;
+export type ErrorKind = (typeof ERROR_KINDS)[number];
+
+/** A failure, as a value. Serialized as-is (minus `cause`) into `failed/<name>.error`. */
+export interface IngestError {
+  readonly kind: ErrorKind;
+  /** Stable machine-readable code, e.g. `CSV_HEADER_MISMATCH`, `EMPTY_FILE`, `DB_22P02`. */
+  readonly code: string;
+  readonly message: string;
+  /** What the operator should do about it. */
+  readonly hint: string;
+  /** The data file's name as the producer dropped it. */
+  readonly file?: string;
+  /** 1-based line (CSV, JSON lines) or record number where known. */
+  readonly line?: number;
+  /** 1-based column number or column name where known. */
+  readonly column?: number | string;
+  /**
+   * Set by a plugin when a fresh transaction can succeed where this one failed, e.g. after
+   * widening a column type it had inferred. The core retries at once (a few times at most), and
+   * `IngestContext.fileState` carries what the plugin learned to the next attempt.
+   */
+  readonly retry?: { readonly reason: string };
+  /** SQLSTATE when the database reported the error. */
+  readonly sqlState?: string;
+  /** The statement the database rejected. */
+  readonly sql?: string;
+  readonly cause?: unknown;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Tables and types
+// ---------------------------------------------------------------------------------------------
+
+/** A validated, unquoted table name. */
+export interface TableName {
+  readonly schema?: string;
+  readonly name: string;
+}
+
+/**
+ * Column types hyperwatch creates, independent of the database. Each DB adapter maps them to
+ * its own SQL (see `SqlTypeMap`). Decimal carries precision and scale.
+ */
+export type LogicalType =
+  | { readonly kind: 'boolean' }
+  | { readonly kind: 'smallint' }
+  | { readonly kind: 'integer' }
+  | { readonly kind: 'bigint' }
+  | { readonly kind: 'real' }
+  | { readonly kind: 'double' }
+  | { readonly kind: 'decimal'; readonly precision: number; readonly scale: number }
+  | { readonly kind: 'text' }
+  | { readonly kind: 'json' }
+  | { readonly kind: 'bytes' }
+  | { readonly kind: 'date' }
+  | { readonly kind: 'time' }
+  | { readonly kind: 'timestamp' }
+  | { readonly kind: 'timestamptz' };
+
+export interface ColumnSpec {
+  readonly name: string;
+  readonly type: LogicalType;
+}
+
+/** A column of an existing table, as the database describes it. */
+export interface TableColumn {
+  readonly name: string;
+  /** The database's own spelling of the type, e.g. `bigint`, `numeric(18,3)`. */
+  readonly sqlType: string;
+  readonly nullable: boolean;
+}
+
+// ---------------------------------------------------------------------------------------------
+// DB adapter
+// ---------------------------------------------------------------------------------------------
+
+/** What a database can do beyond plain SQL and `COPY ... FROM STDIN` (CSV). */
+export interface DbCapabilities {
+  /** The server can read files at the watcher's paths (embedded hyperd on the same machine). */
+  readonly readsLocalFiles: boolean;
+  /** `COPY ... FROM STDIN WITH (FORMAT ARROWSTREAM)` is understood (Hyper). */
+  readonly arrowStream: boolean;
+  /** The server reads Parquet itself, e.g. `external(path, FORMAT => 'parquet')` (Hyper). */
+  readonly parquet: boolean;
+}
+
+export type Row = Record<string, unknown>;
+
+/** One connection, inside one transaction, for one file. */
+export interface DbConnection {
+  query<T extends Row = Row>(sql: string, params?: readonly unknown[]): Promise<T[]>;
+  /** Runs a statement and resolves with the number of rows it affected (INSERT, server-side COPY). */
+  execute(sql: string, params?: readonly unknown[]): Promise<number>;
+  /**
+   * Runs a `COPY ... FROM STDIN` statement and streams `source` into it.
+   * Resolves with the number of rows the server reports; rejects with the server's error.
+   */
+  copyFrom(sql: string, source: AsyncIterable<Uint8Array | string>): Promise<number>;
+  /** The table's columns, or `null` when it does not exist. */
+  describeTable(table: TableName): Promise<TableColumn[] | null>;
+}
+
+/** A pool of connections for one watcher, sized to its `maxConcurrent`. */
+export interface DbPool {
+  /** Runs `fn` inside BEGIN/COMMIT on a connection of its own; ROLLBACK when `fn` throws. */
+  transaction<T>(fn: (conn: DbConnection) => Promise<T>): Promise<T>;
+  /** A statement outside any file's transaction (set-up, ledger look-ups). */
+  query<T extends Row = Row>(sql: string, params?: readonly unknown[]): Promise<T[]>;
+  close(): Promise<void>;
+}
+
+export interface DbAdapter {
+  readonly name: string;
+  readonly capabilities: DbCapabilities;
+  /** SQL spelling of each logical type on this database. */
+  sqlType(type: LogicalType): string;
+  /** Opens a pool of at most `maxConnections` connections (starting the server if it owns one). */
+  openPool(options: { readonly maxConnections: number }): Promise<DbPool>;
+  /** Human-readable description for logs and summaries, e.g. the `.hyper` path. */
+  describe(): string;
+  /** Releases everything the adapter started (pools, an embedded server). Idempotent. */
+  close(): Promise<void>;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The claimed file, as plugins see it
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * A data file the watcher has claimed: moved into its private staging folder and opened without
+ * following symlinks. Plugins read it only through this object, never through the producer's path.
+ */
+export interface ClaimedFile {
+  /** The name the producer gave it, e.g. `orders-0001.csv`. */
+  readonly name: string;
+  /** The plugin extension it matched, lower-case with the dot, e.g. `.csv`. */
+  readonly extension: string;
+  readonly size: number;
+  readonly mtimeMs: number;
+  /** Unique id given at claim time; the ledger records it. */
+  readonly claimId: string;
+  /**
+   * Path of the claimed copy inside the staging folder. Only the watcher writes there; a database
+   * with `readsLocalFiles` may read it directly.
+   */
+  readonly stagedPath: string;
+  /** The file's bytes from the descriptor opened at claim time, in large chunks. */
+  stream(options?: { readonly start?: number; readonly end?: number }): AsyncIterable<Uint8Array>;
+  /** Reads `length` bytes at `position` (fewer at end of file). */
+  read(position: number, length: number): Promise<Uint8Array>;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Ingester plugins
+// ---------------------------------------------------------------------------------------------
+
+export interface Logger {
+  debug(message: string, fields?: Record<string, unknown>): void;
+  info(message: string, fields?: Record<string, unknown>): void;
+  warn(message: string, fields?: Record<string, unknown>): void;
+  error(message: string, fields?: Record<string, unknown>): void;
+}
+
+/** How a file may change the target table. */
+export interface SchemaPolicy {
+  /** Create the table from the file when it does not exist (default true). */
+  readonly createTable: boolean;
+}
+
+export interface IngestContext {
+  readonly capabilities: DbCapabilities;
+  /** 1 for the first attempt at this file, then 2, 3, ... */
+  readonly attempt: number;
+  /** Kept across the attempts at one file (see `IngestError.retry`); empty on the first. */
+  readonly fileState: Map<string, unknown>;
+  readonly sqlType: (type: LogicalType) => string;
+  readonly schema: SchemaPolicy;
+  readonly logger: Logger;
+}
+
+export interface AppendResult {
+  readonly rows: number;
+}
+
+/**
+ * An ingester: appends one claimed file to a table. It runs inside a transaction the core opens
+ * and commits; it never moves or deletes files, and reports failures as values.
+ */
+export interface IngesterPlugin {
+  readonly name: string;
+  /** Lower-case, with the dot: `['.csv', '.tsv']`. Longest match wins (`.csv.gz` over `.gz`). */
+  readonly extensions: readonly string[];
+  append(
+    conn: DbConnection,
+    file: ClaimedFile,
+    table: TableName,
+    ctx: IngestContext,
+  ): ResultAsync<AppendResult, IngestError>;
+}
+
+// ---------------------------------------------------------------------------------------------
+// FS adapter
+// ---------------------------------------------------------------------------------------------
+
+/** A batch of names that appeared or changed in the watched directory (no path, no kind). */
+export type FsEventHandler = (names: readonly string[]) => void;
+
+export interface FsSubscription {
+  close(): Promise<void>;
+}
+
+export interface FsAdapter {
+  readonly name: string;
+  /** True when events can be dropped (overflow, network filesystems): the core then rescans. */
+  readonly mayLoseEvents: boolean;
+  /**
+   * Watches `dir` (not recursively). `onError` reports a failure of the watch itself; the core
+   * answers with a rescan.
+   */
+  subscribe(dir: string, onEvents: FsEventHandler, onError: (error: unknown) => void): Promise<FsSubscription>;
+}

@@ -1,0 +1,573 @@
+/**
+ * One watched directory: finds ready files (events, an initial sweep, periodic rescans), claims
+ * them, ingests each in its own transaction under a bound on parallelism, and cleans up or moves
+ * failures aside. The protocol's states, for one file:
+ *
+ *   found (X.ready seen) → queued → claimed (renamed into staging) → committed → removed
+ *                                        │                  └─ transient error → retried (stays claimed)
+ *                                        └─ data/schema/security error → failed/ + .error
+ */
+import { opendir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { ERROR_SUFFIX, FAILED_DIR, READY_SUFFIX, STAGING_DIR } from './constants.ts';
+import { errorReport, fromDbError, ingestError, IngestFailure } from './errors.ts';
+import { claimFile, ensureDir, exists, listNames, type OpenedFile, removeIfPresent, renameIfPresent, reopenStaged, writeNewFile } from './files.ts';
+import { committedClaims, ensureLedger, recordInLedger } from './ledger.ts';
+import { Mutex } from './mutex.ts';
+import type { ResolvedOptions } from './options.ts';
+import type { PluginMatch, PluginRegistry } from './plugins.ts';
+import { dataNameOf, failedNameCandidates, newClaimId, parseStagedName, stagedName } from './protocol.ts';
+import { tableLabel } from './sql.ts';
+import { emptyStats, lastErrorOf, type WatcherStats } from './stats.ts';
+import type { DbAdapter, DbPool, FsAdapter, FsSubscription, IngestContext, IngesterPlugin, IngestError, TableName } from './types.ts';
+
+/** What `stopWatching` returns. */
+export interface WatchSummary {
+  readonly directory: string;
+  readonly table: string;
+  readonly database: string;
+  readonly startedAt: string;
+  readonly stoppedAt: string | null;
+  readonly stats: WatcherStats;
+}
+
+/** How many times in a row a plugin may ask for a fresh transaction (e.g. widening types). */
+const MAX_PLUGIN_RETRIES = 8;
+
+type Outcome =
+  | { readonly status: 'committed'; readonly rows: number }
+  | { readonly status: 'failed'; readonly error: IngestError }
+  /** The watcher is stopping: the file stays claimed and the next start finishes it. */
+  | { readonly status: 'abandoned' };
+
+export interface WatcherDeps {
+  readonly dir: string;
+  readonly table: TableName;
+  readonly db: DbAdapter;
+  /** Close `db` when the watcher stops (it was created for this watcher). */
+  readonly ownsDb: boolean;
+  readonly fs: FsAdapter;
+  readonly plugins: PluginRegistry;
+  readonly options: ResolvedOptions;
+  readonly onStopped: () => void;
+}
+
+export class WatcherHandle {
+  readonly dir: string;
+  readonly table: TableName;
+  readonly stats: WatcherStats;
+  readonly startedAt = new Date().toISOString();
+  #stoppedAt: string | null = null;
+
+  readonly #deps: WatcherDeps;
+  readonly #log;
+  readonly #staging: string;
+  readonly #failed: string;
+  #pool: DbPool | undefined;
+  #subscription: FsSubscription | undefined;
+  #timer: ReturnType<typeof setInterval> | undefined;
+
+  /** Sentinel names waiting for a slot, in arrival order; a Set dedupes events and sweeps. */
+  readonly #queue = new Set<string>();
+  /** Sentinel names dequeued but not yet claimed (dedupes late events for the same drop). */
+  readonly #claiming = new Set<string>();
+  /** Sentinels whose data file was missing, with when that was first seen. */
+  readonly #orphans = new Map<string, number>();
+  readonly #inFlight = new Set<Promise<void>>();
+  #limit = 1;
+  #overflow = false;
+  #rescanning: Promise<void> | undefined;
+  #idleWaiters: (() => void)[] = [];
+  #stopping = false;
+  #stopped: Promise<WatchSummary> | undefined;
+  #wake = new AbortController();
+  /** Once the table is known to exist, files no longer serialize on the schema lock. */
+  #tableExists = false;
+  readonly #schemaLock = new Mutex();
+  readonly #failLock = new Mutex();
+
+  constructor(deps: WatcherDeps) {
+    this.#deps = deps;
+    this.dir = deps.dir;
+    this.table = deps.table;
+    this.#log = deps.options.logger;
+    this.#staging = join(deps.dir, STAGING_DIR);
+    this.#failed = join(deps.dir, FAILED_DIR);
+    this.stats = emptyStats(deps.options.maxConcurrent);
+  }
+
+  get stopping(): boolean {
+    return this.#stopping;
+  }
+
+  /**
+   * Opens the pool, finishes files an earlier run left claimed, subscribes to events, then sweeps
+   * the directory once, one file at a time, and resolves when that sweep's files are done.
+   * Events arriving during the sweep are queued and deduped against it, so nothing dropped in
+   * between is missed.
+   */
+  async start(): Promise<void> {
+    const { options, db } = this.#deps;
+    await ensureDir(this.#staging, 0o700);
+    await ensureDir(this.#failed);
+    this.#pool = await db.openPool({ maxConnections: options.maxConcurrent });
+    await ensureLedger(this.#pool);
+    await this.#recover();
+    this.#subscription = await this.#deps.fs.subscribe(
+      this.dir,
+      (names) => this.#onNames(names),
+      (error) => {
+        this.#log.warn('filesystem events failed; rescanning', { dir: this.dir, error: String(error) });
+        void this.rescan();
+      },
+    );
+    await this.rescan();
+    await this.whenIdle();
+    this.#limit = options.maxConcurrent;
+    this.#pump();
+    this.#timer = setInterval(() => void this.rescan(), options.rescanIntervalMs);
+    this.#log.info('watching', { dir: this.dir, table: tableLabel(this.table), database: db.describe(), fs: this.#deps.fs.name });
+  }
+
+  /** Resolves when nothing is queued or in flight. */
+  whenIdle(): Promise<void> {
+    if (this.#isIdle()) return Promise.resolve();
+    return new Promise((resolve) => this.#idleWaiters.push(resolve));
+  }
+
+  #isIdle(): boolean {
+    return (this.#queue.size === 0 || this.#stopping) && this.#inFlight.size === 0 && !this.#overflow && !this.#rescanning;
+  }
+
+  #notifyIdle(): void {
+    if (!this.#isIdle()) return;
+    const waiters = this.#idleWaiters;
+    this.#idleWaiters = [];
+    for (const resolve of waiters) resolve();
+  }
+
+  #onNames(names: readonly string[]): void {
+    if (this.#stopping) return;
+    let found = false;
+    for (const name of names) {
+      if (name.endsWith(READY_SUFFIX)) {
+        found = this.#enqueue(name) || found;
+      } else if (this.#orphans.has(name + READY_SUFFIX)) {
+        // The data file arrived after its sentinel: try again now.
+        found = this.#enqueue(name + READY_SUFFIX) || found;
+      }
+    }
+    if (found) this.stats.lastEventAt = new Date().toISOString();
+  }
+
+  /** Queues a sentinel name unless it is already queued or being claimed. */
+  #enqueue(readyName: string): boolean {
+    if (dataNameOf(readyName) === undefined) return false;
+    if (this.#queue.has(readyName) || this.#claiming.has(readyName)) return false;
+    if (this.#queue.size >= this.#deps.options.queueLimit) {
+      // Bounded memory: drop it for now; a rescan finds it again once the queue drains.
+      this.#overflow = true;
+      return false;
+    }
+    this.#queue.add(readyName);
+    this.stats.queued = this.#queue.size;
+    this.#pump();
+    return true;
+  }
+
+  #pump(): void {
+    while (!this.#stopping && this.#inFlight.size < this.#limit && this.#queue.size > 0) {
+      const readyName = this.#queue.values().next().value as string;
+      this.#queue.delete(readyName);
+      this.#claiming.add(readyName);
+      this.stats.queued = this.#queue.size;
+      const task: Promise<void> = this.#processReady(readyName)
+        .catch((error: unknown) => {
+          this.#log.error('unexpected error processing a file; it stays where it is and is retried on the next rescan', {
+            file: readyName,
+            error: String(error),
+          });
+        })
+        .finally(() => {
+          this.#claiming.delete(readyName);
+          this.#inFlight.delete(task);
+          this.stats.inFlight = this.#inFlight.size;
+          this.#pump();
+          this.#notifyIdle();
+        });
+      this.#inFlight.add(task);
+      this.stats.inFlight = this.#inFlight.size;
+    }
+    if (this.#overflow && this.#queue.size <= this.#deps.options.queueLimit / 2 && !this.#rescanning && !this.#stopping) {
+      void this.rescan();
+    }
+  }
+
+  /** Lists the directory and queues every sentinel; reports orphans past their grace period. */
+  rescan(): Promise<void> {
+    if (this.#stopping) return Promise.resolve();
+    this.#rescanning ??= this.#rescan().finally(() => {
+      this.#rescanning = undefined;
+      this.#notifyIdle();
+    });
+    return this.#rescanning;
+  }
+
+  async #rescan(): Promise<void> {
+    this.stats.rescans++;
+    this.#overflow = false;
+    let found = false;
+    try {
+      const dir = await opendir(this.dir, { bufferSize: 256 });
+      for await (const entry of dir) {
+        if (this.#stopping) break;
+        if (!entry.name.endsWith(READY_SUFFIX)) continue;
+        found = this.#enqueue(entry.name) || found;
+        if (this.#overflow) break; // the directory handle closes when the loop exits
+      }
+    } catch (error) {
+      this.#log.error('cannot list the watched directory', { dir: this.dir, error: String(error) });
+    }
+    if (found) this.stats.lastEventAt = new Date().toISOString();
+    await this.#reportOrphans();
+  }
+
+  async #reportOrphans(): Promise<void> {
+    const now = Date.now();
+    for (const [readyName, since] of this.#orphans) {
+      if (now - since < this.#deps.options.orphanGraceMs || this.#queue.has(readyName) || this.#claiming.has(readyName)) continue;
+      const dataName = dataNameOf(readyName)!;
+      if (!(await exists(join(this.dir, readyName)))) {
+        this.#orphans.delete(readyName);
+        continue;
+      }
+      if (await exists(join(this.dir, dataName))) {
+        this.#enqueue(readyName);
+        continue;
+      }
+      this.#orphans.delete(readyName);
+      this.stats.orphans++;
+      const seconds = Math.round((now - since) / 1000);
+      await this.#fail(
+        { name: dataName, claimId: newClaimId(), extension: '', readyPath: join(this.dir, readyName) },
+        ingestError(
+          'data',
+          'ORPHAN_READY',
+          `${readyName} has no data file ${dataName} (waited ${seconds} s)`,
+          `Write ${dataName} completely (to a temporary name, then rename it) before creating ${readyName}; then drop both again.`,
+          { file: dataName },
+        ),
+      );
+    }
+  }
+
+  async #processReady(readyName: string): Promise<void> {
+    if (this.#stopping) return;
+    const dataName = dataNameOf(readyName);
+    if (!dataName) return;
+    const match = this.#deps.plugins.match(dataName);
+    const claimId = newClaimId();
+    const extension = match?.extension ?? '';
+    const staged = join(this.#staging, stagedName(claimId, dataName));
+    const claim = await claimFile(this.dir, dataName, staged, { claimId, extension });
+    switch (claim.status) {
+      case 'missing':
+        if (!this.#orphans.has(readyName) && (await exists(join(this.dir, readyName)))) this.#orphans.set(readyName, Date.now());
+        return;
+      case 'error':
+        this.#log.warn('cannot claim file; retried on the next rescan', { file: dataName, error: String(claim.error) });
+        return;
+      case 'unsafe':
+        this.#orphans.delete(readyName);
+        await this.#fail(
+          { name: dataName, claimId, extension, dataPath: claim.path, readyPath: join(this.dir, readyName) },
+          ingestError(
+            'security',
+            'NOT_A_REGULAR_FILE',
+            `${dataName} ${claim.reason}; only regular files are ingested`,
+            'Write the data to a temporary name and rename it to its final name (no symlinks, pipes or directories), then create the .ready file.',
+            { file: dataName },
+          ),
+        );
+        return;
+      case 'claimed':
+        break;
+    }
+    this.#orphans.delete(readyName);
+    await renameIfPresent(join(this.dir, readyName), staged + READY_SUFFIX);
+    // From here a new drop under the same name is a new file.
+    this.#claiming.delete(readyName);
+    await this.#finish(claim.file, match);
+  }
+
+  /** Ingests a claimed file and settles it: removed when committed, failed/ when not. */
+  async #finish(file: OpenedFile, match: PluginMatch | undefined): Promise<void> {
+    const started = performance.now();
+    let outcome: Outcome;
+    try {
+      outcome = match
+        ? await this.#ingest(file, match.plugin)
+        : {
+            status: 'failed',
+            error: ingestError(
+              'config',
+              'UNKNOWN_EXTENSION',
+              `${file.name}: no ingester for this file's extension (known: ${this.#deps.plugins.extensions().join(', ')})`,
+              'Rename the file with one of the known extensions, or add an ingester plugin for it (WatchOptions.plugins), then replay it.',
+              { file: file.name },
+            ),
+          };
+    } finally {
+      await file.close();
+    }
+    switch (outcome.status) {
+      case 'committed':
+        await this.#removeStaged(file.stagedPath);
+        this.stats.filesIngested++;
+        this.stats.rowsIngested += outcome.rows;
+        this.stats.bytesIngested += file.size;
+        this.#log.info('ingested', { file: file.name, rows: outcome.rows, bytes: file.size, ms: Math.round(performance.now() - started) });
+        return;
+      case 'abandoned':
+        this.#log.info('stopping: file left claimed for the next start', { file: file.name, claimId: file.claimId });
+        return;
+      case 'failed':
+        await this.#fail(
+          { name: file.name, claimId: file.claimId, extension: file.extension, dataPath: file.stagedPath, readyPath: file.stagedPath + READY_SUFFIX },
+          outcome.error,
+        );
+    }
+  }
+
+  /** Sentinel first, then data: a staged sentinel always has its staged data file. */
+  async #removeStaged(stagedPath: string): Promise<void> {
+    await removeIfPresent(stagedPath + READY_SUFFIX);
+    await removeIfPresent(stagedPath);
+  }
+
+  async #ingest(file: OpenedFile, plugin: IngesterPlugin): Promise<Outcome> {
+    const fileState = new Map<string, unknown>();
+    const { retryInitialMs, retryMaxMs } = this.#deps.options;
+    let delay = retryInitialMs;
+    let pluginRetries = 0;
+    for (let attempt = 1; ; attempt++) {
+      if (attempt > 1) {
+        // The last attempt may have committed before its connection broke: ask the ledger.
+        const done = await this.#alreadyCommitted(file.claimId);
+        if (done === true) return { status: 'committed', rows: 0 };
+      }
+      const result = await this.#attempt(file, plugin, attempt, fileState);
+      if (result.status !== 'failed') return result;
+      const { error } = result;
+      if (error.retry && pluginRetries < MAX_PLUGIN_RETRIES) {
+        pluginRetries++;
+        continue;
+      }
+      if (error.kind !== 'transient') return result;
+      if (this.#stopping) return { status: 'abandoned' };
+      this.stats.retries++;
+      this.#log.warn('database unavailable; retrying', { file: file.name, attempt, delayMs: delay, error: error.message });
+      await this.#sleep(delay);
+      if (this.#stopping) return { status: 'abandoned' };
+      delay = Math.min(delay * 2, retryMaxMs);
+    }
+  }
+
+  async #alreadyCommitted(claimId: string): Promise<boolean | undefined> {
+    try {
+      return (await committedClaims(this.#pool!, [claimId])).has(claimId);
+    } catch {
+      return undefined;
+    }
+  }
+
+  async #attempt(file: OpenedFile, plugin: IngesterPlugin, attempt: number, fileState: Map<string, unknown>): Promise<Outcome> {
+    const { db, options } = this.#deps;
+    const ctx: IngestContext = {
+      capabilities: db.capabilities,
+      sqlType: (t) => db.sqlType(t),
+      schema: { createTable: options.createTable },
+      logger: options.logger,
+      attempt,
+      fileState,
+    };
+    // Until the table exists, files take turns: two transactions creating it would conflict.
+    const release = this.#tableExists ? undefined : await this.#schemaLock.acquire();
+    try {
+      const rows = await this.#pool!.transaction(async (conn) => {
+        const appended = await plugin.append(conn, file, this.table, ctx);
+        if (appended.isErr()) throw new IngestFailure(appended.error);
+        const changed = await file.changedSinceClaim();
+        if (changed) {
+          throw new IngestFailure(
+            ingestError(
+              'data',
+              'CHANGED_AFTER_READY',
+              `${file.name} changed after its .ready appeared (${changed}); nothing was committed`,
+              'Producers must finish writing (write to a temporary name, then rename) before creating the .ready file; then drop the complete file again.',
+              { file: file.name },
+            ),
+          );
+        }
+        await recordInLedger(conn, {
+          claimId: file.claimId,
+          fileName: file.name,
+          fileSize: file.size,
+          rows: appended.value.rows,
+          targetTable: tableLabel(this.table),
+          directory: this.dir,
+        });
+        if (!this.#tableExists) this.#tableExists = (await conn.describeTable(this.table)) !== null;
+        return appended.value.rows;
+      });
+      return { status: 'committed', rows };
+    } catch (error) {
+      return { status: 'failed', error: fromDbError(error, file.name) };
+    } finally {
+      release?.();
+    }
+  }
+
+  /**
+   * Moves a failed file and its sentinel into failed/, under a name no earlier failure holds, and
+   * writes the `.error` report next to them. Serialized, so two failures never pick one name.
+   */
+  async #fail(
+    entry: { name: string; claimId: string; extension: string; dataPath?: string; readyPath: string },
+    error: IngestError,
+  ): Promise<void> {
+    const release = await this.#failLock.acquire();
+    try {
+      const [plain, unique] = failedNameCandidates(entry.name, entry.claimId, entry.extension);
+      const taken = async (n: string) =>
+        (await exists(join(this.#failed, n))) || (await exists(join(this.#failed, n + ERROR_SUFFIX))) || (await exists(join(this.#failed, n + READY_SUFFIX)));
+      const name = (await taken(plain)) ? unique : plain;
+      const target = join(this.#failed, name);
+      // Sentinel before data, as everywhere: a staged sentinel always has its staged data.
+      await renameIfPresent(entry.readyPath, target + READY_SUFFIX);
+      if (entry.dataPath) await renameIfPresent(entry.dataPath, target);
+      const report = {
+        ...errorReport(error),
+        file: entry.name,
+        failedAs: name,
+        claimId: entry.claimId,
+        table: tableLabel(this.table),
+        directory: this.dir,
+        time: new Date().toISOString(),
+      };
+      await writeNewFile(target + ERROR_SUFFIX, `${JSON.stringify(report, null, 2)}\n`);
+      this.stats.filesFailed++;
+      this.stats.lastError = lastErrorOf(error, entry.name);
+      this.#log.error('failed', { file: entry.name, movedTo: join(FAILED_DIR, name), code: error.code, error: error.message, hint: error.hint });
+    } catch (moveError) {
+      this.#log.error('could not move a failed file aside', { file: entry.name, error: String(moveError), cause: error.message });
+    } finally {
+      release();
+    }
+  }
+
+  /**
+   * Finishes what an earlier run left in staging: a claim the ledger has committed is only
+   * removed; any other is ingested now, under its original claim id.
+   */
+  async #recover(): Promise<void> {
+    const claims = new Map<string, string[]>();
+    for (const staged of await listNames(this.#staging)) {
+      const parsed = parseStagedName(staged);
+      if (!parsed) continue;
+      claims.set(parsed.claimId, [...(claims.get(parsed.claimId) ?? []), parsed.name]);
+    }
+    if (claims.size === 0) return;
+    const committed = await committedClaims(this.#pool!, [...claims.keys()]);
+    for (const [claimId, names] of claims) {
+      // The data file has the shortest name: its sentinel is `<data>.ready`.
+      const name = names.reduce((a, b) => (a.length <= b.length ? a : b));
+      const stagedPath = join(this.#staging, stagedName(claimId, name));
+      // A crash between claiming the data file and its sentinel leaves the sentinel behind.
+      const leftover = join(this.dir, name + READY_SUFFIX);
+      if (!names.includes(name + READY_SUFFIX) && !(await exists(join(this.dir, name))) && (await exists(leftover))) {
+        await renameIfPresent(leftover, stagedPath + READY_SUFFIX);
+      }
+      if (committed.has(claimId)) {
+        await this.#removeStaged(stagedPath);
+        this.#log.info('recovered: already committed, cleaned up', { file: name, claimId });
+        this.stats.recovered++;
+        continue;
+      }
+      const match = this.#deps.plugins.match(name);
+      const reopened = await reopenStaged(stagedPath, name, { claimId, extension: match?.extension ?? '' });
+      if (reopened.status !== 'claimed') {
+        await removeIfPresent(stagedPath + READY_SUFFIX);
+        continue;
+      }
+      this.#log.info('recovered: ingesting a file an earlier run had claimed', { file: name, claimId });
+      this.stats.recovered++;
+      await this.#finish(reopened.file, match);
+    }
+  }
+
+  #sleep(ms: number): Promise<void> {
+    const signal = this.#wake.signal;
+    return new Promise((resolve) => {
+      if (signal.aborted) return resolve();
+      const timer = setTimeout(resolve, ms);
+      signal.addEventListener(
+        'abort',
+        () => {
+          clearTimeout(timer);
+          resolve();
+        },
+        { once: true },
+      );
+    });
+  }
+
+  /**
+   * Stops taking new files, lets in-flight ones finish (up to `stopTimeoutMs`; after that their
+   * transactions are rolled back and they stay claimed for the next start), closes the pool.
+   */
+  stop(): Promise<WatchSummary> {
+    this.#stopped ??= this.#stop();
+    return this.#stopped;
+  }
+
+  async #stop(): Promise<WatchSummary> {
+    this.#stopping = true;
+    if (this.#timer) clearInterval(this.#timer);
+    this.#queue.clear();
+    this.stats.queued = 0;
+    this.#wake.abort();
+    await this.#subscription?.close().catch(() => {});
+    const drained = Promise.allSettled([...this.#inFlight]);
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const timedOut = await Promise.race([
+      drained.then(() => false),
+      new Promise<boolean>((resolve) => {
+        timer = setTimeout(() => resolve(true), this.#deps.options.stopTimeoutMs);
+      }),
+    ]);
+    clearTimeout(timer);
+    if (timedOut) this.#log.warn('stop timeout: rolling back in-flight files; they stay claimed for the next start', { inFlight: this.#inFlight.size });
+    await this.#pool?.close();
+    await drained;
+    await this.#rescanning;
+    if (this.#deps.ownsDb) await this.#deps.db.close();
+    this.#stoppedAt = new Date().toISOString();
+    this.#deps.onStopped();
+    this.#notifyIdle();
+    this.#log.info('stopped', { dir: this.dir, ...this.stats, lastError: this.stats.lastError?.message });
+    return this.summary();
+  }
+
+  summary(): WatchSummary {
+    return {
+      directory: this.dir,
+      table: tableLabel(this.table),
+      database: this.#deps.db.describe(),
+      startedAt: this.startedAt,
+      stoppedAt: this.#stoppedAt,
+      stats: { ...this.stats },
+    };
+  }
+}
+

@@ -1,0 +1,58 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { count, hyperFixture, type HyperFixture } from './helpers/env.ts';
+
+describe('hyper adapter', () => {
+  let fx: HyperFixture;
+  before(async () => {
+    fx = await hyperFixture();
+  });
+  after(() => fx.close());
+
+  it('creates the database and runs queries', async () => {
+    const rows = await fx.pool.query<{ x: number }>('SELECT 1 + 1 AS x');
+    assert.equal(Number(rows[0]!.x), 2);
+  });
+
+  it('copyFrom reports the row count', async () => {
+    await fx.pool.query('CREATE TABLE c1 (a BIGINT, b TEXT)');
+    const n = await fx.pool.transaction((conn) => conn.copyFrom('COPY c1 FROM STDIN WITH (FORMAT csv, HEADER true)', ['a,b\n', '1,x\n2,y\n3,z\n']));
+    assert.equal(n, 3);
+    assert.equal(await count(fx.pool, 'c1'), 3);
+  });
+
+  it('copyFrom rejects (and rolls back) when the last chunk holds a bad row, instead of hanging', async () => {
+    await fx.pool.query('CREATE TABLE c2 (a BIGINT, b TEXT)');
+    await assert.rejects(
+      fx.pool.transaction(async (conn) => {
+        await conn.query(`INSERT INTO c2 VALUES (100, 'before')`);
+        return conn.copyFrom('COPY c2 FROM STDIN WITH (FORMAT csv, HEADER true)', ['a,b\n1,x\n', 'oops,y\n']);
+      }),
+      (error: { code?: string; detail?: string }) => error.code === '22P02' && /line:\s*3/.test(error.detail ?? ''),
+    );
+    assert.equal(await count(fx.pool, 'c2'), 0);
+  });
+
+  it('copyFrom rejects with the source error when reading the input fails', async () => {
+    await fx.pool.query('CREATE TABLE c3 (a BIGINT)');
+    async function* broken(): AsyncIterable<string> {
+      yield 'a\n1\n';
+      throw Object.assign(new Error('disk on fire'), { code: 'EIO' });
+    }
+    await assert.rejects(
+      fx.pool.transaction((conn) => conn.copyFrom('COPY c3 FROM STDIN WITH (FORMAT csv, HEADER true)', broken())),
+      /disk on fire/,
+    );
+    assert.equal(await count(fx.pool, 'c3'), 0);
+  });
+
+  it('describeTable returns columns, or null for a missing table', async () => {
+    await fx.pool.query('CREATE TABLE "MiXed" ("Id" BIGINT NOT NULL, note TEXT)');
+    const cols = await fx.pool.transaction((conn) => conn.describeTable({ name: 'MiXed' }));
+    assert.deepEqual(cols, [
+      { name: 'Id', sqlType: 'bigint', nullable: false },
+      { name: 'note', sqlType: 'text', nullable: true },
+    ]);
+    assert.equal(await fx.pool.transaction((conn) => conn.describeTable({ name: 'nope' })), null);
+  });
+});
