@@ -17,7 +17,7 @@ import { Mutex } from './mutex.ts';
 import type { ResolvedOptions } from './options.ts';
 import type { PluginMatch, PluginRegistry } from './plugins.ts';
 import { dataNameOf, failedNameCandidates, newClaimId, parseStagedName, stagedName } from './protocol.ts';
-import { tableLabel } from './sql.ts';
+import { qualifiedName, tableLabel } from './sql.ts';
 import { emptyStats, lastErrorOf, type WatcherStats } from './stats.ts';
 import type { DbAdapter, DbPool, FsAdapter, FsSubscription, IngestContext, IngesterPlugin, IngestError, TableName } from './types.ts';
 
@@ -393,6 +393,7 @@ export class WatcherHandle {
     };
     // Until the table exists, files take turns: two transactions creating it would conflict.
     const release = this.#tableExists ? undefined : await this.#schemaLock.acquire();
+    const existedBefore = release ? await this.#tableIsThere() : true;
     try {
       const rows = await this.#pool!.transaction(async (conn) => {
         const appended = await plugin.append(conn, file, this.table, ctx);
@@ -422,9 +423,29 @@ export class WatcherHandle {
       });
       return { status: 'committed', rows };
     } catch (error) {
+      if (!existedBefore) await this.#dropIfCreatedEmpty();
       return { status: 'failed', error: fromDbError(error, file.name) };
     } finally {
       release?.();
+    }
+  }
+
+  async #tableIsThere(): Promise<boolean> {
+    return (await this.#pool!.transaction((conn) => conn.describeTable(this.table))) !== null;
+  }
+
+  /**
+   * Hyper commits CREATE TABLE even when the transaction around it rolls back. A file that failed
+   * must not leave behind the table it created (with types inferred from bad data): drop it while
+   * it is still empty. Under the schema lock, so no other file of this watcher is using it.
+   */
+  async #dropIfCreatedEmpty(): Promise<void> {
+    try {
+      if (!(await this.#tableIsThere())) return;
+      const rows = await this.#pool!.query<{ n: unknown }>(`SELECT COUNT(*) AS n FROM ${qualifiedName(this.table)}`);
+      if (Number(rows[0]?.n) === 0) await this.#pool!.query(`DROP TABLE ${qualifiedName(this.table)}`);
+    } catch (error) {
+      this.#log.warn('could not drop the empty table a failed file created', { table: tableLabel(this.table), error: String(error) });
     }
   }
 

@@ -2,6 +2,10 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { count, hyperFixture, type HyperFixture } from './helpers/env.ts';
 
+async function* chunks(...parts: string[]): AsyncIterable<string> {
+  yield* parts;
+}
+
 describe('hyper adapter', () => {
   let fx: HyperFixture;
   before(async () => {
@@ -16,7 +20,7 @@ describe('hyper adapter', () => {
 
   it('copyFrom reports the row count', async () => {
     await fx.pool.query('CREATE TABLE c1 (a BIGINT, b TEXT)');
-    const n = await fx.pool.transaction((conn) => conn.copyFrom('COPY c1 FROM STDIN WITH (FORMAT csv, HEADER true)', ['a,b\n', '1,x\n2,y\n3,z\n']));
+    const n = await fx.pool.transaction((conn) => conn.copyFrom('COPY c1 FROM STDIN WITH (FORMAT csv, HEADER true)', chunks('a,b\n', '1,x\n2,y\n3,z\n')));
     assert.equal(n, 3);
     assert.equal(await count(fx.pool, 'c1'), 3);
   });
@@ -26,7 +30,7 @@ describe('hyper adapter', () => {
     await assert.rejects(
       fx.pool.transaction(async (conn) => {
         await conn.query(`INSERT INTO c2 VALUES (100, 'before')`);
-        return conn.copyFrom('COPY c2 FROM STDIN WITH (FORMAT csv, HEADER true)', ['a,b\n1,x\n', 'oops,y\n']);
+        return conn.copyFrom('COPY c2 FROM STDIN WITH (FORMAT csv, HEADER true)', chunks('a,b\n1,x\n', 'oops,y\n'));
       }),
       (error: { code?: string; detail?: string }) => error.code === '22P02' && /line:\s*3/.test(error.detail ?? ''),
     );
