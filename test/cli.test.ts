@@ -1,0 +1,105 @@
+/** The `hyperwatch` command, run as a user would, against a real embedded hyperd. */
+import assert from 'node:assert/strict';
+import { mkdir, readdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { csv, drop, waitFor } from './helpers/drop.ts';
+import { removeDir, tempDir } from './helpers/env.ts';
+import { cli, hyperdChildrenOf, isRunning } from './helpers/proc.ts';
+
+describe('hyperwatch CLI', () => {
+  let root: string;
+  before(async () => {
+    root = await tempDir('hyperwatch-cli-');
+  });
+  after(() => removeDir(root));
+
+  it('watch --once --json ingests what is ready, exits 1 when a file failed, and query reads the rows', async () => {
+    const inbox = join(root, 'once');
+    await mkdir(inbox);
+    await drop(inbox, 'a.csv', csv('id,name', [[1, 'a'], [2, 'b']]));
+    await drop(inbox, 'b.csv', csv('id,name', [[3, 'c']]));
+    await drop(inbox, 'c.csv', 'id,name\nxx,d\n');
+    const db = join(root, 'once.hyper');
+    const run = await cli(['watch', inbox, '--table', 'people', '--database', db, '--once', '--json', '--quiet']).done;
+    assert.equal(run.code, 1, run.stderr);
+    const summary = JSON.parse(run.stdout);
+    assert.equal(summary.stats.filesIngested, 2);
+    assert.equal(summary.stats.filesFailed, 1);
+    assert.equal(summary.stats.rowsIngested, 3);
+    assert.deepEqual((await readdir(join(inbox, 'failed'))).sort(), ['c.csv', 'c.csv.error', 'c.csv.ready']);
+    const query = await cli(['query', '--database', db, '--json', 'SELECT id, name FROM people ORDER BY id']).done;
+    assert.equal(query.code, 0, query.stderr);
+    assert.deepEqual(JSON.parse(query.stdout), [
+      { id: '1', name: 'a' },
+      { id: '2', name: 'b' },
+      { id: '3', name: 'c' },
+    ]);
+    const text = await cli(['query', '--database', db, 'SELECT COUNT(*) AS n FROM people']).done;
+    assert.match(text.stdout, /^n\s*\n-+\n3\s*\n\(1 row\)/m);
+  });
+
+  it('exits 0 for --once when everything landed', async () => {
+    const inbox = join(root, 'clean');
+    await mkdir(inbox);
+    await drop(inbox, 'ok.csv', csv('id', [[1]]));
+    const run = await cli(['watch', inbox, '--table', 't', '--database', join(root, 'clean.hyper'), '--once']).done;
+    assert.equal(run.code, 0, run.stderr);
+    assert.match(run.stdout, /files ingested: 1/);
+    assert.match(run.stderr, /ingested file=ok\.csv rows=1/);
+  });
+
+  for (const [label, args, message] of [
+    ['an unknown flag', ['watch', '.', '--table', 't', '--bogus'], /Unknown option '--bogus'/],
+    ['a missing directory', ['watch', '/nonexistent/inbox', '--table', 't'], /does not exist/],
+    ['an invalid table name', ['watch', '.', '--table', '1bad'], /invalid table name/],
+    ['a missing --table', ['watch', '.'], /needs --table/],
+    ['a bad --max-concurrent', ['watch', '.', '--table', 't', '--max-concurrent', 'many'], /whole number/],
+    ['an unknown command', ['frobnicate'], /unknown command/],
+  ] as const) {
+    it(`exits 2 with a one-line error for ${label}`, async () => {
+      const run = await cli(args).done;
+      assert.equal(run.code, 2);
+      assert.match(run.stderr, message);
+      assert.equal(run.stderr.trim().split('\n').length, 1, run.stderr);
+      assert.doesNotMatch(run.stderr, /\n\s+at /);
+    });
+  }
+
+  it('prints help for each command', async () => {
+    for (const args of [['--help'], ['watch', '--help'], ['query', '--help']]) {
+      const run = await cli(args).done;
+      assert.equal(run.code, 0);
+      assert.match(run.stdout, /Usage/);
+    }
+  });
+
+  it('stops cleanly on SIGTERM: summary printed, exit 0, its hyperd gone', async () => {
+    const inbox = join(root, 'term');
+    await mkdir(inbox);
+    const { child, done } = cli(['watch', inbox, '--table', 't', '--database', join(root, 'term.hyper'), '--json']);
+    let hyperd: number[] = [];
+    await waitFor(() => (hyperd = hyperdChildrenOf(child.pid!)).length === 1, 'hyperd to start', 30000);
+    await drop(inbox, 'x.csv', csv('id', [[1], [2]]));
+    await waitFor(async () => (await readdir(inbox)).filter((n) => n.startsWith('x.csv')).length === 0, 'x.csv consumed', 30000);
+    await new Promise((r) => setTimeout(r, 200));
+    child.kill('SIGTERM');
+    const run = await done;
+    assert.equal(run.code, 0, run.stderr);
+    assert.equal(JSON.parse(run.stdout).stats.filesIngested, 1);
+    await waitFor(() => !isRunning(hyperd[0]!), 'hyperd to exit', 15000);
+  });
+
+  it('leaves no hyperd behind when the watcher process is killed with SIGKILL', async () => {
+    const inbox = join(root, 'kill');
+    await mkdir(inbox);
+    const { child, done } = cli(['watch', inbox, '--table', 't', '--database', join(root, 'kill.hyper')]);
+    let hyperd: number[] = [];
+    await waitFor(() => (hyperd = hyperdChildrenOf(child.pid!)).length === 1, 'hyperd to start', 30000);
+    assert.ok(isRunning(hyperd[0]!));
+    child.kill('SIGKILL');
+    const run = await done;
+    assert.equal(run.signal, 'SIGKILL');
+    await waitFor(() => !isRunning(hyperd[0]!), 'the orphaned hyperd to exit (callback connection closed)', 15000);
+  });
+});

@@ -1,0 +1,55 @@
+/** Process helpers for lifecycle tests (Linux /proc). */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+export const ROOT = join(import.meta.dirname ?? new URL('.', import.meta.url).pathname, '..', '..');
+
+/** Alive and not a zombie. */
+export function isRunning(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
+  } catch {
+    return false;
+  }
+}
+
+/** Pids of `hyperd` processes whose parent is `parent`. */
+export function hyperdChildrenOf(parent: number): number[] {
+  const found: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const comm = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      if (comm === 'hyperd' && ppid === parent) found.push(Number(entry));
+    } catch {
+      // the process went away while we looked
+    }
+  }
+  return found;
+}
+
+export interface Run {
+  readonly code: number | null;
+  readonly signal: NodeJS.Signals | null;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+/** Runs the CLI from source (`node --import tsx src/bin.ts ...`). */
+export function cli(args: readonly string[], options: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): { child: ChildProcess; done: Promise<Run> } {
+  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'src', 'bin.ts'), ...args], {
+    cwd: options.cwd ?? ROOT,
+    env: { ...process.env, ...options.env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout!.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+  child.stderr!.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+  const done = new Promise<Run>((resolve) => child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr })));
+  return { child, done };
+}
