@@ -111,12 +111,16 @@ export function fromDbError(error: unknown, file?: string, sql?: string): Ingest
   if (isSqlState) {
     const klass = sqlState.slice(0, 2);
     const kind: ErrorKind = klass === '42' ? 'schema' : klass === '22' || klass === '23' ? 'data' : 'data';
+    const position = parsePosition(detail);
+    // Hyper's detail names the staged path (`file: '.../staging/<id>~x.csv' line:2 column:3`):
+    // the operator knows the file by its own name, so say where in it instead.
+    const where = position.line !== undefined ? ` (line ${position.line}${position.column !== undefined ? `, column ${position.column}` : ''})` : detail ? ` (${detail.trim()})` : '';
     return ingestError(
       kind,
       `DB_${sqlState}`,
-      detail ? `${message} (${detail.trim()})` : message,
+      `${file ? `${file}: ` : ''}${message}${where}`,
       HINTS[klass] ?? 'The database rejected the file; see the message, fix the file, then replay it.',
-      { ...base, sqlState, ...parsePosition(detail) },
+      { ...base, sqlState, ...position },
     );
   }
   const errno = stringField(error, 'code');

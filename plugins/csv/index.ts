@@ -85,7 +85,8 @@ async function load(conn: DbConnection, file: ClaimedFile, table: TableName, col
   return conn.copyFrom(`COPY ${target} FROM STDIN WITH ${copyOptions(delimiter)}`, file.stream());
 }
 
-async function append(conn: DbConnection, file: ClaimedFile, table: TableName, ctx: IngestContext): Promise<AppendResult> {
+/** `header` receives the file's column names, for naming columns in errors. */
+async function append(conn: DbConnection, file: ClaimedFile, table: TableName, ctx: IngestContext, header: string[]): Promise<AppendResult> {
   if (file.size === 0) {
     throw new IngestFailure(
       ingestError('data', 'EMPTY_FILE', `${file.name} is empty (0 bytes)`, 'A CSV file needs at least a header line naming its columns; write the file completely before creating its .ready.', {
@@ -96,8 +97,9 @@ async function append(conn: DbConnection, file: ClaimedFile, table: TableName, c
   const delimiter = file.extension === '.tsv' ? '\t' : ',';
   const existing = await conn.describeTable(table);
   const head = await readHead(file, delimiter, existing === null);
-  const header = checkHeaderNames(head.header, file.name);
-  if (header.isErr()) throw new IngestFailure(header.error);
+  header.push(...head.header);
+  const names = checkHeaderNames(head.header, file.name);
+  if (names.isErr()) throw new IngestFailure(names.error);
 
   if (existing) {
     const matched = matchColumns(head.header, existing, file.name, table);
@@ -148,12 +150,20 @@ function toError(error: unknown, file: ClaimedFile): IngestError {
   return isIngestFailure(error) ? error.error : fromDbError(error, file.name);
 }
 
+/** Adds the column's name from the header to a database error that gives only its number. */
+function nameColumn(error: IngestError, header: readonly string[]): IngestError {
+  if (typeof error.column !== 'number') return error;
+  const name = header[error.column - 1];
+  return name === undefined ? error : { ...error, message: `${error.message.replace(/\)$/, '')} "${name}")` };
+}
+
 /** CSV (`.csv`) and tab-separated (`.tsv`) files with a header line. */
 export const csvIngester = defineIngester({
   name: 'csv',
   extensions: ['.csv', '.tsv'],
   append(conn, file, table, ctx) {
-    return ResultAsync.fromPromise(append(conn, file, table, ctx), (error) => toError(error, file));
+    const header: string[] = [];
+    return ResultAsync.fromPromise(append(conn, file, table, ctx, header), (error) => nameColumn(toError(error, file), header));
   },
 });
 
