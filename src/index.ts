@@ -17,4 +17,7 @@ export { WatcherHandle, type WatchSummary } from './watcher.ts';
 export { createHyperAdapter, type HyperAdapter, type HyperAdapterOptions } from '../adapters/db/hyper/index.ts';
 export { nodeFsAdapter } from '../adapters/fs/node/index.ts';
 export { parcelFsAdapter } from '../adapters/fs/parcel/index.ts';
+export { arrowIngester } from '../plugins/arrow/index.ts';
 export { csvIngester } from '../plugins/csv/index.ts';
+export { jsonIngester } from '../plugins/json/index.ts';
+export { parquetIngester } from '../plugins/parquet/index.ts';

@@ -1,0 +1,252 @@
+/**
+ * Arrow types → hyperwatch's `LogicalType`, and what Hyper's `COPY ... FORMAT ARROWSTREAM` takes
+ * as it is.
+ *
+ * | Arrow type                                | LogicalType               | Hyper ARROWSTREAM wire              |
+ * | ----------------------------------------- | ------------------------- | ----------------------------------- |
+ * | Null (all values null)                    | text                      | rewritten as Utf8 (all null)        |
+ * | Bool                                      | boolean                   | as is                               |
+ * | Int8, Int16                               | smallint                  | as is                               |
+ * | Int32                                     | integer                   | as is                               |
+ * | Int64                                     | bigint                    | as is                               |
+ * | Uint8 / Uint16 / Uint32                   | smallint / integer / bigint (next wider signed) | as is         |
+ * | Uint64                                    | decimal(20,0)             | as is (needs 128-bit numerics)      |
+ * | Float16                                   | real                      | rewritten as Float32 (Hyper: "HALF precision float not supported") |
+ * | Float32                                   | real                      | as is (needs 32-bit floats)         |
+ * | Float64                                   | double                    | as is                               |
+ * | Decimal128/256(p,s), p ≤ 38               | decimal(p,s)              | as is                               |
+ * | Decimal32/64(p,s)                         | decimal(p,s)              | rewritten as Decimal128             |
+ * | Utf8                                      | text                      | as is                               |
+ * | LargeUtf8, Utf8View                       | text                      | rewritten as Utf8                   |
+ * | Binary                                    | bytes                     | as is                               |
+ * | LargeBinary, BinaryView, FixedSizeBinary  | bytes                     | rewritten as Binary                 |
+ * | Date (day)                                | date                      | as is                               |
+ * | Date (millisecond)                        | date                      | rewritten as days (Hyper refuses values that are not whole days) |
+ * | Time (any unit)                           | time                      | as is (nanoseconds truncated to µs) |
+ * | Timestamp s/ms/µs with a time zone        | timestamptz               | as is                               |
+ * | Timestamp s/ms/µs without                 | timestamp                 | as is                               |
+ * | Timestamp ns (with or without zone)       | timestamptz / timestamp   | rewritten as µs ("Hyper does not support nanosecond times") |
+ * | List, LargeList, FixedSizeList, Struct, Map | json (JSON text)        | rewritten as Utf8 JSON (Hyper wants `array(...)`, no struct) |
+ * | Dictionary<K, V>                          | the mapping of V          | decoded to V (Hyper: "dictionary encoding ... not supported") |
+ * | Interval, Duration, Union, Decimal p > 38 | unsupported: schema error |                                     |
+ *
+ * Found by testing against hyperd: ARROWSTREAM matches Arrow fields to table columns by exact
+ * (case-sensitive) name, and only when the table column's type is exactly the one Hyper derives
+ * from the Arrow type (no widening, not even int32 → bigint; a NOT NULL column needs a
+ * non-nullable field). Everything else goes through a cast (see `index.ts`).
+ */
+import { DataType, DateUnit, Precision, TimeUnit, type Field } from 'apache-arrow';
+import type { LogicalType } from '../../src/types.ts';
+
+/** Why a field's values must be rewritten before Hyper's ARROWSTREAM reader takes them. */
+export type WireRewrite =
+  | 'none'
+  | 'null-to-utf8'
+  | 'float16'
+  | 'decimal128'
+  | 'large-utf8'
+  | 'utf8-view'
+  | 'large-binary'
+  | 'binary-view'
+  | 'fixed-binary'
+  | 'date-ms'
+  | 'timestamp-ns'
+  | 'json'
+  | 'dictionary';
+
+export interface FieldMapping {
+  readonly type: LogicalType;
+  readonly rewrite: WireRewrite;
+}
+
+/** The Arrow type could not be mapped: `description` names it for the error message. */
+export interface Unsupported {
+  readonly unsupported: string;
+}
+
+/** Hyper's NUMERIC holds at most 38 digits. */
+const MAX_DECIMAL_PRECISION = 38;
+
+/** Maps one Arrow type; `Unsupported` for types with no faithful column type. */
+export function mapArrowType(type: DataType): FieldMapping | Unsupported {
+  if (DataType.isDictionary(type)) {
+    const inner = mapArrowType(type.dictionary);
+    return 'unsupported' in inner ? inner : { type: inner.type, rewrite: 'dictionary' };
+  }
+  if (DataType.isNull(type)) return { type: { kind: 'text' }, rewrite: 'null-to-utf8' };
+  if (DataType.isBool(type)) return { type: { kind: 'boolean' }, rewrite: 'none' };
+  if (DataType.isInt(type)) {
+    const width = type.bitWidth;
+    if (type.isSigned) {
+      return { type: { kind: width <= 16 ? 'smallint' : width === 32 ? 'integer' : 'bigint' }, rewrite: 'none' };
+    }
+    if (width === 8) return { type: { kind: 'smallint' }, rewrite: 'none' };
+    if (width === 16) return { type: { kind: 'integer' }, rewrite: 'none' };
+    if (width === 32) return { type: { kind: 'bigint' }, rewrite: 'none' };
+    return { type: { kind: 'decimal', precision: 20, scale: 0 }, rewrite: 'none' };
+  }
+  if (DataType.isFloat(type)) {
+    if (type.precision === Precision.HALF) return { type: { kind: 'real' }, rewrite: 'float16' };
+    return { type: { kind: type.precision === Precision.SINGLE ? 'real' : 'double' }, rewrite: 'none' };
+  }
+  if (DataType.isDecimal(type)) {
+    if (type.precision > MAX_DECIMAL_PRECISION || type.scale < 0 || type.scale > type.precision) {
+      return { unsupported: `${describeArrowType(type)} (at most ${MAX_DECIMAL_PRECISION} digits, scale between 0 and the precision)` };
+    }
+    return { type: { kind: 'decimal', precision: type.precision, scale: type.scale }, rewrite: type.bitWidth < 128 ? 'decimal128' : 'none' };
+  }
+  if (DataType.isUtf8(type)) return { type: { kind: 'text' }, rewrite: 'none' };
+  if (DataType.isLargeUtf8(type)) return { type: { kind: 'text' }, rewrite: 'large-utf8' };
+  if (DataType.isUtf8View(type)) return { type: { kind: 'text' }, rewrite: 'utf8-view' };
+  if (DataType.isBinary(type)) return { type: { kind: 'bytes' }, rewrite: 'none' };
+  if (DataType.isLargeBinary(type)) return { type: { kind: 'bytes' }, rewrite: 'large-binary' };
+  if (DataType.isBinaryView(type)) return { type: { kind: 'bytes' }, rewrite: 'binary-view' };
+  if (DataType.isFixedSizeBinary(type)) return { type: { kind: 'bytes' }, rewrite: 'fixed-binary' };
+  if (DataType.isDate(type)) return { type: { kind: 'date' }, rewrite: type.unit === DateUnit.MILLISECOND ? 'date-ms' : 'none' };
+  if (DataType.isTime(type)) return { type: { kind: 'time' }, rewrite: 'none' };
+  if (DataType.isTimestamp(type)) {
+    return { type: { kind: type.timezone ? 'timestamptz' : 'timestamp' }, rewrite: type.unit === TimeUnit.NANOSECOND ? 'timestamp-ns' : 'none' };
+  }
+  if (DataType.isList(type) || DataType.isLargeList(type) || DataType.isFixedSizeList(type) || DataType.isStruct(type) || DataType.isMap(type)) {
+    // JSON text needs every nested value to be representable too.
+    for (const child of type.children) {
+      const inner = mapArrowType(child.type);
+      if ('unsupported' in inner) return { unsupported: `${describeArrowType(type)} (holds ${inner.unsupported})` };
+    }
+    return { type: { kind: 'json' }, rewrite: 'json' };
+  }
+  return { unsupported: describeArrowType(type) };
+}
+
+/** `Int32`, `Timestamp<MICROSECOND, UTC>`, `Dictionary<Int32, Utf8>`: the type as Arrow names it. */
+export function describeArrowType(type: DataType): string {
+  return String(type);
+}
+
+export function describeField(field: Field): string {
+  return `${describeArrowType(field.type)}${field.nullable ? '' : ' not null'}`;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Table column types, as the database spells them (`TableColumn.sqlType`)
+// ---------------------------------------------------------------------------------------------
+
+/** A table column's type, reduced to what matters for matching a file column to it. */
+export type ColumnType =
+  | LogicalType
+  /** `varchar(n)`, `char(n)`: text with a length limit the database checks. */
+  | { readonly kind: 'bounded-text' }
+  | { readonly kind: 'other'; readonly sql: string };
+
+/**
+ * Parses `format_type()` output from Hyper and PostgreSQL: `integer`, `numeric(18,3)`,
+ * `timestamp without time zone`, `timestamptz`, `character varying(10)`, ...
+ */
+export function parseSqlType(sqlType: string): ColumnType {
+  const sql = sqlType.trim().toLowerCase();
+  const numeric = /^(?:numeric|decimal)\s*\(\s*(\d+)\s*(?:,\s*(\d+)\s*)?\)$/.exec(sql);
+  if (numeric) return { kind: 'decimal', precision: Number(numeric[1]), scale: Number(numeric[2] ?? 0) };
+  switch (sql) {
+    case 'boolean':
+    case 'bool':
+      return { kind: 'boolean' };
+    case 'smallint':
+    case 'int2':
+      return { kind: 'smallint' };
+    case 'integer':
+    case 'int':
+    case 'int4':
+      return { kind: 'integer' };
+    case 'bigint':
+    case 'int8':
+      return { kind: 'bigint' };
+    case 'real':
+    case 'float4':
+      return { kind: 'real' };
+    case 'double precision':
+    case 'float8':
+    case 'double':
+      return { kind: 'double' };
+    case 'text':
+    case 'character varying':
+    case 'varchar':
+    case 'name':
+    case 'citext':
+      return { kind: 'text' };
+    case 'json':
+    case 'jsonb':
+      return { kind: 'json' };
+    case 'bytea':
+    case 'bytes':
+      return { kind: 'bytes' };
+    case 'date':
+      return { kind: 'date' };
+    case 'time':
+    case 'time without time zone':
+      return { kind: 'time' };
+    case 'timestamp':
+    case 'timestamp without time zone':
+      return { kind: 'timestamp' };
+    case 'timestamptz':
+    case 'timestamp with time zone':
+      return { kind: 'timestamptz' };
+  }
+  if (/^(?:character varying|varchar|character|char|bpchar)\s*(?:\(\s*\d+\s*\))?$/.test(sql)) return { kind: 'bounded-text' };
+  return { kind: 'other', sql: sqlType };
+}
+
+const INTEGER_DIGITS: Record<string, number> = { smallint: 5, integer: 10, bigint: 19 };
+const INTEGER_RANK: Record<string, number> = { smallint: 1, integer: 2, bigint: 3 };
+
+/** Digits left of the decimal point a logical number type can need. */
+function integerDigits(type: LogicalType): number | undefined {
+  if (type.kind === 'decimal') return type.precision - type.scale;
+  return INTEGER_DIGITS[type.kind];
+}
+
+/**
+ * Can values of file type `from` go into a column of type `to` without losing anything that
+ * matters? Lenient on widening (smallint → bigint, integer → numeric(12,0), real → double,
+ * integers → double, date → timestamp, timestamp ↔ timestamptz) and on anything → text; narrowing
+ * (bigint → integer, double → real, numeric(12,2) → numeric(10,2)) is refused, so a file never
+ * fails half-way on the first value that does not fit.
+ */
+export function isCompatible(from: LogicalType, to: ColumnType): boolean {
+  if (to.kind === 'text' || to.kind === 'bounded-text') return true;
+  if (to.kind === 'other') return false;
+  if (from.kind === to.kind && from.kind !== 'decimal') return true;
+  switch (from.kind) {
+    case 'smallint':
+    case 'integer':
+    case 'bigint':
+      if (to.kind === 'smallint' || to.kind === 'integer' || to.kind === 'bigint') return INTEGER_RANK[to.kind]! >= INTEGER_RANK[from.kind]!;
+      if (to.kind === 'decimal') return to.precision - to.scale >= integerDigits(from)!;
+      return to.kind === 'double' || (to.kind === 'real' && from.kind === 'smallint');
+    case 'decimal':
+      if (to.kind === 'decimal') return to.scale >= from.scale && to.precision - to.scale >= from.precision - from.scale;
+      // numeric(20,0) (Uint64) fits no integer column; small-scale decimals fit a double well enough.
+      return to.kind === 'double' && from.precision <= 15;
+    case 'real':
+      return to.kind === 'double';
+    case 'date':
+      return to.kind === 'timestamp' || to.kind === 'timestamptz';
+    case 'timestamp':
+      return to.kind === 'timestamptz';
+    case 'timestamptz':
+      return to.kind === 'timestamp';
+    default:
+      return false;
+  }
+}
+
+/** Is the table column's type exactly the file column's (no cast needed at all)? */
+export function isSameType(from: LogicalType, to: ColumnType): boolean {
+  if (from.kind === 'decimal') return to.kind === 'decimal' && to.precision === from.precision && to.scale === from.scale;
+  // Arrow carries JSON as plain text: only a TEXT column takes it without a cast.
+  if (from.kind === 'json') return to.kind === 'text';
+  return from.kind === to.kind;
+}
+
+export function describeLogicalType(type: LogicalType): string {
+  return type.kind === 'decimal' ? `decimal(${type.precision},${type.scale})` : type.kind;
+}

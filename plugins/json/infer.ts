@@ -1,0 +1,85 @@
+/**
+ * Column types for a new table, from the JSON values of the first records. JSON already says what
+ * a value is, so strings stay TEXT even when they look like numbers ("007" is an id, not 7); only
+ * date and timestamp strings are recognised, with the CSV plugin's rules.
+ */
+import type { LogicalType } from '../../src/types.ts';
+import { inferColumnType } from '../csv/infer.ts';
+
+/** Bounds of int64 as doubles: -2^63 is exact, 2^63 is the first value past the maximum. */
+const INT64_MIN = -9223372036854775808;
+const INT64_LIMIT = 9223372036854775808;
+
+export function isInt64(value: number): boolean {
+  return Number.isInteger(value) && value >= INT64_MIN && value < INT64_LIMIT;
+}
+
+const STRING_TYPES = new Set<LogicalType['kind']>(['date', 'timestamp', 'timestamptz']);
+
+/** Infers one column's type from its sample values (`null` and missing say nothing). */
+export function inferJsonType(values: Iterable<unknown>): LogicalType {
+  let integers = false;
+  let fractions = false;
+  let booleans = false;
+  let nested = false;
+  const strings: string[] = [];
+  for (const value of values) {
+    if (value === null || value === undefined) continue;
+    switch (typeof value) {
+      case 'number':
+        if (isInt64(value)) integers = true;
+        else fractions = true;
+        break;
+      case 'boolean':
+        booleans = true;
+        break;
+      case 'string':
+        strings.push(value);
+        break;
+      default:
+        nested = true;
+    }
+  }
+  // Once any value is an object or array, the column holds JSON text, and its scalars are written
+  // as JSON too, so every value in it parses back.
+  if (nested) return { kind: 'json' };
+  const kinds = Number(integers || fractions) + Number(booleans) + Number(strings.length > 0);
+  if (kinds === 0 || kinds > 1) return { kind: 'text' };
+  if (fractions) return { kind: 'double' };
+  if (integers) return { kind: 'bigint' };
+  if (booleans) return { kind: 'boolean' };
+  // An empty string is a value, not a NULL as it is in CSV: it fits no date column.
+  if (strings.includes('')) return { kind: 'text' };
+  const type = inferColumnType(strings);
+  return STRING_TYPES.has(type.kind) ? type : { kind: 'text' };
+}
+
+/**
+ * The type a column inferred from the sample needs for `value`, or `undefined` when the value fits.
+ * Only the JSON kind is checked here; whether a string is a valid date is left to the database.
+ */
+export function widenFor(type: LogicalType, value: unknown): LogicalType | undefined {
+  if (value === null || value === undefined) return undefined;
+  switch (type.kind) {
+    case 'bigint':
+      if (typeof value === 'number') return isInt64(value) ? undefined : { kind: 'double' };
+      return typeof value === 'object' ? { kind: 'json' } : { kind: 'text' };
+    case 'double':
+      if (typeof value === 'number') return undefined;
+      return typeof value === 'object' ? { kind: 'json' } : { kind: 'text' };
+    case 'boolean':
+      if (typeof value === 'boolean') return undefined;
+      return typeof value === 'object' ? { kind: 'json' } : { kind: 'text' };
+    case 'date':
+    case 'timestamp':
+    case 'timestamptz':
+      if (typeof value === 'string') return undefined;
+      return typeof value === 'object' ? { kind: 'json' } : { kind: 'text' };
+    case 'text':
+      // Widened like a sample holding the object would have been inferred, so the table does not
+      // depend on where in the file the first object sits.
+      return typeof value === 'object' ? { kind: 'json' } : undefined;
+    default:
+      return undefined;
+  }
+}

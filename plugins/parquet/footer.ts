@@ -1,0 +1,95 @@
+/**
+ * Reading a claimed Parquet file through hyparquet without loading it: an `AsyncBuffer` over
+ * `ClaimedFile.read`, and the footer, checked before anything else looks at the file. The checks
+ * run on both paths, so a broken file always ends as one of our readable errors, never as whatever
+ * hyperd or the decoder happens to say halfway through.
+ */
+import { type AsyncBuffer, type FileMetaData, parquetMetadataAsync } from 'hyparquet';
+import { ingestError, IngestFailure } from '../../src/errors.ts';
+import type { ClaimedFile } from '../../src/types.ts';
+
+const MAGIC = 'PAR1';
+/** "PAR1" + footer length + "PAR1": nothing shorter is a Parquet file. */
+const MIN_SIZE = 12;
+
+const REPLAY_HINT = 'Write the file completely (a Parquet file ends with its footer and the bytes "PAR1"), then replay it.';
+const CORRUPT_HINT = 'The file is damaged; write it again from its source, then replay it.';
+
+function fail(file: ClaimedFile, code: string, message: string, hint: string, cause?: unknown): IngestFailure {
+  return new IngestFailure(ingestError('data', code, `${file.name}: ${message}`, hint, { file: file.name, ...(cause === undefined ? {} : { cause }) }));
+}
+
+function toArrayBuffer(bytes: Uint8Array): ArrayBuffer {
+  // `read` hands out a fresh buffer per call: when it is exactly the bytes read, no copy is needed.
+  if (bytes.buffer instanceof ArrayBuffer && bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength) return bytes.buffer;
+  const copy = new ArrayBuffer(bytes.byteLength);
+  new Uint8Array(copy).set(bytes);
+  return copy;
+}
+
+/** Reads byte ranges on demand (the footer, then one column chunk at a time), never the whole file. */
+export function asyncBufferOf(file: ClaimedFile): AsyncBuffer {
+  return {
+    byteLength: file.size,
+    async slice(start: number, end: number = file.size): Promise<ArrayBuffer> {
+      const bytes = await file.read(start, end - start);
+      if (bytes.length !== end - start) {
+        // The claim recorded `size`: fewer bytes now means the file shrank under us.
+        throw fail(file, 'PARQUET_TRUNCATED', `expected ${end - start} bytes at offset ${start} but the file ends after ${start + bytes.length}`, REPLAY_HINT);
+      }
+      return toArrayBuffer(bytes);
+    },
+  };
+}
+
+function isMagic(bytes: Uint8Array): boolean {
+  return bytes.length === 4 && String.fromCharCode(...bytes) === MAGIC;
+}
+
+/**
+ * The file's footer, checked: the magic bytes at both ends, a footer hyparquet can decode, row
+ * counts that add up, and every column chunk inside the data region. Throws `IngestFailure`s:
+ * `EMPTY_FILE`, `PARQUET_NOT_PARQUET`, `PARQUET_TRUNCATED`, `PARQUET_CORRUPT`.
+ */
+export async function readFooter(file: ClaimedFile, source: AsyncBuffer): Promise<FileMetaData> {
+  if (file.size === 0) {
+    throw fail(file, 'EMPTY_FILE', 'the file is empty (0 bytes)', 'A Parquet file holds at least its footer; write the file completely before creating its .ready, then replay it.');
+  }
+  const head = await file.read(0, 4);
+  const tail = file.size >= 8 ? await file.read(file.size - 4, 4) : new Uint8Array(0);
+  const startsRight = isMagic(head) || MAGIC.startsWith(String.fromCharCode(...head));
+  if (!startsRight) {
+    throw fail(file, 'PARQUET_NOT_PARQUET', 'not a Parquet file (it does not start with the bytes "PAR1")', 'Check what produced the file; only Parquet files may be named .parquet or .pq.');
+  }
+  if (file.size < MIN_SIZE || !isMagic(tail)) {
+    throw fail(file, 'PARQUET_TRUNCATED', `the file is truncated: it starts like a Parquet file but has no footer (${file.size} bytes, not ending with "PAR1")`, REPLAY_HINT);
+  }
+  let metadata: FileMetaData;
+  try {
+    // geoparquet: false keeps WKB columns as plain bytes (our type table has no geometry).
+    metadata = await parquetMetadataAsync(source, { geoparquet: false });
+  } catch (error) {
+    if (error instanceof IngestFailure) throw error;
+    throw fail(file, 'PARQUET_CORRUPT', `the Parquet footer cannot be read: ${(error as Error).message}`, CORRUPT_HINT, error);
+  }
+  const dataEnd = file.size - 8 - metadata.metadata_length;
+  let rows = 0n;
+  for (const [g, group] of metadata.row_groups.entries()) {
+    rows += group.num_rows;
+    for (const chunk of group.columns) {
+      const meta = chunk.meta_data;
+      if (!meta || chunk.file_path !== undefined) {
+        throw fail(file, 'PARQUET_CORRUPT', `row group ${g} has a column chunk that is ${meta ? 'stored in another file' : 'encrypted or missing its metadata'}`, 'Write the file as a single, unencrypted Parquet file, then replay it.');
+      }
+      const start = meta.dictionary_page_offset !== undefined && meta.dictionary_page_offset > 0n && meta.dictionary_page_offset < meta.data_page_offset ? meta.dictionary_page_offset : meta.data_page_offset;
+      const end = start + meta.total_compressed_size;
+      if (start < 4n || end > BigInt(dataEnd)) {
+        throw fail(file, 'PARQUET_CORRUPT', `column "${meta.path_in_schema.join('.')}" of row group ${g} lies outside the file's data (bytes ${start}..${end} of ${dataEnd})`, CORRUPT_HINT);
+      }
+    }
+  }
+  if (rows !== metadata.num_rows) {
+    throw fail(file, 'PARQUET_CORRUPT', `the footer counts ${metadata.num_rows} rows but its row groups hold ${rows}`, CORRUPT_HINT);
+  }
+  return metadata;
+}
