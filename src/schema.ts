@@ -7,7 +7,7 @@
 import { err, ok, type Result } from 'neverthrow';
 import { ingestError } from './errors.ts';
 import { qualifiedName, quoteIdent, tableLabel } from './sql.ts';
-import type { ColumnSpec, DbConnection, IngestError, LogicalType, TableColumn, TableName } from './types.ts';
+import type { ColumnSpec, DbConnection, DbPool, IngestError, LogicalType, TableColumn, TableName } from './types.ts';
 
 /** For each file column (in file order), the table column it fills. */
 export function matchColumns(
@@ -103,4 +103,15 @@ export async function createTable(
 
 export function columnList(columns: readonly { name: string }[]): string {
   return columns.map((c) => quoteIdent(c.name)).join(', ');
+}
+
+/**
+ * Hyper commits CREATE TABLE even when the transaction around it rolls back. A file that failed
+ * must not leave behind the table it created (with types inferred from bad data): drop it while
+ * it is still empty. Callers hold the watcher's schema lock, so no other file is using it.
+ */
+export async function dropIfCreatedEmpty(pool: DbPool, table: TableName): Promise<void> {
+  if ((await pool.transaction((conn) => conn.describeTable(table))) === null) return;
+  const rows = await pool.query<{ n: unknown }>(`SELECT COUNT(*) AS n FROM ${qualifiedName(table)}`);
+  if (Number(rows[0]?.n) === 0) await pool.query(`DROP TABLE ${qualifiedName(table)}`);
 }
