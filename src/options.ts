@@ -32,6 +32,13 @@ export interface WatchOptions {
   readonly retryDelayMs?: { readonly initial?: number; readonly max?: number };
   /** Ready files held in memory at most; more are found again by the next rescan. Default 10000. */
   readonly queueLimit?: number;
+  /**
+   * On a database whose commits are not durable at once (Hyper), a checkpoint runs this long
+   * after the first file committed since the last one (default 1000 ms), or after this many files
+   * (default 1000), whichever comes first. Committed files wait in staging until then.
+   */
+  readonly checkpointDelayMs?: number;
+  readonly checkpointEvery?: number;
 }
 
 /** 0, missing or not a number → the default; below 1 → 1; above the limit → the limit. */
@@ -50,6 +57,8 @@ export interface ResolvedOptions {
   readonly retryInitialMs: number;
   readonly retryMaxMs: number;
   readonly queueLimit: number;
+  readonly checkpointDelayMs: number;
+  readonly checkpointEvery: number;
 }
 
 export function resolveOptions(options: WatchOptions): ResolvedOptions {
@@ -63,5 +72,7 @@ export function resolveOptions(options: WatchOptions): ResolvedOptions {
     retryInitialMs: Math.max(1, options.retryDelayMs?.initial ?? 100),
     retryMaxMs: Math.max(1, options.retryDelayMs?.max ?? 10000),
     queueLimit: Math.max(1, options.queueLimit ?? 10000),
+    checkpointDelayMs: Math.max(0, options.checkpointDelayMs ?? 1000),
+    checkpointEvery: Math.max(1, options.checkpointEvery ?? 1000),
   };
 }

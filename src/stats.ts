@@ -29,6 +29,8 @@ export interface WatcherStats {
   orphans: number;
   /** Files left claimed by an earlier run and finished at start-up. */
   recovered: number;
+  /** Durability checkpoints (Hyper): committed files are removed after one. */
+  checkpoints: number;
 }
 
 export function emptyStats(maxConcurrent: number): WatcherStats {
@@ -46,6 +48,7 @@ export function emptyStats(maxConcurrent: number): WatcherStats {
     rescans: 0,
     orphans: 0,
     recovered: 0,
+    checkpoints: 0,
   };
 }
 

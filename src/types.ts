@@ -102,6 +102,11 @@ export interface DbCapabilities {
   readonly arrowStream: boolean;
   /** The server reads Parquet itself, e.g. `external(path, FORMAT => 'parquet')` (Hyper). */
   readonly parquet: boolean;
+  /**
+   * A COMMIT is on disk when it returns (PostgreSQL). When false (Hyper writes a database out only
+   * when it is unloaded), the core keeps committed files until `DbAdapter.checkpoint` resolves.
+   */
+  readonly durableCommit: boolean;
 }
 
 export type Row = Record<string, unknown>;
@@ -136,6 +141,11 @@ export interface DbAdapter {
   sqlType(type: LogicalType): string;
   /** Opens a pool of at most `maxConnections` connections (starting the server if it owns one). */
   openPool(options: { readonly maxConnections: number }): Promise<DbPool>;
+  /**
+   * Makes every commit so far durable (required when `capabilities.durableCommit` is false).
+   * The core calls it with none of its transactions open, before deleting the files it covers.
+   */
+  checkpoint?(): Promise<void>;
   /** Human-readable description for logs and summaries, e.g. the `.hyper` path. */
   describe(): string;
   /** Releases everything the adapter started (pools, an embedded server). Idempotent. */

@@ -17,7 +17,8 @@ import { Mutex } from './mutex.ts';
 import type { ResolvedOptions } from './options.ts';
 import type { PluginMatch, PluginRegistry } from './plugins.ts';
 import { dataNameOf, failedNameCandidates, newClaimId, parseStagedName, stagedName } from './protocol.ts';
-import { qualifiedName, tableLabel } from './sql.ts';
+import { dropIfCreatedEmpty } from './schema.ts';
+import { tableLabel } from './sql.ts';
 import { emptyStats, lastErrorOf, type WatcherStats } from './stats.ts';
 import type { DbAdapter, DbPool, FsAdapter, FsSubscription, IngestContext, IngesterPlugin, IngestError, TableName } from './types.ts';
 
@@ -81,6 +82,16 @@ export class WatcherHandle {
   #stopping = false;
   #stopped: Promise<WatchSummary> | undefined;
   #wake = new AbortController();
+  /**
+   * Staged files whose rows are committed but not yet durable (see `DbCapabilities.durableCommit`):
+   * removed after the next checkpoint. Until then a crash re-ingests them only if the ledger, as it
+   * was last written to disk, does not list them.
+   */
+  #unsettled: string[] = [];
+  #checkpointTimer: ReturnType<typeof setTimeout> | undefined;
+  #checkpointing: Promise<void> | undefined;
+  /** Dispatch is held back while a checkpoint needs the database to itself. */
+  #paused = false;
   /** Once the table is known to exist, files no longer serialize on the schema lock. */
   #tableExists = false;
   readonly #schemaLock = new Mutex();
@@ -136,7 +147,7 @@ export class WatcherHandle {
   }
 
   #isIdle(): boolean {
-    return (this.#queue.size === 0 || this.#stopping) && this.#inFlight.size === 0 && !this.#overflow && !this.#rescanning;
+    return (this.#queue.size === 0 || this.#stopping) && this.#inFlight.size === 0 && !this.#overflow && !this.#rescanning && !this.#checkpointing;
   }
 
   #notifyIdle(): void {
@@ -176,7 +187,7 @@ export class WatcherHandle {
   }
 
   #pump(): void {
-    while (!this.#stopping && this.#inFlight.size < this.#limit && this.#queue.size > 0) {
+    while (!this.#stopping && !this.#paused && this.#inFlight.size < this.#limit && this.#queue.size > 0) {
       const readyName = this.#queue.values().next().value as string;
       this.#queue.delete(readyName);
       this.#claiming.add(readyName);
@@ -322,7 +333,7 @@ export class WatcherHandle {
     }
     switch (outcome.status) {
       case 'committed':
-        await this.#removeStaged(file.stagedPath);
+        await this.#settle(file.stagedPath);
         this.stats.filesIngested++;
         this.stats.rowsIngested += outcome.rows;
         this.stats.bytesIngested += file.size;
@@ -337,6 +348,54 @@ export class WatcherHandle {
           outcome.error,
         );
     }
+  }
+
+  /** A committed file's staged copy goes once its commit is durable: now, or after a checkpoint. */
+  async #settle(stagedPath: string): Promise<void> {
+    if (this.#deps.db.capabilities.durableCommit || !this.#deps.db.checkpoint) {
+      await this.#removeStaged(stagedPath);
+      return;
+    }
+    this.#unsettled.push(stagedPath);
+    if (this.#unsettled.length >= this.#deps.options.checkpointEvery) void this.checkpoint();
+    else this.#checkpointTimer ??= setTimeout(() => void this.checkpoint(), this.#deps.options.checkpointDelayMs);
+  }
+
+  /**
+   * Makes the commits so far durable and removes their staged files. Dispatch pauses and the files
+   * in flight finish first, since the database must be unloaded with none of our work open.
+   */
+  checkpoint(): Promise<void> {
+    this.#checkpointing ??= this.#checkpoint().finally(() => {
+      this.#checkpointing = undefined;
+      this.#paused = false;
+      this.#pump();
+      this.#notifyIdle();
+    });
+    return this.#checkpointing;
+  }
+
+  async #checkpoint(): Promise<void> {
+    clearTimeout(this.#checkpointTimer);
+    this.#checkpointTimer = undefined;
+    this.#paused = true;
+    // Tasks never await a checkpoint (they only schedule one), so waiting for them cannot deadlock.
+    while (this.#inFlight.size > 0) await Promise.allSettled([...this.#inFlight]);
+    const batch = this.#unsettled;
+    if (batch.length === 0) return;
+    this.#unsettled = [];
+    try {
+      await this.#deps.db.checkpoint!();
+    } catch (error) {
+      // Not durable yet: keep the files and try again later. A crash meanwhile re-ingests only
+      // what the ledger on disk does not list.
+      this.#unsettled.unshift(...batch);
+      this.#log.warn('checkpoint failed; committed files are kept until the next one', { files: batch.length, error: String(error) });
+      this.#checkpointTimer ??= setTimeout(() => void this.checkpoint(), this.#deps.options.retryMaxMs);
+      return;
+    }
+    this.stats.checkpoints++;
+    for (const staged of batch) await this.#removeStaged(staged);
   }
 
   /** Sentinel first, then data: a staged sentinel always has its staged data file. */
@@ -434,16 +493,9 @@ export class WatcherHandle {
     return (await this.#pool!.transaction((conn) => conn.describeTable(this.table))) !== null;
   }
 
-  /**
-   * Hyper commits CREATE TABLE even when the transaction around it rolls back. A file that failed
-   * must not leave behind the table it created (with types inferred from bad data): drop it while
-   * it is still empty. Under the schema lock, so no other file of this watcher is using it.
-   */
   async #dropIfCreatedEmpty(): Promise<void> {
     try {
-      if (!(await this.#tableIsThere())) return;
-      const rows = await this.#pool!.query<{ n: unknown }>(`SELECT COUNT(*) AS n FROM ${qualifiedName(this.table)}`);
-      if (Number(rows[0]?.n) === 0) await this.#pool!.query(`DROP TABLE ${qualifiedName(this.table)}`);
+      await dropIfCreatedEmpty(this.#pool!, this.table);
     } catch (error) {
       this.#log.warn('could not drop the empty table a failed file created', { table: tableLabel(this.table), error: String(error) });
     }
@@ -555,6 +607,7 @@ export class WatcherHandle {
   async #stop(): Promise<WatchSummary> {
     this.#stopping = true;
     if (this.#timer) clearInterval(this.#timer);
+    clearTimeout(this.#checkpointTimer);
     this.#queue.clear();
     this.stats.queued = 0;
     this.#wake.abort();
@@ -569,6 +622,7 @@ export class WatcherHandle {
     ]);
     clearTimeout(timer);
     if (timedOut) this.#log.warn('stop timeout: rolling back in-flight files; they stay claimed for the next start', { inFlight: this.#inFlight.size });
+    else await this.#finalCheckpoint();
     await this.#pool?.close();
     await drained;
     await this.#rescanning;
@@ -578,6 +632,13 @@ export class WatcherHandle {
     this.#notifyIdle();
     this.#log.info('stopped', { dir: this.dir, ...this.stats, lastError: this.stats.lastError?.message });
     return this.summary();
+  }
+
+  /** On stop: make what was committed durable, so nothing is left in staging. */
+  async #finalCheckpoint(): Promise<void> {
+    await this.#checkpointing;
+    if (this.#unsettled.length === 0) return;
+    await this.#checkpoint();
   }
 
   summary(): WatchSummary {

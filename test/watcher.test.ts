@@ -1,6 +1,6 @@
 /** The sentinel protocol end to end, on a real embedded hyperd. */
 import assert from 'node:assert/strict';
-import { mkdir, readFile, symlink, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { ResultAsync } from 'neverthrow';
@@ -45,7 +45,9 @@ describe('watcher on a real hyperd', () => {
     assert.deepEqual(await leftovers(dir), []);
     const ledger = await fx.pool.query<{ file_name: string; row_count: string }>(`SELECT file_name, row_count FROM hyperwatch_ingest_log WHERE target_table = '${table}'`);
     assert.deepEqual(ledger.map((r) => [r.file_name, Number(r.row_count)]), [['a.csv', 3]]);
-    await stopWatching(dir, { registry });
+    const summary = await stopWatching(dir, { registry });
+    assert.ok(summary.stats.checkpoints >= 1, 'commits made durable before the staged copy went');
+    assert.deepEqual(await readdir(join(dir, '.hyperwatch', 'staging')), []);
   });
 
   it('ingests a file dropped while watching', async () => {

@@ -96,6 +96,9 @@ export class Hyperd {
         '--listen-connection',
         'tab.tcp://127.0.0.1:0',
         `--log-dir=${logDir}`,
+        // hyperd logs every query; unbounded, that is gigabytes over months of small files.
+        '--log-file-size-limit=32m',
+        '--log-file-max-count=2',
         '--callback-connection',
         `tab.tcp://127.0.0.1:${callbackPort}`,
       ],
@@ -158,23 +161,25 @@ export class Hyperd {
     return endpoint;
   }
 
-  /** Stops hyperd for good: closing the callback connection makes it shut down cleanly. */
+  /**
+   * Stops hyperd for good. SIGTERM first: that shutdown writes attached databases out, while the
+   * callback connection closing (our process dying) makes hyperd exit without doing so.
+   */
   async stop(): Promise<void> {
     this.#stopped = true;
     const child = this.#child;
-    this.#callback?.destroy();
     this.#listener?.close();
     if (child && child.exitCode === null && child.signalCode === null) {
       await new Promise<void>((resolve) => {
-        const force = setTimeout(() => child.kill('SIGKILL'), 10000);
+        const force = setTimeout(() => child.kill('SIGKILL'), 15000);
         child.once('exit', () => {
           clearTimeout(force);
           resolve();
         });
-        // Belt and braces: if the callback close was missed, SIGTERM also shuts hyperd down.
-        setTimeout(() => child.kill('SIGTERM'), 2000).unref();
+        child.kill('SIGTERM');
       });
     }
+    this.#callback?.destroy();
     live.delete(child as ChildProcess);
     if (this.#ownLogDir) rmSync(this.#ownLogDir, { recursive: true, force: true });
   }

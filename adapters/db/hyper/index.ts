@@ -7,8 +7,9 @@ import { resolve as resolvePath } from 'node:path';
 import postgres from 'postgres';
 import { silentLogger } from '../../../src/log.ts';
 import { quoteIdent, standardSqlType } from '../../../src/sql.ts';
-import type { DbAdapter, DbCapabilities, DbPool, Logger } from '../../../src/types.ts';
-import { poolOf, type Sql } from '../postgres-js/pool.ts';
+import type { DbAdapter, DbCapabilities, DbPool, LogicalType, Logger } from '../../../src/types.ts';
+import { Gate } from '../../../src/gate.ts';
+import { poolOf, type ResettablePool, type Sql } from '../postgres-js/pool.ts';
 import { type Endpoint, Hyperd } from './hyperd.ts';
 import { locateHyperd } from './locate.ts';
 
@@ -23,12 +24,31 @@ export interface HyperAdapterOptions {
   readonly sharedFilesystem?: boolean;
   /** Path to the hyperd binary (default: `HYPERD_PATH`, the npm package, the cache). */
   readonly hyperdPath?: string;
+  /**
+   * Version of the `.hyper` file format for a new database (`CREATE DATABASE ... WITH VERSION`).
+   * The server's default (2) is readable by older Tableau releases but has no REAL and no NUMERIC
+   * above 18 digits: such columns are then created as DOUBLE PRECISION and TEXT. Version 3 adds
+   * 128-bit NUMERIC, version 4 REAL. An existing database keeps its version.
+   */
+  readonly databaseVersion?: number;
   /** User name for the endpoint's connections (default `hyperwatch`, the embedded server's owner). */
   readonly user?: string;
   readonly logger?: Logger;
 }
 
 export const DEFAULT_DATABASE = './hyperwatch.hyper';
+
+/**
+ * Every pool on one database of one server, across adapters: a checkpoint must close them all,
+ * and hold back new work meanwhile, for hyperd to unload (and so write) the database.
+ */
+const databases = new Map<string, { pools: Set<ResettablePool>; gate: Gate }>();
+
+function databaseEntry(key: string): { pools: Set<ResettablePool>; gate: Gate } {
+  let entry = databases.get(key);
+  if (!entry) databases.set(key, (entry = { pools: new Set(), gate: new Gate() }));
+  return entry;
+}
 
 /** Embedded servers are shared by all adapters of a process that use the same binary. */
 const shared = new Map<string, { hyperd: Hyperd; refs: number }>();
@@ -53,6 +73,13 @@ function acquire(binary: string, logger: Logger): { hyperd: Hyperd; release: () 
       }
     },
   };
+}
+
+/** Logical type → SQL on a Hyper database of the given file-format version. */
+export function hyperSqlType(type: LogicalType, version: number): string {
+  if (type.kind === 'real' && version < 4) return 'DOUBLE PRECISION';
+  if (type.kind === 'decimal' && type.precision > 18 && version < 3) return 'TEXT';
+  return standardSqlType(type);
 }
 
 export function parseEndpoint(value: string): Endpoint {
@@ -81,6 +108,7 @@ export function createHyperAdapter(options: HyperAdapterOptions = {}): HyperAdap
   const fixed = options.endpoint ? parseEndpoint(options.endpoint) : undefined;
   let embedded: { hyperd: Hyperd; release: () => Promise<void> } | undefined;
   const pools = new Set<DbPool>();
+  const shared = databaseEntry(`${fixed ? `${fixed.host}:${fixed.port}` : 'embedded'}|${database}`);
   let created: Promise<void> | undefined;
   let closed = false;
 
@@ -88,6 +116,9 @@ export function createHyperAdapter(options: HyperAdapterOptions = {}): HyperAdap
     readsLocalFiles: fixed ? options.sharedFilesystem === true : true,
     arrowStream: true,
     parquet: true,
+    // hyperd writes a database to its file only when it unloads it (no connection left): a
+    // committed transaction is lost if hyperd dies before that. See `checkpoint`.
+    durableCommit: false,
   };
 
   function endpoint(): Promise<Endpoint> {
@@ -124,7 +155,8 @@ export function createHyperAdapter(options: HyperAdapterOptions = {}): HyperAdap
     created ??= (async () => {
       const admin: Sql = postgres(connectOptions('', 1));
       try {
-        await admin.unsafe(`CREATE DATABASE IF NOT EXISTS ${quoteIdent(database)}`);
+        const version = options.databaseVersion ? ` WITH VERSION ${Math.floor(options.databaseVersion)}` : '';
+        await admin.unsafe(`CREATE DATABASE IF NOT EXISTS ${quoteIdent(database)}${version}`);
       } finally {
         await admin.end({ timeout: 5 });
       }
@@ -142,17 +174,46 @@ export function createHyperAdapter(options: HyperAdapterOptions = {}): HyperAdap
     get hyperdPid() {
       return embedded?.hyperd.pid;
     },
-    sqlType: standardSqlType,
+    sqlType: (type) => hyperSqlType(type, options.databaseVersion ?? 2),
     describe: () => (fixed ? `hyper ${database} at ${fixed.host}:${fixed.port}` : `hyper ${database} (embedded hyperd)`),
     async openPool({ maxConnections }) {
       if (closed) throw new Error('the Hyper adapter was closed');
       await ensureDatabase();
-      const sql: Sql = postgres(connectOptions(database, maxConnections));
-      const pool = poolOf(sql, async () => {
-        pools.delete(pool);
-      });
+      const inner = poolOf(
+        () => postgres(connectOptions(database, maxConnections)),
+        async () => {
+          shared.pools.delete(inner);
+        },
+      );
+      shared.pools.add(inner);
+      const { gate } = shared;
+      const pool: DbPool = {
+        transaction: (fn) => gate.run(() => inner.transaction(fn)),
+        query: (text, params) => gate.run(() => inner.query(text, params)),
+        close: async () => {
+          pools.delete(pool);
+          await inner.close();
+        },
+      };
       pools.add(pool);
       return pool;
+    },
+    /**
+     * Closes every connection to the database (holding new work back), then attaches and detaches
+     * it on a connection of its own: hyperd writes the database out when the last session detaches,
+     * and the DETACH returns once that is done. Measured here: about 100 ms on a 3M-row database.
+     */
+    checkpoint() {
+      return shared.gate.exclusive(async () => {
+        await Promise.all([...shared.pools].map((p) => p.reset()));
+        const control: Sql = postgres(connectOptions('', 1));
+        try {
+          await control.unsafe(`ATTACH DATABASE ${quoteIdent(database)} AS hyperwatch_checkpoint`);
+          await control.unsafe('DETACH DATABASE hyperwatch_checkpoint');
+        } finally {
+          await control.end({ timeout: 5 });
+        }
+      });
     },
     async close() {
       if (closed) return;

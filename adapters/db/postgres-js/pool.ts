@@ -88,14 +88,30 @@ function connectionOf(sql: AnySql): DbConnection {
   };
 }
 
-/** Wraps a postgres.js instance as a `DbPool`. `onClose` runs after the pool has ended. */
-export function poolOf(sql: Sql, onClose?: () => Promise<void>): DbPool {
+/** A `DbPool` whose connections can all be closed and later reopened on demand. */
+export interface ResettablePool extends DbPool {
+  /** Ends every connection (after their queries finish); the next use opens new ones. */
+  reset(): Promise<void>;
+}
+
+/**
+ * Wraps postgres.js as a `DbPool`. `make` creates the postgres.js instance, again after each
+ * `reset`; `onClose` runs after the pool has ended for good.
+ */
+export function poolOf(make: () => Sql, onClose?: () => Promise<void>): ResettablePool {
+  let sql = make();
   let closed = false;
   return {
     transaction: <T>(fn: (conn: DbConnection) => Promise<T>) =>
       sql.begin((tx) => fn(connectionOf(tx))) as Promise<T>,
     query: <T extends Row = Row>(text: string, params: readonly unknown[] = []) =>
       sql.unsafe(text, params as postgres.ParameterOrJSON<never>[]) as unknown as Promise<T[]>,
+    async reset() {
+      if (closed) return;
+      const old = sql;
+      sql = make();
+      await old.end({ timeout: 30 });
+    },
     async close() {
       if (closed) return;
       closed = true;
