@@ -4,7 +4,7 @@
  * recovery and before a retry, the ledger tells "only clean-up missing" from "never committed".
  */
 import { LEDGER_TABLE } from './constants.ts';
-import { quoteIdent } from './sql.ts';
+import { quoteIdent, quoteLiteral } from './sql.ts';
 import type { DbConnection, DbPool } from './types.ts';
 
 const LEDGER = quoteIdent(LEDGER_TABLE);
@@ -45,11 +45,11 @@ export async function recordInLedger(conn: DbConnection, entry: LedgerEntry): Pr
 /** The claim ids among `claimIds` that were committed. */
 export async function committedClaims(pool: DbPool | DbConnection, claimIds: readonly string[]): Promise<Set<string>> {
   const found = new Set<string>();
-  // Small batches keep the statement short; recovery rarely has more than maxConcurrent claims.
+  // Inlined as literals: hyperd cannot type parameters inside IN (...). Claim ids come from staged
+  // file names, which anyone with write access to staging could craft, so quote them.
   for (let i = 0; i < claimIds.length; i += 500) {
-    const batch = claimIds.slice(i, i + 500);
-    const placeholders = batch.map((_, j) => `$${j + 1}`).join(', ');
-    const rows = await pool.query<{ claim_id: string }>(`SELECT claim_id FROM ${LEDGER} WHERE claim_id IN (${placeholders})`, batch);
+    const list = claimIds.slice(i, i + 500).map(quoteLiteral).join(', ');
+    const rows = await pool.query<{ claim_id: string }>(`SELECT claim_id FROM ${LEDGER} WHERE claim_id IN (${list})`);
     for (const row of rows) found.add(row.claim_id);
   }
   return found;

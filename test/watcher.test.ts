@@ -306,6 +306,30 @@ describe('watcher on a real hyperd', () => {
     await stopWatching(dir, { registry });
   });
 
+  it('recovers files an earlier run left claimed: ingests uncommitted ones, only cleans up committed ones', async () => {
+    const { dir, table, opts } = await inbox();
+    await drop(dir, 'first.csv', csv('id', [[1]]));
+    const first = await openWatcher(dir, table, opts);
+    await first.stop();
+    const staging = join(dir, '.hyperwatch', 'staging');
+    // A claim whose commit reached the ledger (crash between commit and clean-up) ...
+    const [committed] = await fx.pool.query<{ claim_id: string }>(`SELECT claim_id FROM hyperwatch_ingest_log WHERE target_table = '${table}'`);
+    await writeFile(join(staging, `${committed!.claim_id}~first.csv`), csv('id', [[1]]));
+    await writeFile(join(staging, `${committed!.claim_id}~first.csv.ready`), '');
+    // ... and one that never committed (crash mid-ingest), whose sentinel was still in the inbox.
+    await writeFile(join(staging, '0zzzzzzzz-00000000000000aa~second.csv'), csv('id', [[2], [3]]));
+    await writeFile(join(dir, 'second.csv.ready'), '');
+    const again = await openWatcher(dir, table, opts);
+    assert.equal(again.stats.recovered, 2);
+    assert.equal(again.stats.filesIngested, 1);
+    assert.equal(await count(fx.pool, table), 3, 'first.csv not twice; second.csv once');
+    await again.stop();
+    assert.deepEqual(await readdir(staging), []);
+    assert.deepEqual(await leftovers(dir), []);
+    const ledger = await fx.pool.query<{ claim_id: string }>(`SELECT claim_id FROM hyperwatch_ingest_log WHERE target_table = '${table}' ORDER BY claim_id`);
+    assert.deepEqual(ledger.map((r) => r.claim_id), [committed!.claim_id, '0zzzzzzzz-00000000000000aa'].sort());
+  });
+
   it('rejects a missing directory and an invalid table name with clear errors', async () => {
     const dir = await tempDir();
     await assert.rejects(startWatching(join(dir, 'nope'), 't', { db: fx.db, registry }), /does not exist/);
