@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { mkdir, readdir, readFile, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { tableFromArrays, tableToIPC } from 'apache-arrow';
 import { ResultAsync } from 'neverthrow';
 import { csvIngester } from '../plugins/csv/index.ts';
 import { openWatcher, startWatching, stopWatching } from '../src/api.ts';
@@ -328,6 +329,37 @@ describe('watcher on a real hyperd', () => {
     assert.deepEqual(await leftovers(dir), []);
     const ledger = await fx.pool.query<{ claim_id: string }>(`SELECT claim_id FROM hyperwatch_ingest_log WHERE target_table = '${table}' ORDER BY claim_id`);
     assert.deepEqual(ledger.map((r) => r.claim_id), [committed!.claim_id, '0zzzzzzzz-00000000000000aa'].sort());
+  });
+
+  it('routes every format by extension into one table; bad files of each format fail alone', async () => {
+    const { dir, table, opts } = await inbox();
+    const parquetPath = join(fx.root, `mixed-${n}.parquet`);
+    await fx.pool.query(`COPY (SELECT CAST(g AS BIGINT) AS id, 'pq-' || g AS name FROM generate_series(1, 4) g) TO '${parquetPath}' WITH (FORMAT parquet)`);
+    const parquet = await readFile(parquetPath);
+    const arrow = tableToIPC(tableFromArrays({ id: BigInt64Array.from([5n, 6n]), name: ['ar-5', 'ar-6'] }), 'file');
+    await drop(dir, 'a.csv', csv('id,name', [[0, 'csv-0']]));
+    await drop(dir, 'b.parquet', parquet);
+    await drop(dir, 'c.ARROW', arrow);
+    await drop(dir, 'd.jsonl', '{"id":7,"name":"js-7"}\n{"name":"js-8","id":8}\n');
+    await drop(dir, 'e.json', '[{"id":9,"name":"js-9"}]');
+    await drop(dir, 'bad-empty.parquet', '');
+    await drop(dir, 'bad-truncated.arrow', arrow.subarray(0, Math.floor(arrow.length / 2)));
+    await drop(dir, 'bad-syntax.jsonl', '{"id":10,"name":"ok"}\n{"id":11,"name":}\n');
+    await drop(dir, 'bad-object.json', '{"id":12,"name":"alone"}');
+    const stats = await startWatching(dir, table, { ...opts, maxConcurrent: 2 });
+    assert.equal(stats.filesIngested, 5, JSON.stringify(stats.lastError));
+    assert.equal(stats.filesFailed, 4);
+    const rows = await fx.pool.query<{ id: string; name: string }>(`SELECT id, name FROM ${table} ORDER BY id`);
+    assert.deepEqual(
+      rows.map((r) => `${r.id}:${r.name}`),
+      ['0:csv-0', '1:pq-1', '2:pq-2', '3:pq-3', '4:pq-4', '5:ar-5', '6:ar-6', '7:js-7', '8:js-8', '9:js-9'],
+    );
+    const failed = await failedEntries(dir);
+    assert.deepEqual(failed.filter((f) => f.endsWith('.error')), ['bad-empty.parquet.error', 'bad-object.json.error', 'bad-syntax.jsonl.error', 'bad-truncated.arrow.error']);
+    const syntax = JSON.parse(await readFile(join(dir, 'failed', 'bad-syntax.jsonl.error'), 'utf8'));
+    assert.equal(syntax.line, 2);
+    assert.equal(JSON.parse(await readFile(join(dir, 'failed', 'bad-empty.parquet.error'), 'utf8')).code, 'EMPTY_FILE');
+    await stopWatching(dir, { registry });
   });
 
   it('rejects a missing directory and an invalid table name with clear errors', async () => {
