@@ -146,6 +146,12 @@ export interface DbAdapter {
    * The core calls it with none of its transactions open, before deleting the files it covers.
    */
   checkpoint?(): Promise<void>;
+  /**
+   * A number that changes whenever the server restarted. With `durableCommit` false, a restart
+   * loses what was committed since the last checkpoint: the core re-checks those files against
+   * the ledger instead of deleting them.
+   */
+  epoch?(): number;
   /** Human-readable description for logs and summaries, e.g. the `.hyper` path. */
   describe(): string;
   /** Releases everything the adapter started (pools, an embedded server). Idempotent. */

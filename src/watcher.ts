@@ -32,11 +32,21 @@ export interface WatchSummary {
   readonly stats: WatcherStats;
 }
 
+/** A committed file waiting for a checkpoint; `epoch` is the server's before its transaction. */
+interface Unsettled {
+  readonly stagedPath: string;
+  readonly name: string;
+  readonly claimId: string;
+  readonly epoch: number;
+  readonly rows: number;
+  readonly bytes: number;
+}
+
 /** How many times in a row a plugin may ask for a fresh transaction (e.g. widening types). */
 const MAX_PLUGIN_RETRIES = 8;
 
 type Outcome =
-  | { readonly status: 'committed'; readonly rows: number }
+  | { readonly status: 'committed'; readonly rows: number; readonly epoch: number }
   | { readonly status: 'failed'; readonly error: IngestError }
   /** The watcher is stopping: the file stays claimed and the next start finishes it. */
   | { readonly status: 'abandoned' };
@@ -87,7 +97,7 @@ export class WatcherHandle {
    * removed after the next checkpoint. Until then a crash re-ingests them only if the ledger, as it
    * was last written to disk, does not list them.
    */
-  #unsettled: string[] = [];
+  #unsettled: Unsettled[] = [];
   #checkpointTimer: ReturnType<typeof setTimeout> | undefined;
   #checkpointing: Promise<void> | undefined;
   /** Dispatch is held back while a checkpoint needs the database to itself. */
@@ -123,6 +133,8 @@ export class WatcherHandle {
     await ensureDir(this.#failed);
     this.#pool = await db.openPool({ maxConnections: options.maxConcurrent });
     await ensureLedger(this.#pool);
+    // The ledger table must survive a server crash before any file relies on it.
+    if (!db.capabilities.durableCommit) await db.checkpoint?.();
     await this.#recover();
     this.#subscription = await this.#deps.fs.subscribe(
       this.dir,
@@ -232,7 +244,8 @@ export class WatcherHandle {
       const dir = await opendir(this.dir, { bufferSize: 256 });
       for await (const entry of dir) {
         if (this.#stopping) break;
-        if (!entry.name.endsWith(READY_SUFFIX)) continue;
+        // Known orphans are re-tried by #reportOrphans, once their data file is there.
+        if (!entry.name.endsWith(READY_SUFFIX) || this.#orphans.has(entry.name)) continue;
         found = this.#enqueue(entry.name) || found;
         if (this.#overflow) break; // the directory handle closes when the loop exits
       }
@@ -246,18 +259,19 @@ export class WatcherHandle {
   async #reportOrphans(): Promise<void> {
     const now = Date.now();
     for (const [readyName, since] of this.#orphans) {
-      if (now - since < this.#deps.options.orphanGraceMs || this.#queue.has(readyName) || this.#claiming.has(readyName)) continue;
+      if (this.#queue.has(readyName) || this.#claiming.has(readyName)) continue;
       const dataName = dataNameOf(readyName)!;
       if (!(await exists(join(this.dir, readyName)))) {
         this.#orphans.delete(readyName);
         continue;
       }
       if (await exists(join(this.dir, dataName))) {
+        this.#orphans.delete(readyName);
         this.#enqueue(readyName);
         continue;
       }
+      if (now - since < this.#deps.options.orphanGraceMs) continue;
       this.#orphans.delete(readyName);
-      this.stats.orphans++;
       const seconds = Math.round((now - since) / 1000);
       await this.#fail(
         { name: dataName, claimId: newClaimId(), extension: '', readyPath: join(this.dir, readyName) },
@@ -269,9 +283,16 @@ export class WatcherHandle {
           { file: dataName },
         ),
       );
+      this.stats.orphans++;
     }
   }
 
+  /**
+   * Claims one drop. The sentinel is taken first, by rename into staging: whoever moves it owns
+   * the drop, so a late event for a sentinel already taken (or a data file swapped in after it)
+   * is never processed twice. Then the data file is claimed; if it is not there (yet), the
+   * sentinel goes back to the inbox and waits as an orphan.
+   */
   async #processReady(readyName: string): Promise<void> {
     if (this.#stopping) return;
     const dataName = dataNameOf(readyName);
@@ -280,18 +301,20 @@ export class WatcherHandle {
     const claimId = newClaimId();
     const extension = match?.extension ?? '';
     const staged = join(this.#staging, stagedName(claimId, dataName));
+    const readyPath = join(this.dir, readyName);
+    if (!(await renameIfPresent(readyPath, staged + READY_SUFFIX))) return;
     const claim = await claimFile(this.dir, dataName, staged, { claimId, extension });
     switch (claim.status) {
       case 'missing':
-        if (!this.#orphans.has(readyName) && (await exists(join(this.dir, readyName)))) this.#orphans.set(readyName, Date.now());
-        return;
       case 'error':
-        this.#log.warn('cannot claim file; retried on the next rescan', { file: dataName, error: String(claim.error) });
+        await this.#unclaimSentinel(staged + READY_SUFFIX, readyPath);
+        if (claim.status === 'error') this.#log.warn('cannot claim file; retried on the next rescan', { file: dataName, error: String(claim.error) });
+        else if (!this.#orphans.has(readyName)) this.#orphans.set(readyName, Date.now());
         return;
       case 'unsafe':
         this.#orphans.delete(readyName);
         await this.#fail(
-          { name: dataName, claimId, extension, dataPath: claim.path, readyPath: join(this.dir, readyName) },
+          { name: dataName, claimId, extension, dataPath: claim.path, readyPath: staged + READY_SUFFIX },
           ingestError(
             'security',
             'NOT_A_REGULAR_FILE',
@@ -305,10 +328,15 @@ export class WatcherHandle {
         break;
     }
     this.#orphans.delete(readyName);
-    await renameIfPresent(join(this.dir, readyName), staged + READY_SUFFIX);
     // From here a new drop under the same name is a new file.
     this.#claiming.delete(readyName);
     await this.#finish(claim.file, match);
+  }
+
+  /** Puts a sentinel back in the inbox, unless the producer already made a new one. */
+  async #unclaimSentinel(stagedReady: string, readyPath: string): Promise<void> {
+    if (await exists(readyPath)) await removeIfPresent(stagedReady);
+    else await renameIfPresent(stagedReady, readyPath);
   }
 
   /** Ingests a claimed file and settles it: removed when committed, failed/ when not. */
@@ -333,7 +361,7 @@ export class WatcherHandle {
     }
     switch (outcome.status) {
       case 'committed':
-        await this.#settle(file.stagedPath);
+        await this.#settle({ stagedPath: file.stagedPath, name: file.name, claimId: file.claimId, epoch: outcome.epoch, rows: outcome.rows, bytes: file.size });
         this.stats.filesIngested++;
         this.stats.rowsIngested += outcome.rows;
         this.stats.bytesIngested += file.size;
@@ -350,13 +378,18 @@ export class WatcherHandle {
     }
   }
 
+  #epoch(): number {
+    return this.#deps.db.epoch?.() ?? 0;
+  }
+
   /** A committed file's staged copy goes once its commit is durable: now, or after a checkpoint. */
-  async #settle(stagedPath: string): Promise<void> {
+  async #settle(entry: Unsettled): Promise<void> {
     if (this.#deps.db.capabilities.durableCommit || !this.#deps.db.checkpoint) {
-      await this.#removeStaged(stagedPath);
+      await this.#removeStaged(entry.stagedPath);
       return;
     }
-    this.#unsettled.push(stagedPath);
+    this.#unsettled.push(entry);
+    if (this.#stopping) return; // the final checkpoint of stop() takes it
     if (this.#unsettled.length >= this.#deps.options.checkpointEvery) void this.checkpoint();
     else this.#checkpointTimer ??= setTimeout(() => void this.checkpoint(), this.#deps.options.checkpointDelayMs);
   }
@@ -391,14 +424,32 @@ export class WatcherHandle {
       // what the ledger on disk does not list.
       this.#unsettled.unshift(...batch);
       this.#log.warn('checkpoint failed; committed files are kept until the next one', { files: batch.length, error: String(error) });
-      this.#checkpointTimer ??= setTimeout(() => void this.checkpoint(), this.#deps.options.retryMaxMs);
+      if (!this.#stopping) this.#checkpointTimer ??= setTimeout(() => void this.checkpoint(), this.#deps.options.retryMaxMs);
       return;
     }
     this.stats.checkpoints++;
-    for (const staged of batch) await this.#removeStaged(staged);
+    const epoch = this.#epoch();
+    const safe = batch.filter((u) => u.epoch === epoch);
+    for (const u of safe) await this.#removeStaged(u.stagedPath);
+    const doubtful = batch.filter((u) => u.epoch !== epoch);
+    if (doubtful.length > 0) {
+      // The server restarted after these commits: what it had not written out is gone. The ledger
+      // now on disk says which; those files are ingested again.
+      this.#log.warn('the database restarted before a checkpoint; re-checking committed files against the ledger', { files: doubtful.length });
+      try {
+        await this.#recoverClaims(doubtful);
+      } catch (error) {
+        // The database is away again: keep them for the next checkpoint, marked as doubtful.
+        this.#unsettled.push(...doubtful.map((u) => ({ ...u, epoch: -1 })));
+        this.#log.warn('could not re-check files against the ledger yet', { files: doubtful.length, error: String(error) });
+      }
+    }
   }
 
-  /** Sentinel first, then data: a staged sentinel always has its staged data file. */
+  /**
+   * Sentinel first, then data: a sentinel alone in staging then always means a claim that was
+   * interrupted before its data file was taken (see `#recoverClaims`).
+   */
   async #removeStaged(stagedPath: string): Promise<void> {
     await removeIfPresent(stagedPath + READY_SUFFIX);
     await removeIfPresent(stagedPath);
@@ -411,9 +462,11 @@ export class WatcherHandle {
     let pluginRetries = 0;
     for (let attempt = 1; ; attempt++) {
       if (attempt > 1) {
-        // The last attempt may have committed before its connection broke: ask the ledger.
+        // The last attempt may have committed before its connection broke: ask the ledger. The
+        // epoch is read first: if the server restarts after answering, the answer is re-checked.
+        const epoch = this.#epoch();
         const done = await this.#alreadyCommitted(file.claimId);
-        if (done === true) return { status: 'committed', rows: 0 };
+        if (done === true) return { status: 'committed', rows: 0, epoch };
       }
       const result = await this.#attempt(file, plugin, attempt, fileState);
       if (result.status !== 'failed') return result;
@@ -450,6 +503,7 @@ export class WatcherHandle {
       attempt,
       fileState,
     };
+    const epoch = this.#epoch();
     // Until the table exists, files take turns: two transactions creating it would conflict.
     const release = this.#tableExists ? undefined : await this.#schemaLock.acquire();
     const existedBefore = release ? await this.#tableIsThere() : true;
@@ -480,7 +534,7 @@ export class WatcherHandle {
         if (!this.#tableExists) this.#tableExists = (await conn.describeTable(this.table)) !== null;
         return appended.value.rows;
       });
-      return { status: 'committed', rows };
+      return { status: 'committed', rows, epoch };
     } catch (error) {
       if (!existedBefore) await this.#dropIfCreatedEmpty();
       return { status: 'failed', error: fromDbError(error, file.name) };
@@ -516,7 +570,7 @@ export class WatcherHandle {
         (await exists(join(this.#failed, n))) || (await exists(join(this.#failed, n + ERROR_SUFFIX))) || (await exists(join(this.#failed, n + READY_SUFFIX)));
       const name = (await taken(plain)) ? unique : plain;
       const target = join(this.#failed, name);
-      // Sentinel before data, as everywhere: a staged sentinel always has its staged data.
+      // Sentinel before data, as everywhere: a sentinel alone in staging means an unfinished claim.
       await renameIfPresent(entry.readyPath, target + READY_SUFFIX);
       if (entry.dataPath) await renameIfPresent(entry.dataPath, target);
       const report = {
@@ -550,16 +604,27 @@ export class WatcherHandle {
       if (!parsed) continue;
       claims.set(parsed.claimId, [...(claims.get(parsed.claimId) ?? []), parsed.name]);
     }
-    if (claims.size === 0) return;
-    const committed = await committedClaims(this.#pool!, [...claims.keys()]);
-    for (const [claimId, names] of claims) {
+    await this.#recoverClaims([...claims].map(([claimId, names]) => ({ claimId, names })));
+  }
+
+  /**
+   * Settles staged claims by the ledger: committed ones are only removed, the others ingested
+   * again, one by one, under their claim id: at start-up (before the sweep), and after
+   * a server restart lost commits that were not yet checkpointed (dispatch is paused meanwhile).
+   */
+  async #recoverClaims(claims: readonly ({ claimId: string; names: readonly string[] } | Unsettled)[]): Promise<void> {
+    if (claims.length === 0) return;
+    const committed = await committedClaims(this.#pool!, claims.map((c) => c.claimId));
+    for (const claim of claims) {
+      const { claimId } = claim;
+      const names = 'names' in claim ? claim.names : [claim.name, claim.name + READY_SUFFIX];
       // The data file has the shortest name: its sentinel is `<data>.ready`.
       const name = names.reduce((a, b) => (a.length <= b.length ? a : b));
       const stagedPath = join(this.#staging, stagedName(claimId, name));
-      // A crash between claiming the data file and its sentinel leaves the sentinel behind.
-      const leftover = join(this.dir, name + READY_SUFFIX);
-      if (!names.includes(name + READY_SUFFIX) && !(await exists(join(this.dir, name))) && (await exists(leftover))) {
-        await renameIfPresent(leftover, stagedPath + READY_SUFFIX);
+      if (names.length === 1 && name.endsWith(READY_SUFFIX) && !(await exists(join(this.#staging, stagedName(claimId, name.slice(0, -READY_SUFFIX.length)))))) {
+        // Only a sentinel: the run stopped between taking it and claiming its data file.
+        await this.#unclaimSentinel(stagedPath, join(this.dir, name));
+        continue;
       }
       if (committed.has(claimId)) {
         await this.#removeStaged(stagedPath);
@@ -573,8 +638,14 @@ export class WatcherHandle {
         await removeIfPresent(stagedPath + READY_SUFFIX);
         continue;
       }
-      this.#log.info('recovered: ingesting a file an earlier run had claimed', { file: name, claimId });
+      this.#log.info('recovered: ingesting a file whose commit was not durable', { file: name, claimId });
       this.stats.recovered++;
+      if ('rows' in claim) {
+        // Counted when it first committed; counted again when it lands this time.
+        this.stats.filesIngested--;
+        this.stats.rowsIngested -= claim.rows;
+        this.stats.bytesIngested -= claim.bytes;
+      }
       await this.#finish(reopened.file, match);
     }
   }
@@ -583,15 +654,15 @@ export class WatcherHandle {
     const signal = this.#wake.signal;
     return new Promise((resolve) => {
       if (signal.aborted) return resolve();
-      const timer = setTimeout(resolve, ms);
-      signal.addEventListener(
-        'abort',
-        () => {
-          clearTimeout(timer);
-          resolve();
-        },
-        { once: true },
-      );
+      const wake = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+      const timer = setTimeout(() => {
+        signal.removeEventListener('abort', wake);
+        resolve();
+      }, ms);
+      signal.addEventListener('abort', wake, { once: true });
     });
   }
 
@@ -637,8 +708,9 @@ export class WatcherHandle {
   /** On stop: make what was committed durable, so nothing is left in staging. */
   async #finalCheckpoint(): Promise<void> {
     await this.#checkpointing;
-    if (this.#unsettled.length === 0) return;
-    await this.#checkpoint();
+    // Files re-ingested after a restart join the list again: settle until it is empty (a few
+    // rounds at most; what a failing database leaves here is finished by the next start).
+    for (let round = 0; round < 5 && this.#unsettled.length > 0; round++) await this.#checkpoint();
   }
 
   summary(): WatchSummary {

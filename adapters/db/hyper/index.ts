@@ -180,7 +180,8 @@ export function createHyperAdapter(options: HyperAdapterOptions = {}): HyperAdap
       if (closed) throw new Error('the Hyper adapter was closed');
       await ensureDatabase();
       const inner = poolOf(
-        () => postgres(connectOptions(database, maxConnections)),
+        (onclose) => postgres({ ...connectOptions(database, 1), onclose }),
+        maxConnections,
         async () => {
           shared.pools.delete(inner);
         },
@@ -198,6 +199,7 @@ export function createHyperAdapter(options: HyperAdapterOptions = {}): HyperAdap
       pools.add(pool);
       return pool;
     },
+    epoch: () => embedded?.hyperd.starts ?? 0,
     /**
      * Closes every connection to the database (holding new work back), then attaches and detaches
      * it on a connection of its own: hyperd writes the database out when the last session detaches,

@@ -46,6 +46,17 @@ export async function copyFrom(sql: AnySql, statement: string, source: AsyncIter
 
   const writable = await query.writable();
   streaming = true;
+  // On an error, postgres.js destroys this stream and its destroy handler writes CopyFail to the
+  // socket, which is null when the error was the connection closing: a TypeError thrown out of a
+  // socket event, uncatchable by any caller. Nothing can be told to a dead connection anyway.
+  const destroy = writable._destroy.bind(writable);
+  writable._destroy = (error, callback) => {
+    try {
+      destroy(error, callback);
+    } catch {
+      // callback was already called before the failed write
+    }
+  };
   let sourceError: unknown;
   const piped = pipeline(Readable.from(source, { objectMode: false }), writable).catch((error: unknown) => {
     sourceError ??= error;
@@ -75,16 +86,26 @@ export async function describeTable(sql: AnySql, table: TableName): Promise<Tabl
   return rows.map((r) => ({ name: r.name, sqlType: r.sql_type, nullable: !r.not_null }));
 }
 
-function connectionOf(sql: AnySql): DbConnection {
+/** `check` runs before every statement: it throws when the transaction's session is gone. */
+function connectionOf(sql: AnySql, check: () => void = () => {}): DbConnection {
   return {
-    query: <T extends Row = Row>(text: string, params: readonly unknown[] = []) =>
-      sql.unsafe(text, params as postgres.ParameterOrJSON<never>[]) as unknown as Promise<T[]>,
+    query: <T extends Row = Row>(text: string, params: readonly unknown[] = []) => {
+      check();
+      return sql.unsafe(text, params as postgres.ParameterOrJSON<never>[]) as unknown as Promise<T[]>;
+    },
     execute: async (text: string, params: readonly unknown[] = []) => {
+      check();
       const result = await sql.unsafe(text, params as postgres.ParameterOrJSON<never>[]);
       return Number(result.count ?? 0);
     },
-    copyFrom: (statement, source) => copyFrom(sql, statement, source),
-    describeTable: (table) => describeTable(sql, table),
+    copyFrom: (statement, source) => {
+      check();
+      return copyFrom(sql, statement, source);
+    },
+    describeTable: (table) => {
+      check();
+      return describeTable(sql, table);
+    },
   };
 }
 
@@ -98,24 +119,150 @@ export interface ResettablePool extends DbPool {
  * Wraps postgres.js as a `DbPool`. `make` creates the postgres.js instance, again after each
  * `reset`; `onClose` runs after the pool has ended for good.
  */
-export function poolOf(make: () => Sql, onClose?: () => Promise<void>): ResettablePool {
-  let sql = make();
+/** One single-connection postgres.js instance, and who wants to know when its connection closes. */
+interface Instance {
+  readonly sql: Sql;
+  readonly closeListeners: Set<() => void>;
+}
+
+function connectionClosed(): Error {
+  return Object.assign(new Error('the connection closed during the transaction; nothing of it was committed'), { code: 'CONNECTION_CLOSED' });
+}
+
+/**
+ * A pool of `size` single-connection postgres.js instances, handed out one per transaction.
+ * `make(onclose)` creates one; it must pass `onclose` to postgres.js's option of that name.
+ *
+ * Not `sql.begin` nor `sql.reserve` of one postgres.js instance: after the connection drops,
+ * `begin` still sends ROLLBACK on it and postgres.js then writes to its nulled socket from a
+ * deferred callback (a TypeError no caller can catch, which ends the process), and `reserve` as
+ * the first use of a connection never resolves when types are not fetched. Seen here too: a
+ * statement issued while the connection is dying never settles.
+ *
+ * So a transaction races every step against its connection closing: when it closes, the
+ * transaction fails at once as a lost connection (retried by the core), and its instance is
+ * retired (ended without a word to the server, which rolls back by itself) and replaced by a
+ * fresh one. An instance is never reused after its connection closed mid-transaction, so no
+ * statement of a transaction can reach a new session and run there auto-committed.
+ */
+export function poolOf(make: (onclose: () => void) => Sql, size: number, onClose?: () => Promise<void>): ResettablePool {
+  const create = (): Instance => {
+    const closeListeners = new Set<() => void>();
+    const sql = make(() => {
+      for (const listener of [...closeListeners]) listener();
+    });
+    return { sql, closeListeners };
+  };
+  let instances = Array.from({ length: size }, create);
+  const idle: Instance[] = [...instances];
+  const waiting: ((instance: Instance) => void)[] = [];
   let closed = false;
+
+  function acquire(): Promise<Instance> {
+    if (closed) return Promise.reject(Object.assign(new Error('the pool was closed'), { code: 'CONNECTION_ENDED' }));
+    const free = idle.pop();
+    return free ? Promise.resolve(free) : new Promise((resolve) => waiting.push(resolve));
+  }
+
+  function hand(instance: Instance): void {
+    const next = waiting.shift();
+    if (next) next(instance);
+    else idle.push(instance);
+  }
+
+  function release(instance: Instance): void {
+    // An instance retired (or replaced by `reset`) while in use is not handed out again.
+    if (instances.includes(instance)) hand(instance);
+  }
+
+  function retire(instance: Instance): void {
+    const index = instances.indexOf(instance);
+    if (index === -1) return;
+    const fresh = create();
+    instances[index] = fresh;
+    void instance.sql.end({ timeout: 0 }).catch(() => {});
+    if (!closed) hand(fresh);
+  }
+
+  /** Races work on `instance` against its connection closing (see above). */
+  function watchClose(instance: Instance) {
+    let lost = false;
+    let onLost!: () => void;
+    const whenLost = new Promise<never>((_, reject) => {
+      onLost = () => {
+        lost = true;
+        reject(connectionClosed());
+      };
+    });
+    whenLost.catch(() => {});
+    instance.closeListeners.add(onLost);
+    return {
+      step: <R>(work: Promise<R>): Promise<R> => Promise.race([work, whenLost]),
+      check: () => {
+        if (lost) throw connectionClosed();
+      },
+      lost: () => lost,
+      dispose: () => instance.closeListeners.delete(onLost),
+    };
+  }
+
+  async function withInstance<T>(use: (instance: Instance) => Promise<T>): Promise<T> {
+    const instance = await acquire();
+    try {
+      return await use(instance);
+    } finally {
+      release(instance);
+    }
+  }
+
   return {
     transaction: <T>(fn: (conn: DbConnection) => Promise<T>) =>
-      sql.begin((tx) => fn(connectionOf(tx))) as Promise<T>,
+      withInstance(async (instance) => {
+        const { sql } = instance;
+        const watch = watchClose(instance);
+        try {
+          await watch.step(sql.unsafe('BEGIN'));
+          const result = await watch.step(fn(connectionOf(sql, watch.check)));
+          watch.check();
+          await watch.step(sql.unsafe('COMMIT'));
+          return result;
+        } catch (error) {
+          if (!watch.lost()) {
+            // A statement failed on a live connection: end the transaction and reuse it.
+            await watch.step(sql.unsafe('ROLLBACK')).catch(() => {});
+          }
+          if (watch.lost()) retire(instance);
+          throw error;
+        } finally {
+          watch.dispose();
+        }
+      }),
     query: <T extends Row = Row>(text: string, params: readonly unknown[] = []) =>
-      sql.unsafe(text, params as postgres.ParameterOrJSON<never>[]) as unknown as Promise<T[]>,
+      withInstance(async (instance) => {
+        const watch = watchClose(instance);
+        try {
+          return await watch.step(instance.sql.unsafe(text, params as postgres.ParameterOrJSON<never>[]) as unknown as Promise<T[]>);
+        } catch (error) {
+          if (watch.lost()) retire(instance);
+          throw error;
+        } finally {
+          watch.dispose();
+        }
+      }),
     async reset() {
       if (closed) return;
-      const old = sql;
-      sql = make();
-      await old.end({ timeout: 30 });
+      // Callers hold new work back (see the Hyper adapter's checkpoint), so all are idle here.
+      const old = instances;
+      instances = Array.from({ length: size }, create);
+      idle.length = 0;
+      idle.push(...instances);
+      await Promise.all(old.map(({ sql }) => sql.end({ timeout: 30 })));
+      for (const resolve of waiting.splice(0)) resolve(idle.pop()!);
     },
     async close() {
       if (closed) return;
       closed = true;
-      await sql.end({ timeout: 5 });
+      await Promise.all(instances.map(({ sql }) => sql.end({ timeout: 5 })));
       await onClose?.();
     },
   };
