@@ -24,7 +24,8 @@ export function hyperdChildrenOf(parent: number): number[] {
       const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
       const comm = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
       const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-      if (comm === 'hyperd' && ppid === parent) found.push(Number(entry));
+      // hyperd renames its main thread to hyperdMain once it runs.
+      if ((comm === 'hyperd' || comm === 'hyperdMain') && ppid === parent) found.push(Number(entry));
     } catch {
       // the process went away while we looked
     }
