@@ -38,7 +38,8 @@ Options:
   --max-concurrent <n>    parallel ingests (default 4, at most 32)
   --once                  process the ready files present, then exit (1 if any failed)
   --json                  print the summary as one JSON object on stdout
-  --fs <node|parcel>      filesystem event source (default: node on Linux, parcel elsewhere)
+  --fs <node|parcel|deno|poll[:ms]>  filesystem event source (default: node on Linux,
+                          deno on Deno, parcel elsewhere; poll for NFS/SMB, every 1000 ms)
   --log-format <text|json>  log lines on stderr (default text)
   --quiet                 log warnings and errors only
   -h, --help`,
@@ -100,7 +101,7 @@ async function watchCommand(args: string[]): Promise<number> {
   if (!values.table) throw new UsageError('watch needs --table <name>');
   if (values['log-format'] && !['text', 'json'].includes(values['log-format'])) throw new UsageError('--log-format is text or json');
   const fs = values.fs === undefined ? undefined : fsAdapterByName(values.fs);
-  if (values.fs !== undefined && !fs) throw new UsageError(`--fs is node or parcel, got ${JSON.stringify(values.fs)}`);
+  if (values.fs !== undefined && !fs) throw new UsageError(`--fs is node, parcel, deno (on Deno) or poll[:ms], got ${JSON.stringify(values.fs)}`);
   const logger = lineLogger((line) => process.stderr.write(`${line}\n`), {
     json: values['log-format'] === 'json',
     level: values.quiet ? 'warn' : 'info',

@@ -32,7 +32,9 @@ function isExecutable(path: string): boolean {
   try {
     accessSync(path, constants.X_OK);
     return true;
-  } catch {
+  } catch (error) {
+    // Deno without --allow-sys: say so, rather than "hyperd not found".
+    if ((error as { name?: unknown }).name === 'NotCapable') throw error;
     return false;
   }
 }

@@ -3,7 +3,6 @@
  * (about 50 ms on Linux) and reports queue overflows as errors, on which the core rescans.
  */
 import { basename, dirname, resolve } from 'node:path';
-import parcel from '@parcel/watcher';
 import type { FsAdapter } from '../../../src/types.ts';
 
 export function parcelFsAdapter(): FsAdapter {
@@ -11,6 +10,8 @@ export function parcelFsAdapter(): FsAdapter {
     name: 'parcel',
     mayLoseEvents: false,
     async subscribe(dir, onEvents, onError) {
+      // Loaded on first use: a native addon, which Deno loads only with --allow-ffi.
+      const { default: parcel } = await import('@parcel/watcher');
       const root = resolve(dir);
       const subscription = await parcel.subscribe(
         root,
