@@ -5,9 +5,13 @@
 
 const NEEDS_QUOTES = /[",\n\r]/;
 
-/** Quotes a text field when CSV requires it, and always when it is empty (else it would be NULL). */
+/**
+ * Quotes a text field when CSV requires it, and always when it is empty (else it would be NULL)
+ * or `\.` (alone on a line, as in a one-column table, PostgreSQL's COPY takes it for the end of
+ * the data and silently drops every later row).
+ */
 export function quoteField(text: string): string {
-  if (text === '') return '""';
+  if (text === '' || text === '\\.') return `"${text}"`;
   return NEEDS_QUOTES.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
 }
 

@@ -1,0 +1,635 @@
+/**
+ * The PostgreSQL adapter, the watcher protocol and every built-in ingester on a real PostgreSQL
+ * server: a throwaway cluster started for this file (test/helpers/postgres.ts). Without the
+ * PostgreSQL binaries this file fails, saying what to install; it never skips.
+ */
+import assert from 'node:assert/strict';
+import { mkdir, readdir, readFile, symlink } from 'node:fs/promises';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import {
+  Binary,
+  Bool,
+  DateDay,
+  Dictionary,
+  Field,
+  Float32,
+  Int16,
+  Int32,
+  List,
+  Struct,
+  Table,
+  tableFromArrays,
+  tableToIPC,
+  Timestamp,
+  TimeUnit,
+  Uint32,
+  Utf8,
+  vectorFromArray,
+} from 'apache-arrow';
+import { ResultAsync } from 'neverthrow';
+import { copyColumns, createPostgresAdapter, POSTGRES_URL_MISSING_MESSAGE, type PostgresAdapter, resolveUrl } from '../adapters/db/postgres/index.ts';
+import { arrowIngester } from '../plugins/arrow/index.ts';
+import { csvIngester } from '../plugins/csv/index.ts';
+import { jsonIngester } from '../plugins/json/index.ts';
+import { parquetIngester } from '../plugins/parquet/index.ts';
+import { openWatcher, startWatching, stopWatching } from '../src/api.ts';
+import { STAGING_DIR } from '../src/constants.ts';
+import { fromDbError } from '../src/errors.ts';
+import type { WatchOptions } from '../src/options.ts';
+import { defineIngester } from '../src/plugins.ts';
+import { WatcherRegistry } from '../src/registry.ts';
+import { testIngester } from '../src/testing.ts';
+import type { DbPool } from '../src/types.ts';
+import { csv, drop, failedEntries, leftovers, waitFor } from './helpers/drop.ts';
+import { count, hyperFixture, removeDir, tempDir } from './helpers/env.ts';
+import { startPostgres } from './helpers/postgres.ts';
+import { ROOT } from './helpers/proc.ts';
+
+// One cluster for the whole file, started before any test is registered (the contract kit takes
+// its `db` when it is registered). The helper also stops it at process exit, whatever happens.
+const pg = await startPostgres();
+const db: PostgresAdapter = createPostgresAdapter({ url: pg.url });
+after(async () => {
+  await db.close();
+  await pg.stop();
+});
+
+const parquetSample = await readFile(join(ROOT, 'test', 'fixtures', 'sample.parquet'));
+
+/** The values of sample.parquet: row i is (i, 'name-i', 1.5 * i, 2026-01-01 + i days). */
+function sampleRow(i: number): string {
+  const day = new Date(Date.UTC(2026, 0, 1 + i)).toISOString().slice(0, 10);
+  return `${i}|name-${i}|${(1.5 * i).toFixed(1)}|${day}`;
+}
+
+async function* chunks(...texts: string[]): AsyncIterable<string> {
+  yield* texts;
+}
+
+async function stagingOf(dir: string): Promise<string[]> {
+  return readdir(join(dir, STAGING_DIR));
+}
+
+describe('PostgreSQL adapter', () => {
+  let pool: DbPool;
+  before(async () => {
+    pool = await db.openPool({ maxConnections: 2 });
+  });
+  after(() => pool.close());
+
+  it('declares what PostgreSQL can do: plain COPY, durable commits, no local files', () => {
+    assert.equal(db.name, 'postgres');
+    assert.deepEqual(db.capabilities, { readsLocalFiles: false, arrowStream: false, parquet: false, durableCommit: true });
+    assert.equal(db.checkpoint, undefined, 'durable commits need no checkpoint');
+    assert.equal(db.epoch, undefined);
+    assert.equal(db.sqlType({ kind: 'json' }), 'TEXT');
+    assert.equal(db.sqlType({ kind: 'decimal', precision: 38, scale: 4 }), 'NUMERIC(38,4)');
+    assert.equal(db.sqlType({ kind: 'real' }), 'REAL');
+    assert.equal(db.sqlType({ kind: 'timestamptz' }), 'TIMESTAMPTZ');
+  });
+
+  it('describes itself as host, port and database, never with the password', () => {
+    assert.equal(db.describe(), `postgres 127.0.0.1:${pg.port}/${pg.database}`);
+    assert.ok(!db.describe().includes(pg.password));
+    assert.ok(pg.url.includes(pg.password), 'the URL does carry a password');
+  });
+
+  it('takes DATABASE_URL when no url is given, and says what to do when there is none', async () => {
+    const saved = process.env.DATABASE_URL;
+    try {
+      delete process.env.DATABASE_URL;
+      assert.throws(() => createPostgresAdapter(), { message: POSTGRES_URL_MISSING_MESSAGE });
+      process.env.DATABASE_URL = pg.url;
+      const fromEnv = createPostgresAdapter();
+      const envPool = await fromEnv.openPool({ maxConnections: 1 });
+      const [row] = await envPool.query<{ db: string }>('SELECT current_database() AS db');
+      assert.equal(row!.db, pg.database);
+      await fromEnv.close();
+    } finally {
+      if (saved === undefined) delete process.env.DATABASE_URL;
+      else process.env.DATABASE_URL = saved;
+    }
+  });
+
+  it('connects through the unix socket with a libpq-style ?host= URL', async () => {
+    const sockets = join(pg.root, 'sockets');
+    const local = createPostgresAdapter({ url: `postgres://hyperwatch@/${pg.database}?host=${encodeURIComponent(sockets)}&port=${pg.port}` });
+    assert.equal(local.describe(), `postgres ${sockets}:${pg.port}/${pg.database}`);
+    const localPool = await local.openPool({ maxConnections: 1 });
+    const [row] = await localPool.query<{ addr: string | null; db: string }>('SELECT inet_server_addr() AS addr, current_database() AS db');
+    assert.equal(row!.addr, null, 'a unix socket has no server address');
+    assert.equal(row!.db, pg.database);
+    await local.close();
+  });
+
+  it('reports a missing unix socket (server down) as transient, to be retried', async () => {
+    const down = createPostgresAdapter({ url: `postgres://hyperwatch@/x?host=${encodeURIComponent(join(pg.root, 'no-such-dir'))}&port=1` });
+    const downPool = await down.openPool({ maxConnections: 1 });
+    const error = await downPool.query('SELECT 1').then(
+      () => assert.fail('connected to nothing'),
+      (e: unknown) => e,
+    );
+    const report = fromDbError(error);
+    assert.equal(report.kind, 'transient', `${report.code}: ${report.message}`);
+    await down.close();
+  });
+
+  it('resolves URL forms postgres.js does not read itself', () => {
+    assert.deepEqual(resolveUrl('postgres://u@/db?host=/run/pg&port=5433&sslmode=disable'), {
+      url: 'postgres://u@localhost/db?sslmode=disable',
+      host: ['/run/pg'],
+      port: [5433],
+      path: '/run/pg/.s.PGSQL.5433',
+    });
+    assert.deepEqual(resolveUrl('postgres://u:p@[::1]:6000/db'), { url: 'postgres://u:p@[::1]:6000/db', host: ['::1'], port: [6000] });
+    assert.equal(resolveUrl('postgres://u:p@h1:5432,h2:5433/db').url, 'postgres://u:p@h1:5432,h2:5433/db');
+    assert.equal(createPostgresAdapter({ url: 'postgres://u:secret@[::1]:6000/db' }).describe(), 'postgres [::1]:6000/db');
+  });
+
+  it('reads the column list of a COPY statement, quoted names included', () => {
+    assert.deepEqual(copyColumns('COPY "s"."t" ("id", "a""b", "x,y") FROM STDIN WITH (FORMAT csv)'), ['id', 'a"b', 'x,y']);
+    assert.deepEqual(copyColumns('copy t (Id, name) from stdin'), ['id', 'name']);
+    assert.equal(copyColumns('COPY t FROM STDIN'), undefined);
+  });
+
+  it('names the line and column of a bad COPY value, as Hyper does', async () => {
+    await pool.query('CREATE TABLE copy_errors (id BIGINT, "Amount, EUR" DOUBLE PRECISION NOT NULL)');
+    const copy = 'COPY "copy_errors" ("id", "Amount, EUR") FROM STDIN WITH (FORMAT csv, HEADER true)';
+    const failure = async (data: string) => {
+      const error = await pool.transaction((conn) => conn.copyFrom(copy, chunks(data))).then(
+        () => assert.fail('COPY accepted bad data'),
+        (e: unknown) => e,
+      );
+      return fromDbError(error, 'f.csv');
+    };
+    const bad = await failure('id,"Amount, EUR"\n1,2\n3,abc\n');
+    assert.deepEqual([bad.code, bad.kind, bad.line, bad.column], ['DB_22P02', 'data', 3, 2]);
+    assert.match(bad.message, /^f\.csv: invalid input syntax for type double precision: "abc" \(line 3, column 2\)$/);
+    const missing = await failure('id,"Amount, EUR"\n1,\n');
+    assert.deepEqual([missing.code, missing.line, missing.column], ['DB_23502', 2, 2]);
+    const ragged = await failure('id,"Amount, EUR"\n1,2,3\n');
+    assert.deepEqual([ragged.code, ragged.line, ragged.column], ['DB_22P04', 2, undefined]);
+    assert.equal(await count(pool, 'copy_errors'), 0);
+  });
+
+  it('opens its sockets with TCP_NODELAY: a small COPY takes milliseconds, not a delayed ACK (~40-90 ms)', async () => {
+    await pool.query('CREATE TABLE nodelay (id BIGINT, name TEXT)');
+    const rows = Array.from({ length: 100 }, (_, i) => `${i},name-${i}\n`).join('');
+    const times: number[] = [];
+    for (let i = 0; i < 15; i++) {
+      const started = performance.now();
+      assert.equal(await pool.transaction((conn) => conn.copyFrom('COPY nodelay (id, name) FROM STDIN WITH (FORMAT csv)', chunks(rows))), 100);
+      times.push(performance.now() - started);
+    }
+    times.sort((a, b) => a - b);
+    const median = times[7]!;
+    console.log(`# 100-row COPY FROM STDIN in a transaction: median ${median.toFixed(2)} ms`);
+    assert.ok(median < 30, `median ${median.toFixed(1)} ms: Nagle's algorithm is on`);
+  });
+
+  it('close ends its pools: their connections leave the server', async () => {
+    const backends = async () =>
+      Number((await pool.query<{ n: string }>(`SELECT COUNT(*) AS n FROM pg_stat_activity WHERE datname = current_database() AND backend_type = 'client backend'`))[0]!.n);
+    const before = await backends();
+    const other = createPostgresAdapter({ url: pg.url });
+    const otherPool = await other.openPool({ maxConnections: 3 });
+    await Promise.all([1, 2, 3].map(() => otherPool.query('SELECT pg_sleep(0.05)')));
+    assert.equal(await backends(), before + 3);
+    await other.close();
+    await waitFor(async () => (await backends()) === before, 'connections to close', 5000);
+    await assert.rejects(otherPool.query('SELECT 1'));
+    await assert.rejects(other.openPool({ maxConnections: 1 }), /closed/);
+  });
+});
+
+describe('watcher on a real PostgreSQL server', () => {
+  let root: string;
+  let pool: DbPool;
+  let registry: WatcherRegistry;
+  let n = 0;
+  async function inbox(): Promise<{ dir: string; table: string; opts: WatchOptions }> {
+    const dir = join(root, `inbox-${++n}`);
+    await mkdir(dir);
+    return { dir, table: `w${n}`, opts: { db, registry, rescanIntervalMs: 200 } };
+  }
+
+  before(async () => {
+    root = await tempDir('hyperwatch-pgtest-');
+    pool = await db.openPool({ maxConnections: 2 });
+    registry = new WatcherRegistry();
+  });
+  after(async () => {
+    await registry.stopAll();
+    await pool.close();
+    await removeDir(root);
+  });
+
+  it('ingests one file, records it in the ledger, and leaves nothing in staging', async () => {
+    const { dir, table, opts } = await inbox();
+    await drop(dir, 'a.csv', csv('id,name,score', [[1, 'ann', 1.5], [2, 'bob', 2.5], [3, 'cy', 3]]));
+    const stats = await startWatching(dir, table, opts);
+    assert.equal(stats.filesIngested, 1);
+    assert.equal(stats.rowsIngested, 3);
+    const rows = await pool.query<{ id: string; name: string; score: number }>(`SELECT * FROM ${table} ORDER BY id`);
+    assert.deepEqual(rows.map((r) => [String(r.id), r.name, r.score]), [['1', 'ann', 1.5], ['2', 'bob', 2.5], ['3', 'cy', 3]]);
+    const cols = await pool.transaction((c) => c.describeTable({ name: table }));
+    assert.deepEqual(cols?.map((c) => c.sqlType), ['bigint', 'text', 'double precision']);
+    const ledger = await pool.query<{ file_name: string; row_count: string }>(`SELECT file_name, row_count FROM hyperwatch_ingest_log WHERE target_table = $1`, [table]);
+    assert.deepEqual(ledger.map((r) => [r.file_name, Number(r.row_count)]), [['a.csv', 3]]);
+    assert.deepEqual(await leftovers(dir), []);
+    // Durable commits: the staged copy goes at commit, without a checkpoint.
+    assert.deepEqual(await stagingOf(dir), []);
+    const summary = await stopWatching(dir, { registry });
+    assert.equal(summary.database, `postgres 127.0.0.1:${pg.port}/${pg.database}`);
+    assert.equal(summary.stats.checkpoints, 0);
+    assert.deepEqual(await stagingOf(dir), []);
+  });
+
+  it('ingests 200 files dropped at once, each once, never more than maxConcurrent at a time', async () => {
+    const { dir, table, opts } = await inbox();
+    let active = 0;
+    let peak = 0;
+    const counting = defineIngester({
+      name: 'csv-counting',
+      extensions: ['.csv'],
+      append(conn, file, t, ctx) {
+        active++;
+        peak = Math.max(peak, active);
+        return ResultAsync.fromSafePromise(
+          (async () => {
+            try {
+              return await csvIngester.append(conn, file, t, ctx);
+            } finally {
+              active--;
+            }
+          })(),
+        ).andThen((r) => r);
+      },
+    });
+    const handle = await openWatcher(dir, table, { ...opts, maxConcurrent: 3, plugins: [counting] });
+    let sampledPeak = 0;
+    const sampler = setInterval(() => {
+      sampledPeak = Math.max(sampledPeak, handle.stats.inFlight);
+    }, 1);
+    const started = performance.now();
+    await Promise.all(Array.from({ length: 200 }, (_, i) => drop(dir, `f${String(i).padStart(3, '0')}.csv`, csv('id,batch', [[i * 2, i], [i * 2 + 1, i]]))));
+    await waitFor(() => handle.stats.filesIngested === 200, '200 files', 60000);
+    const seconds = (performance.now() - started) / 1000;
+    clearInterval(sampler);
+    console.log(`# PostgreSQL: 200 files ingested in ${seconds.toFixed(2)} s (${(200 / seconds).toFixed(0)} files/s), peak concurrency ${peak}`);
+    assert.equal(await count(pool, table), 400);
+    const [distinct] = await pool.query<{ ids: string; batches: string }>(`SELECT COUNT(DISTINCT id) AS ids, COUNT(DISTINCT batch) AS batches FROM ${table}`);
+    assert.equal(Number(distinct!.ids), 400);
+    assert.equal(Number(distinct!.batches), 200);
+    const [ledger] = await pool.query<{ n: string; claims: string }>(`SELECT COUNT(*) AS n, COUNT(DISTINCT claim_id) AS claims FROM hyperwatch_ingest_log WHERE target_table = $1`, [table]);
+    assert.deepEqual([Number(ledger!.n), Number(ledger!.claims)], [200, 200]);
+    assert.ok(peak <= 3, `peak concurrent appends ${peak} > 3`);
+    assert.ok(sampledPeak <= 3, `stats.inFlight reached ${sampledPeak}`);
+    assert.ok(peak >= 2, 'files should have run in parallel');
+    assert.equal(handle.stats.filesFailed, 0);
+    assert.deepEqual(await leftovers(dir), []);
+    await handle.stop();
+    assert.deepEqual(await stagingOf(dir), []);
+  });
+
+  it('moves a malformed CSV to failed/ with a .error naming code, line and column, while the good ones land', async () => {
+    const { dir, table, opts } = await inbox();
+    await drop(dir, 'good1.csv', csv('id,amount', [[1, 10], [2, 20]]));
+    await drop(dir, 'good2.csv', csv('id,amount', [[3, 30]]));
+    const handle = await openWatcher(dir, table, opts);
+    await drop(dir, 'bad.csv', 'id,amount\n4,40\n5,not-a-number\n');
+    await drop(dir, 'good3.csv', csv('id,amount', [[6, 60]]));
+    await waitFor(() => handle.stats.filesIngested + handle.stats.filesFailed === 4, 'all files settled');
+    assert.equal(handle.stats.filesIngested, 3);
+    assert.deepEqual(await leftovers(dir), []);
+    assert.equal(await count(pool, table), 4);
+    assert.equal(await count(pool, table, 'id IN (4, 5)'), 0, 'nothing of the bad file');
+    assert.deepEqual(await failedEntries(dir), ['bad.csv', 'bad.csv.error', 'bad.csv.ready']);
+    const report = JSON.parse(await readFile(join(dir, 'failed', 'bad.csv.error'), 'utf8'));
+    assert.equal(report.file, 'bad.csv');
+    assert.equal(report.kind, 'data');
+    assert.equal(report.code, 'DB_22P02');
+    assert.equal(report.sqlState, '22P02');
+    assert.equal(report.line, 3);
+    assert.equal(report.column, 2);
+    assert.match(report.message, /^bad\.csv: invalid input syntax for type bigint: "not-a-number" \(line 3, column 2 "amount"\)$/);
+    assert.match(report.hint, /replay/);
+    assert.equal(await readFile(join(dir, 'failed', 'bad.csv'), 'utf8'), 'id,amount\n4,40\n5,not-a-number\n');
+    await stopWatching(dir, { registry });
+    assert.deepEqual(await stagingOf(dir), []);
+  });
+
+  it('fails an empty file with EMPTY_FILE and keeps going', async () => {
+    const { dir, table, opts } = await inbox();
+    await drop(dir, 'empty.csv', '');
+    await drop(dir, 'ok.csv', csv('id', [[1]]));
+    const stats = await startWatching(dir, table, opts);
+    assert.equal(stats.filesFailed, 1);
+    assert.equal(stats.filesIngested, 1);
+    const report = JSON.parse(await readFile(join(dir, 'failed', 'empty.csv.error'), 'utf8'));
+    assert.equal(report.code, 'EMPTY_FILE');
+    assert.equal(report.kind, 'data');
+    assert.equal(await count(pool, table), 1);
+    await stopWatching(dir, { registry });
+    assert.deepEqual(await stagingOf(dir), []);
+  });
+
+  it('refuses a second watcher on the same directory, also through a symlink', async () => {
+    const { dir, table, opts } = await inbox();
+    await startWatching(dir, table, opts);
+    await assert.rejects(startWatching(dir, table, opts), /already being watched/);
+    const link = join(root, `link-${n}`);
+    await symlink(dir, link);
+    await assert.rejects(startWatching(link, 'other', opts), { name: 'DuplicateWatcherError' });
+    assert.equal(registry.list().filter((w) => w.dir === dir).length, 1);
+    await stopWatching(link, { registry });
+    assert.equal(registry.get(dir), undefined);
+  });
+
+  it('stops, then starts again and picks up the files dropped in between', async () => {
+    const { dir, table, opts } = await inbox();
+    await drop(dir, 'one.csv', csv('id', [[1]]));
+    await startWatching(dir, table, opts);
+    const first = await stopWatching(dir, { registry });
+    assert.equal(first.stats.filesIngested, 1);
+    await drop(dir, 'two.csv', csv('id', [[2]]));
+    await new Promise((r) => setTimeout(r, 100));
+    assert.deepEqual(await leftovers(dir), ['two.csv', 'two.csv.ready'], 'nothing is ingested while stopped');
+    const again = await startWatching(dir, table, opts);
+    assert.equal(again.filesIngested, 1);
+    const ids = await pool.query<{ id: string }>(`SELECT id FROM ${table} ORDER BY id`);
+    assert.deepEqual(ids.map((r) => Number(r.id)), [1, 2]);
+    await stopWatching(dir, { registry });
+    assert.deepEqual(await stagingOf(dir), []);
+  });
+
+  it('widens an inferred column when a value past the sample does not fit (PostgreSQL names the column)', async () => {
+    const { dir, table, opts } = await inbox();
+    const rows: (string | number)[][] = Array.from({ length: 5000 }, (_, i) => [i, i * 10]);
+    rows.push([5000, 'n/a']);
+    await drop(dir, 'wide.csv', csv('id,v', rows));
+    const stats = await startWatching(dir, table, opts);
+    assert.equal(stats.filesFailed, 0, JSON.stringify(stats.lastError));
+    assert.equal(await count(pool, table), 5001);
+    const cols = await pool.transaction((c) => c.describeTable({ name: table }));
+    assert.deepEqual(cols?.map((c) => c.sqlType), ['bigint', 'text']);
+    await stopWatching(dir, { registry });
+  });
+
+  it('routes every format into its table: csv, jsonl, json array, parquet, arrow file and stream', async () => {
+    const { dir, table, opts } = await inbox();
+    const arrow = tableFromArrays({ id: BigInt64Array.from([5n, 6n]), name: ['ar-5', 'ar-6'] });
+    await drop(dir, 'a.csv', csv('id,name', [[0, 'csv-0']]));
+    await drop(dir, 'b.jsonl', '{"id":1,"name":"jl-1"}\n{"name":"jl-2","id":2}\n');
+    await drop(dir, 'c.json', '[{"id":3,"name":"js-3"},{"id":4,"name":"js-4"}]');
+    await drop(dir, 'd.arrow', tableToIPC(arrow, 'file'));
+    await drop(dir, 'e.ipc', tableToIPC(tableFromArrays({ id: BigInt64Array.from([7n]), name: ['st-7'] }), 'stream'));
+    await drop(dir, 'bad-syntax.jsonl', '{"id":10,"name":"ok"}\n{"id":11,"name":}\n');
+    await drop(dir, 'bad-truncated.arrow', tableToIPC(arrow, 'file').subarray(0, 100));
+    const stats = await startWatching(dir, table, { ...opts, maxConcurrent: 2 });
+    assert.equal(stats.filesIngested, 5, JSON.stringify(stats.lastError));
+    assert.equal(stats.filesFailed, 2);
+    const rows = await pool.query<{ id: string; name: string }>(`SELECT id, name FROM ${table} ORDER BY id`);
+    assert.deepEqual(
+      rows.map((r) => `${r.id}:${r.name}`),
+      ['0:csv-0', '1:jl-1', '2:jl-2', '3:js-3', '4:js-4', '5:ar-5', '6:ar-6', '7:st-7'],
+    );
+    const syntax = JSON.parse(await readFile(join(dir, 'failed', 'bad-syntax.jsonl.error'), 'utf8'));
+    assert.equal(syntax.line, 2);
+    await stopWatching(dir, { registry });
+
+    // Parquet (decoded here and streamed: PostgreSQL does not read Parquet) into a table of its own.
+    const pq = await inbox();
+    await drop(pq.dir, 'sample.parquet', parquetSample);
+    const pqStats = await startWatching(pq.dir, pq.table, pq.opts);
+    assert.equal(pqStats.filesIngested, 1, JSON.stringify(pqStats.lastError));
+    assert.equal(pqStats.rowsIngested, 25);
+    const cols = await pool.transaction((c) => c.describeTable({ name: pq.table }));
+    assert.deepEqual(cols?.map((c) => `${c.name} ${c.sqlType}`), ['id integer', 'name text', 'score numeric(12,1)', 'day date']);
+    const pqRows = await pool.query<{ line: string }>(`SELECT concat_ws('|', id, name, score, day) AS line FROM ${pq.table} ORDER BY id`);
+    assert.deepEqual(
+      pqRows.map((r) => r.line),
+      Array.from({ length: 25 }, (_, i) => sampleRow(i + 1)),
+    );
+    await stopWatching(pq.dir, { registry });
+    assert.deepEqual(await stagingOf(pq.dir), []);
+  });
+
+  it('loads a Parquet file of many types (written by hyperd) through the decoding fallback with exact values', async () => {
+    const columns = `id INTEGER NOT NULL, si SMALLINT, i INTEGER, b BIGINT, d DOUBLE PRECISION, n NUMERIC(10,3), n18 NUMERIC(18,3), bo BOOLEAN, t TEXT, dt DATE, tm TIME, ts TIMESTAMP, tz TIMESTAMPTZ, by BYTEA, j JSON`;
+    const values = [
+      `1, 1, 2, 3, 2.5, 12.345, 123456789012345.678, true, 'héllo wörld ✓', DATE '2024-02-29', TIME '12:34:56.789012', TIMESTAMP '2024-01-02 03:04:05.123456', TIMESTAMPTZ '2024-01-02 03:04:05.123456+00', '\\xdeadbeef'::bytea, '{"a": [1, 2]}'`,
+      `2, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL`,
+      `3, -32768, -2147483648, 9223372036854775807, 'NaN', -0.005, -999999999999999.999, false, '', DATE '0044-03-15 BC', TIME '00:00:00', TIMESTAMP '1900-01-01 00:00:00.000001', TIMESTAMPTZ '1969-12-31 23:59:59.999999+00', '\\x'::bytea, 'null'`,
+      `4, 32767, 2147483647, -9223372036854775808, 1e308, 0, 0, true, 'a,"b"' || chr(10) || 'c' || chr(13), DATE '9999-12-31', TIME '23:59:59.999999', TIMESTAMP '0044-03-15 12:00:00 BC', TIMESTAMPTZ '2262-04-11 23:47:16.854775+00', '\\x00ff2c22'::bytea, '[]'`,
+      `5, 0, 0, 0, -0.1, 1.5, 1.5, false, '\\.', DATE '1970-01-01', TIME '01:02:03', TIMESTAMP '1970-01-01 00:00:00', TIMESTAMPTZ '1970-01-01 00:00:00+00', '\\x0a0d'::bytea, '"x,y"'`,
+    ];
+    // The file comes from hyperd (PostgreSQL writes no Parquet); the expected rows from the same
+    // values inserted into PostgreSQL.
+    const hyper = await hyperFixture();
+    let parquet: Buffer;
+    try {
+      await hyper.pool.query(`CREATE TABLE src (${columns})`);
+      for (const row of values) await hyper.pool.query(`INSERT INTO src VALUES (${row})`);
+      const path = join(hyper.root, 'many.parquet');
+      await hyper.pool.query(`COPY (SELECT * FROM src ORDER BY id) TO '${path}' WITH (FORMAT parquet)`);
+      parquet = await readFile(path);
+    } finally {
+      await hyper.close();
+    }
+    const { dir, table, opts } = await inbox();
+    await pool.query(`CREATE TABLE ${table}_src (${columns})`);
+    for (const row of values) await pool.query(`INSERT INTO ${table}_src VALUES (${row})`);
+    await drop(dir, 'many.parquet', parquet);
+    const stats = await startWatching(dir, table, opts);
+    assert.equal(stats.filesIngested, 1, JSON.stringify(stats.lastError));
+    assert.equal(stats.rowsIngested, 5);
+    const cols = await pool.transaction((c) => c.describeTable({ name: table }));
+    assert.deepEqual(cols?.map((c) => c.sqlType), [
+      'integer',
+      'smallint',
+      'integer',
+      'bigint',
+      'double precision',
+      'numeric(10,3)',
+      'numeric(18,3)',
+      'boolean',
+      'text',
+      'date',
+      'time without time zone',
+      'timestamp without time zone',
+      'timestamp with time zone',
+      'bytea',
+      'text',
+    ]);
+    const asText = `id, si::text, i::text, b::text, d::text, n::text, n18::text, bo::text, t, dt::text, tm::text, ts::text, (tz AT TIME ZONE 'UTC')::text AS tz, by::text, j::text`;
+    const loaded = (await pool.query(`SELECT ${asText} FROM ${table} ORDER BY id`)).map((r) => ({ ...r }));
+    const expected = (await pool.query(`SELECT ${asText} FROM ${table}_src ORDER BY id`)).map((r) => ({ ...r }));
+    assert.equal(loaded.length, 5);
+    assert.deepEqual(loaded, expected);
+    await stopWatching(dir, { registry });
+  });
+
+  it('loads Arrow types through the CSV fallback with their exact values', async () => {
+    const { dir, table, opts } = await inbox();
+    const t = new Table({
+      i16: vectorFromArray([1, -2, null], new Int16()),
+      u32: vectorFromArray([4000000000, 0, 1], new Uint32()),
+      f32: vectorFromArray([1.5, -0.25, null], new Float32()),
+      ok: vectorFromArray([true, false, null], new Bool()),
+      txt: vectorFromArray(['a,b "c"\nd', '\\.', ''], new Utf8()),
+      day: vectorFromArray([new Date(Date.UTC(2024, 1, 29)), new Date(Date.UTC(1969, 11, 31)), null], new DateDay()),
+      ts: vectorFromArray([new Date(Date.UTC(2024, 1, 29, 12, 30, 45, 123)), null, new Date(0)], new Timestamp(TimeUnit.MILLISECOND)),
+      tstz: vectorFromArray([new Date(Date.UTC(2024, 1, 29, 12, 30, 45, 123)), null, new Date(0)], new Timestamp(TimeUnit.MILLISECOND, 'UTC')),
+      bin: vectorFromArray([Uint8Array.from([0xde, 0xad]), null, new Uint8Array()], new Binary()),
+      list: vectorFromArray([[1, 2], [], null], new List(new Field('item', new Int32(), true))),
+      st: vectorFromArray([{ a: 1, b: 'x' }, null, { a: null, b: 'y"' }], new Struct([new Field('a', new Int32(), true), new Field('b', new Utf8(), true)])),
+      dict: vectorFromArray(['red', 'blue', 'red'], new Dictionary(new Utf8(), new Int32())),
+    });
+    await drop(dir, 'types.arrow', tableToIPC(t, 'file'));
+    const stats = await startWatching(dir, table, opts);
+    assert.equal(stats.filesIngested, 1, JSON.stringify(stats.lastError));
+    const cols = await pool.transaction((c) => c.describeTable({ name: table }));
+    assert.deepEqual(cols?.map((c) => c.sqlType), [
+      'smallint',
+      'bigint',
+      'real',
+      'boolean',
+      'text',
+      'date',
+      'timestamp without time zone',
+      'timestamp with time zone',
+      'bytea',
+      'text',
+      'text',
+      'text',
+    ]);
+    const rows = await pool.query<Record<string, string | null>>(
+      `SELECT i16::text, u32::text, f32::text, ok::text, txt, day::text, ts::text, (tstz AT TIME ZONE 'UTC')::text AS tstz, bin::text, list, st, dict
+         FROM ${table} ORDER BY u32 DESC`,
+    );
+    assert.deepEqual([...rows], [
+      { i16: '1', u32: '4000000000', f32: '1.5', ok: 'true', txt: 'a,b "c"\nd', day: '2024-02-29', ts: '2024-02-29 12:30:45.123', tstz: '2024-02-29 12:30:45.123', bin: '\\xdead', list: '[1,2]', st: '{"a":1,"b":"x"}', dict: 'red' },
+      { i16: null, u32: '1', f32: null, ok: null, txt: '', day: null, ts: '1970-01-01 00:00:00', tstz: '1970-01-01 00:00:00', bin: '\\x', list: null, st: '{"a":null,"b":"y\\""}', dict: 'red' },
+      { i16: '-2', u32: '0', f32: '-0.25', ok: 'false', txt: '\\.', day: '1969-12-31', ts: null, tstz: null, bin: null, list: '[]', st: null, dict: 'blue' },
+    ]);
+    await stopWatching(dir, { registry });
+  });
+
+  it('loads JSON values exactly: quotes, line breaks, empty strings, nested values, and a lone \\.', async () => {
+    const { dir, table, opts } = await inbox();
+    await drop(
+      dir,
+      'a.jsonl',
+      [
+        '{"id":1,"s":"a,b \\"c\\"\\nd","o":{"k":[1,2]},"f":1.5}',
+        '{"id":2,"s":"\\\\.","o":[],"f":2}',
+        '{"id":3,"s":"","o":null}',
+      ].join('\n'),
+    );
+    const first = await startWatching(dir, table, opts);
+    assert.equal(first.filesIngested, 1, JSON.stringify(first.lastError));
+    const rows = await pool.query<{ id: string; s: string | null; o: string | null; f: number | null }>(`SELECT id, s, o, f FROM ${table} ORDER BY id`);
+    assert.deepEqual(
+      rows.map((r) => [Number(r.id), r.s, r.o, r.f]),
+      [
+        [1, 'a,b "c"\nd', '{"k":[1,2]}', 1.5],
+        [2, '\\.', '[]', 2],
+        [3, '', null, null],
+      ],
+    );
+    await stopWatching(dir, { registry });
+    // One column: a record whose value is \. is a line that is just \. in the COPY text.
+    const single = await inbox();
+    await drop(single.dir, 'b.jsonl', '{"only":"first"}\n{"only":"\\\\."}\n{"only":"last"}\n');
+    const stats = await startWatching(single.dir, single.table, single.opts);
+    assert.equal(stats.filesIngested, 1, JSON.stringify(stats.lastError));
+    assert.equal(stats.rowsIngested, 3);
+    const values = await pool.query<{ only: string }>(`SELECT "only" FROM ${single.table} ORDER BY "only"`);
+    assert.deepEqual(values.map((r) => r.only), ['\\.', 'first', 'last']);
+    await stopWatching(single.dir, { registry });
+  });
+
+  it('loses nothing and fails nothing when PostgreSQL restarts in the middle of a stream of files', async () => {
+    const { dir, table, opts } = await inbox();
+    const handle = await openWatcher(dir, table, { ...opts, maxConcurrent: 2, retryDelayMs: { initial: 20, max: 250 } });
+    const total = 60;
+    let restarted: Promise<void> | undefined;
+    for (let i = 0; i < total; i++) {
+      await drop(dir, `s${String(i).padStart(2, '0')}.csv`, csv('id,part', [[i * 3, i], [i * 3 + 1, i], [i * 3 + 2, i]]));
+      // The restart begins once files are flowing, and more files keep coming while it runs.
+      if (i === 20) restarted = pg.restart();
+      await new Promise((r) => setTimeout(r, 15));
+    }
+    await restarted;
+    await waitFor(() => handle.stats.filesIngested + handle.stats.filesFailed === total, `${total} files after the restart`, 60000);
+    assert.equal(handle.stats.filesFailed, 0, JSON.stringify(handle.stats.lastError));
+    assert.equal(handle.stats.filesIngested, total);
+    assert.ok(handle.stats.retries > 0, 'files met the restart and were retried');
+    console.log(`# PostgreSQL restart mid-stream: ${handle.stats.retries} retries, ${total} files, none failed`);
+    assert.equal(await count(pool, table), total * 3);
+    const [distinct] = await pool.query<{ ids: string }>(`SELECT COUNT(DISTINCT id) AS ids FROM ${table}`);
+    assert.equal(Number(distinct!.ids), total * 3, 'no row twice');
+    const [ledger] = await pool.query<{ n: string; files: string }>(`SELECT COUNT(*) AS n, COUNT(DISTINCT file_name) AS files FROM hyperwatch_ingest_log WHERE target_table = $1`, [table]);
+    assert.deepEqual([Number(ledger!.n), Number(ledger!.files)], [total, total]);
+    assert.deepEqual(await leftovers(dir), []);
+    assert.deepEqual(await failedEntries(dir), []);
+    await handle.stop();
+    assert.deepEqual(await stagingOf(dir), []);
+  });
+});
+
+// The ingester contract kit, each built-in plugin on PostgreSQL (samples as in contract.test.ts).
+const arrowSample = tableFromArrays({ id: Int32Array.from([1, 2, 3]), name: ['a', 'b', 'c'] });
+
+testIngester({
+  ingester: csvIngester,
+  db,
+  good: [
+    { name: 'a.csv', content: 'id,name\n1,ann\n2,bob\n', rows: 2 },
+    { name: 'b.TSV', content: 'id\tname\n1\tann\n', rows: 1 },
+  ],
+  bad: [
+    { name: 'empty.csv', content: '', kind: 'data' },
+    { name: 'dup.csv', content: 'id,id\n1,2\n', kind: 'data' },
+    { name: 'ragged.csv', content: 'id,name\n1,ann,extra\n' },
+  ],
+});
+
+testIngester({
+  ingester: jsonIngester,
+  db,
+  good: [
+    { name: 'a.json', content: '[{"id":1,"tags":["x"]},{"id":2,"tags":[]}]', rows: 2 },
+    { name: 'b.jsonl', content: '{"id":1}\n{"id":2}\n{"id":3}\n', rows: 3 },
+  ],
+  bad: [
+    { name: 'empty.json', content: '', kind: 'data' },
+    { name: 'scalar.json', content: '42', kind: 'data' },
+    { name: 'broken.ndjson', content: '{"id":1}\n{"id":\n', kind: 'data' },
+  ],
+});
+
+testIngester({
+  ingester: parquetIngester,
+  db,
+  good: [{ name: 'sample.parquet', content: parquetSample, rows: 25 }],
+  bad: [
+    { name: 'empty.parquet', content: '', kind: 'data' },
+    { name: 'truncated.pq', content: parquetSample.subarray(0, parquetSample.length - 20), kind: 'data' },
+  ],
+});
+
+testIngester({
+  ingester: arrowIngester,
+  db,
+  good: [
+    { name: 'a.arrow', content: tableToIPC(arrowSample, 'file'), rows: 3 },
+    { name: 'b.ipc', content: tableToIPC(arrowSample, 'stream'), rows: 3 },
+  ],
+  bad: [
+    { name: 'empty.feather', content: '', kind: 'data' },
+    { name: 'garbage.arrow', content: 'not arrow at all', kind: 'data' },
+  ],
+});
