@@ -15,6 +15,7 @@ export type { LastError, WatcherStats } from './stats.ts';
 export type * from './types.ts';
 export { WatcherHandle, type WatchSummary } from './watcher.ts';
 export { createHyperAdapter, type HyperAdapter, type HyperAdapterOptions } from '../adapters/db/hyper/index.ts';
+export { createPostgresAdapter, type PostgresAdapter, type PostgresAdapterOptions } from '../adapters/db/postgres/index.ts';
 export { denoFsAdapter } from '../adapters/fs/deno/index.ts';
 export { nodeFsAdapter } from '../adapters/fs/node/index.ts';
 export { pollFsAdapter, type PollFsOptions } from '../adapters/fs/poll/index.ts';
