@@ -9,6 +9,7 @@
 import { DataType, DateUnit, makeVector, Precision, TimeUnit, type Data } from 'apache-arrow';
 import { uint16ToFloat64 } from 'apache-arrow/util/math';
 import { decodeDictionary } from './columns.ts';
+import { formatDate } from '../shared/dates.ts';
 
 export interface Formatter {
   /** The value as SQL text, or null for NULL. */
@@ -27,21 +28,7 @@ export function hexBytes(bytes: Uint8Array): string {
 
 const pad2 = (n: number): string => (n < 10 ? `0${n}` : String(n));
 
-/** Days since 1970-01-01 → `YYYY-MM-DD` (proleptic Gregorian; `BC` suffix as PostgreSQL writes it). */
-export function formatDate(days: number): string {
-  // Howard Hinnant's civil_from_days: exact for any day count, no Date object per value.
-  const z = days + 719468;
-  const era = Math.floor(z / 146097);
-  const doe = z - era * 146097;
-  const yoe = Math.floor((doe - Math.floor(doe / 1460) + Math.floor(doe / 36524) - Math.floor(doe / 146096)) / 365);
-  const doy = doe - (365 * yoe + Math.floor(yoe / 4) - Math.floor(yoe / 100));
-  const mp = Math.floor((5 * doy + 2) / 153);
-  const day = doy - Math.floor((153 * mp + 2) / 5) + 1;
-  const month = mp < 10 ? mp + 3 : mp - 9;
-  const year = yoe + era * 400 + (month <= 2 ? 1 : 0);
-  const text = `${String(year > 0 ? year : 1 - year).padStart(4, '0')}-${pad2(month)}-${pad2(day)}`;
-  return year > 0 ? text : `${text} BC`;
-}
+export { formatDate };
 
 const MICROS_PER_DAY = 86_400_000_000n;
 
