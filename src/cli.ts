@@ -69,7 +69,7 @@ function printSummary(summary: WatchSummary, json: boolean): void {
   const lines = [
     `${summary.directory} → ${summary.table} (${summary.database})`,
     `  files ingested: ${s.filesIngested}   rows: ${s.rowsIngested}   bytes: ${s.bytesIngested}`,
-    `  files failed:   ${s.filesFailed}${s.lastError ? `   last error: ${s.lastError.file}: ${s.lastError.message}` : ''}`,
+    `  files failed:   ${s.filesFailed}${s.lastError ? `   last error: ${s.lastError.message}` : ''}`,
   ];
   if (s.retries || s.recovered || s.orphans) lines.push(`  retries: ${s.retries}   recovered: ${s.recovered}   orphan sentinels: ${s.orphans}`);
   process.stdout.write(`${lines.join('\n')}\n`);
