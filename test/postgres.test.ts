@@ -29,10 +29,7 @@ import {
 } from 'apache-arrow';
 import { ResultAsync } from 'neverthrow';
 import { copyColumns, createPostgresAdapter, POSTGRES_URL_MISSING_MESSAGE, type PostgresAdapter, resolveUrl } from '../adapters/db/postgres/index.ts';
-import { arrowIngester } from '../plugins/arrow/index.ts';
 import { csvIngester } from '../plugins/csv/index.ts';
-import { jsonIngester } from '../plugins/json/index.ts';
-import { parquetIngester } from '../plugins/parquet/index.ts';
 import { openWatcher, startWatching, stopWatching } from '../src/api.ts';
 import { STAGING_DIR } from '../src/constants.ts';
 import { fromDbError } from '../src/errors.ts';
@@ -45,6 +42,7 @@ import { csv, drop, failedEntries, leftovers, waitFor } from './helpers/drop.ts'
 import { count, hyperFixture, removeDir, tempDir } from './helpers/env.ts';
 import { startPostgres } from './helpers/postgres.ts';
 import { ROOT } from './helpers/proc.ts';
+import { builtinContracts } from './helpers/contract-samples.ts';
 
 // One cluster for the whole file, started before any test is registered (the contract kit takes
 // its `db` when it is registered). The helper also stops it at process exit, whatever happens.
@@ -580,56 +578,5 @@ describe('watcher on a real PostgreSQL server', () => {
   });
 });
 
-// The ingester contract kit, each built-in plugin on PostgreSQL (samples as in contract.test.ts).
-const arrowSample = tableFromArrays({ id: Int32Array.from([1, 2, 3]), name: ['a', 'b', 'c'] });
-
-testIngester({
-  ingester: csvIngester,
-  db,
-  good: [
-    { name: 'a.csv', content: 'id,name\n1,ann\n2,bob\n', rows: 2 },
-    { name: 'b.TSV', content: 'id\tname\n1\tann\n', rows: 1 },
-  ],
-  bad: [
-    { name: 'empty.csv', content: '', kind: 'data' },
-    { name: 'dup.csv', content: 'id,id\n1,2\n', kind: 'data' },
-    { name: 'ragged.csv', content: 'id,name\n1,ann,extra\n' },
-  ],
-});
-
-testIngester({
-  ingester: jsonIngester,
-  db,
-  good: [
-    { name: 'a.json', content: '[{"id":1,"tags":["x"]},{"id":2,"tags":[]}]', rows: 2 },
-    { name: 'b.jsonl', content: '{"id":1}\n{"id":2}\n{"id":3}\n', rows: 3 },
-  ],
-  bad: [
-    { name: 'empty.json', content: '', kind: 'data' },
-    { name: 'scalar.json', content: '42', kind: 'data' },
-    { name: 'broken.ndjson', content: '{"id":1}\n{"id":\n', kind: 'data' },
-  ],
-});
-
-testIngester({
-  ingester: parquetIngester,
-  db,
-  good: [{ name: 'sample.parquet', content: parquetSample, rows: 25 }],
-  bad: [
-    { name: 'empty.parquet', content: '', kind: 'data' },
-    { name: 'truncated.pq', content: parquetSample.subarray(0, parquetSample.length - 20), kind: 'data' },
-  ],
-});
-
-testIngester({
-  ingester: arrowIngester,
-  db,
-  good: [
-    { name: 'a.arrow', content: tableToIPC(arrowSample, 'file'), rows: 3 },
-    { name: 'b.ipc', content: tableToIPC(arrowSample, 'stream'), rows: 3 },
-  ],
-  bad: [
-    { name: 'empty.feather', content: '', kind: 'data' },
-    { name: 'garbage.arrow', content: 'not arrow at all', kind: 'data' },
-  ],
-});
+// The ingester contract kit, each built-in plugin on PostgreSQL (the samples contract.test.ts uses).
+for (const contract of builtinContracts()) testIngester({ ...contract, db });
