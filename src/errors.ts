@@ -110,7 +110,7 @@ export function fromDbError(error: unknown, file?: string, sql?: string): Ingest
   }
   if (isSqlState) {
     const klass = sqlState.slice(0, 2);
-    const kind: ErrorKind = klass === '42' ? 'schema' : klass === '22' || klass === '23' ? 'data' : 'data';
+    const kind: ErrorKind = klass === '42' ? 'schema' : 'data';
     const position = parsePosition(detail);
     // Hyper's detail names the staged path (`file: '.../staging/<id>~x.csv' line:2 column:3`):
     // the operator knows the file by its own name, so say where in it instead.
@@ -123,8 +123,7 @@ export function fromDbError(error: unknown, file?: string, sql?: string): Ingest
       { ...base, sqlState, ...position },
     );
   }
-  const errno = stringField(error, 'code');
-  return ingestError('io', errno ?? 'UNEXPECTED', message, 'Unexpected error while ingesting; see the message and the watcher log.', base);
+  return ingestError('io', sqlState ?? 'UNEXPECTED', message, 'Unexpected error while ingesting; see the message and the watcher log.', base);
 }
 
 /** JSON form of an error for `.error` files, stats and logs: everything but the raw cause. */

@@ -67,3 +67,8 @@ export function standardSqlType(type: LogicalType): string {
       return 'TIMESTAMPTZ';
   }
 }
+
+/** A logical type as error messages name it: `bigint`, `decimal(18,3)`. */
+export function describeLogicalType(type: LogicalType): string {
+  return type.kind === 'decimal' ? `decimal(${type.precision},${type.scale})` : type.kind;
+}

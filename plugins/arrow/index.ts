@@ -20,12 +20,12 @@ import { RecordBatchStreamWriter, type Field, type Schema } from 'apache-arrow';
 import { fromDbError, ingestError, IngestFailure, isIngestFailure } from '../../src/errors.ts';
 import { defineIngester } from '../../src/plugins.ts';
 import { columnList, createTable, matchColumns } from '../../src/schema.ts';
-import { qualifiedName, quoteIdent, standardSqlType, tableLabel } from '../../src/sql.ts';
+import { describeLogicalType, qualifiedName, quoteIdent, standardSqlType, tableLabel } from '../../src/sql.ts';
 import type { AppendResult, ClaimedFile, ColumnSpec, DbConnection, IngestContext, IngestError, TableColumn, TableName } from '../../src/types.ts';
 import { BatchTooLarge } from './columns.ts';
 import { csvField, makeFormatter } from './format.ts';
 import { ChunkCollector, openIpc, type IpcSource } from './source.ts';
-import { describeField, describeLogicalType, isCompatible, isSameType, mapArrowType, parseSqlType, type ColumnType, type FieldMapping } from './types.ts';
+import { describeField, isCompatible, isSameType, mapArrowType, parseSqlType, type ColumnType, type FieldMapping } from './types.ts';
 import { wireBatch, wireSchema, wireType } from './wire.ts';
 
 /** CSV text is handed to COPY in strings of about this many characters. */

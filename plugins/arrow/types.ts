@@ -247,6 +247,3 @@ export function isSameType(from: LogicalType, to: ColumnType): boolean {
   return from.kind === to.kind;
 }
 
-export function describeLogicalType(type: LogicalType): string {
-  return type.kind === 'decimal' ? `decimal(${type.precision},${type.scale})` : type.kind;
-}

@@ -12,11 +12,11 @@ import { ResultAsync } from 'neverthrow';
 import { fromDbError, ingestError, IngestFailure, isIngestFailure } from '../../src/errors.ts';
 import { defineIngester } from '../../src/plugins.ts';
 import { columnList, createTable, matchColumns } from '../../src/schema.ts';
-import { qualifiedName, quoteIdent, quoteLiteral, tableLabel } from '../../src/sql.ts';
+import { describeLogicalType, qualifiedName, quoteIdent, quoteLiteral, tableLabel } from '../../src/sql.ts';
 import type { AppendResult, ClaimedFile, DbConnection, IngestContext, IngestError, TableName } from '../../src/types.ts';
 import { csvBatches, withRawDecimals } from './csv.ts';
 import { asyncBufferOf, readFooter } from './footer.ts';
-import { describeLogicalType, isCompatible, mapParquetColumn, type ParquetColumn, sqlFamily } from './types.ts';
+import { isCompatible, mapParquetColumn, type ParquetColumn, sqlFamily } from './types.ts';
 
 /**
  * `fileState` key: hyperd refused to read this file itself (a type it cannot read that our table

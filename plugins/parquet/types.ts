@@ -253,9 +253,6 @@ export function mapParquetColumn(node: SchemaTree): MapResult {
 }
 
 /** `decimal(10,2)`, `bigint`: a LogicalType as messages spell it. */
-export function describeLogicalType(type: LogicalType): string {
-  return type.kind === 'decimal' ? `decimal(${type.precision},${type.scale})` : type.kind;
-}
 
 // ---------------------------------------------------------------------------------------------
 // Compatibility with an existing table's column
