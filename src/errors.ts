@@ -56,6 +56,12 @@ const TRANSIENT_CODES = new Set([
   'HYPERD_RESTARTING',
 ]);
 
+/** The connection (or its server) went away: an error of the socket or of the client library. */
+export function isConnectionError(error: unknown): boolean {
+  const code = stringField(error, 'code');
+  return code !== undefined && TRANSIENT_CODES.has(code);
+}
+
 /**
  * SQLSTATEs worth a retry: connection exceptions (08), serialization failures and deadlocks
  * (40001, 40P01), insufficient resources (53), operator intervention such as a shutdown (57P01-3),

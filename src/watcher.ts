@@ -365,7 +365,7 @@ export class WatcherHandle {
         this.stats.filesIngested++;
         this.stats.rowsIngested += outcome.rows;
         this.stats.bytesIngested += file.size;
-        this.#log.info('ingested', { file: file.name, rows: outcome.rows, bytes: file.size, ms: Math.round(performance.now() - started) });
+        this.#log.info('ingested', { file: file.name, claimId: file.claimId, rows: outcome.rows, bytes: file.size, epoch: outcome.epoch, ms: Math.round(performance.now() - started) });
         return;
       case 'abandoned':
         this.#log.info('stopping: file left claimed for the next start', { file: file.name, claimId: file.claimId });
@@ -430,6 +430,7 @@ export class WatcherHandle {
     this.stats.checkpoints++;
     const epoch = this.#epoch();
     const safe = batch.filter((u) => u.epoch === epoch);
+    this.#log.debug('checkpoint', { files: batch.length, durable: safe.length, epoch });
     for (const u of safe) await this.#removeStaged(u.stagedPath);
     const doubtful = batch.filter((u) => u.epoch !== epoch);
     if (doubtful.length > 0) {

@@ -1,5 +1,11 @@
 import assert from 'node:assert/strict';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { Hyperd } from '../adapters/db/hyper/hyperd.ts';
+import { locateHyperd } from '../adapters/db/hyper/locate.ts';
+import { silentLogger } from '../src/log.ts';
 import { count, hyperFixture, type HyperFixture } from './helpers/env.ts';
 
 async function* chunks(...parts: string[]): AsyncIterable<string> {
@@ -58,5 +64,26 @@ describe('hyper adapter', () => {
       { name: 'note', sqlType: 'text', nullable: true },
     ]);
     assert.equal(await fx.pool.transaction((conn) => conn.describeTable({ name: 'nope' })), null);
+  });
+});
+
+describe('embedded hyperd', () => {
+  it('removes the log directories of killed processes when it starts', async () => {
+    const located = locateHyperd();
+    assert.ok(located.ok, 'hyperd is installed');
+    // Above the kernel's largest pid (2^22), so no process can have it.
+    const stale = join(tmpdir(), 'hyperwatch-hyperd-4194305-test');
+    mkdirSync(stale, { recursive: true });
+    writeFileSync(join(stale, 'hyperd.log'), 'old');
+    const hyperd = new Hyperd({ binary: located.path, logger: silentLogger });
+    try {
+      await hyperd.endpoint();
+      assert.equal(existsSync(stale), false, 'the dead process’s log directory is gone');
+      const args = readFileSync(`/proc/${hyperd.pid}/cmdline`, 'utf8').split('\0');
+      const logDir = args.find((a) => a.startsWith('--log-dir='))!.slice('--log-dir='.length);
+      assert.match(logDir, new RegExp(`hyperwatch-hyperd-${process.pid}-`), 'its own is named after this process');
+    } finally {
+      await hyperd.stop();
+    }
   });
 });

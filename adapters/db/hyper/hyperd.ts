@@ -7,7 +7,7 @@
  * hyperd exits: no orphan server is left behind. Hyper's own client APIs use the same mechanism.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -44,6 +44,40 @@ function installExitHook(): void {
 function parseCallback(data: Buffer): Endpoint | undefined {
   const match = /tab\.tcp:\/\/([^:/\s]+):(\d+)/.exec(data.toString('latin1'));
   return match ? { host: match[1]!, port: Number(match[2]) } : undefined;
+}
+
+const LOG_DIR_PREFIX = 'hyperwatch-hyperd-';
+
+/**
+ * A temporary directory for hyperd's log, named after our pid. A process that was killed cannot
+ * remove its own, so each start first removes those whose process is gone: months of restarts
+ * must not fill the temp directory.
+ */
+function ownLogDir(): string {
+  const root = tmpdir();
+  for (const name of safeReaddir(root)) {
+    const pid = Number(/^hyperwatch-hyperd-(\d+)-/.exec(name)?.[1]);
+    if (pid && pid !== process.pid && !isAlive(pid)) rmSync(join(root, name), { recursive: true, force: true });
+  }
+  return mkdtempSync(join(root, `${LOG_DIR_PREFIX}${process.pid}-`));
+}
+
+function safeReaddir(dir: string): string[] {
+  try {
+    return readdirSync(dir).filter((name) => name.startsWith(LOG_DIR_PREFIX));
+  } catch {
+    return [];
+  }
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    // EPERM: alive, someone else's.
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
 }
 
 export class Hyperd {
@@ -85,7 +119,7 @@ export class Hyperd {
       listener.listen(0, '127.0.0.1', () => resolve());
     });
     const callbackPort = (listener.address() as net.AddressInfo).port;
-    const logDir = this.options.logDir ?? (this.#ownLogDir ??= mkdtempSync(join(tmpdir(), 'hyperwatch-hyperd-')));
+    const logDir = this.options.logDir ?? (this.#ownLogDir ??= ownLogDir());
     const child = spawn(
       this.options.binary,
       [

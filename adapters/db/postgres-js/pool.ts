@@ -2,9 +2,11 @@
  * A `DbPool` over postgres.js, shared by the Hyper and PostgreSQL adapters (both speak the
  * PostgreSQL wire protocol). One postgres.js instance per watcher, `max` = its maxConcurrent.
  */
+import type net from 'node:net';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import postgres from 'postgres';
+import { isConnectionError } from '../../../src/errors.ts';
 import type { DbConnection, DbPool, Row, TableColumn, TableName } from '../../../src/types.ts';
 
 export type Sql = postgres.Sql<Record<string, never>>;
@@ -111,18 +113,50 @@ function connectionOf(sql: AnySql, check: () => void = () => {}): DbConnection {
 
 /** A `DbPool` whose connections can all be closed and later reopened on demand. */
 export interface ResettablePool extends DbPool {
-  /** Ends every connection (after their queries finish); the next use opens new ones. */
-  reset(): Promise<void>;
+  /**
+   * Ends every connection (after their queries finish); the next use opens new ones. `farewell`
+   * runs first on each connection that was opened, and must succeed for the reset to succeed.
+   */
+  reset(farewell?: (sql: Sql) => Promise<unknown>): Promise<void>;
 }
 
-/**
- * Wraps postgres.js as a `DbPool`. `make` creates the postgres.js instance, again after each
- * `reset`; `onClose` runs after the pool has ended for good.
- */
+/** What `poolOf` gives the adapter for each postgres.js instance it makes. */
+export interface InstanceHooks {
+  /** Pass as postgres.js's `onclose` option. */
+  readonly onclose: () => void;
+  /** The adapter's `socket` factory passes every socket it opens for this instance through here. */
+  readonly adopt: <S extends net.Socket>(socket: S) => S;
+}
+
 /** One single-connection postgres.js instance, and who wants to know when its connection closes. */
 interface Instance {
   readonly sql: Sql;
   readonly closeListeners: Set<() => void>;
+  /** Every socket opened for it (a reconnect opens another), so a retired one can cut them all. */
+  readonly sockets: Set<net.Socket>;
+  /** Ended for good: a socket it still opens is cut at once. */
+  ended: boolean;
+}
+
+/** Whether the instance holds a connection that is open (postgres.js connects lazily). */
+function isConnected(instance: Instance): boolean {
+  return [...instance.sockets].some((socket) => !socket.destroyed);
+}
+
+/**
+ * Ends an instance for good. After `end`, postgres.js still reconnects when a query was pending on
+ * a connection that broke (seen here: a new session opened 200 ms after `end` resolved, then left
+ * idle for ever), and a server session left open keeps its database attached: on Hyper that
+ * silently stops every later checkpoint from writing the database out. So its sockets are
+ * destroyed once postgres.js had its chance to close them politely, and any it opens later, at once.
+ */
+async function endInstance(instance: Instance, timeout: number): Promise<void> {
+  instance.ended = true;
+  try {
+    await instance.sql.end({ timeout });
+  } finally {
+    for (const socket of instance.sockets) socket.destroy();
+  }
 }
 
 function connectionClosed(): Error {
@@ -131,7 +165,8 @@ function connectionClosed(): Error {
 
 /**
  * A pool of `size` single-connection postgres.js instances, handed out one per transaction.
- * `make(onclose)` creates one; it must pass `onclose` to postgres.js's option of that name.
+ * `make(hooks)` creates one (again after each `reset`); see `InstanceHooks`. `onClose` runs after
+ * the pool has ended for good.
  *
  * Not `sql.begin` nor `sql.reserve` of one postgres.js instance: after the connection drops,
  * `begin` still sends ROLLBACK on it and postgres.js then writes to its nulled socket from a
@@ -145,13 +180,26 @@ function connectionClosed(): Error {
  * fresh one. An instance is never reused after its connection closed mid-transaction, so no
  * statement of a transaction can reach a new session and run there auto-committed.
  */
-export function poolOf(make: (onclose: () => void) => Sql, size: number, onClose?: () => Promise<void>): ResettablePool {
+export function poolOf(make: (hooks: InstanceHooks) => Sql, size: number, onClose?: () => Promise<void>): ResettablePool {
   const create = (): Instance => {
     const closeListeners = new Set<() => void>();
-    const sql = make(() => {
-      for (const listener of [...closeListeners]) listener();
+    const sockets = new Set<net.Socket>();
+    const sql = make({
+      onclose: () => {
+        for (const listener of [...closeListeners]) listener();
+      },
+      adopt: (socket) => {
+        if (instance.ended) {
+          socket.destroy();
+          return socket;
+        }
+        sockets.add(socket);
+        socket.once('close', () => sockets.delete(socket));
+        return socket;
+      },
     });
-    return { sql, closeListeners };
+    const instance: Instance = { sql, closeListeners, sockets, ended: false };
+    return instance;
   };
   let instances = Array.from({ length: size }, create);
   const idle: Instance[] = [...instances];
@@ -180,7 +228,7 @@ export function poolOf(make: (onclose: () => void) => Sql, size: number, onClose
     if (index === -1) return;
     const fresh = create();
     instances[index] = fresh;
-    void instance.sql.end({ timeout: 0 }).catch(() => {});
+    void endInstance(instance, 0).catch(() => {});
     if (!closed) hand(fresh);
   }
 
@@ -227,11 +275,13 @@ export function poolOf(make: (onclose: () => void) => Sql, size: number, onClose
           await watch.step(sql.unsafe('COMMIT'));
           return result;
         } catch (error) {
-          if (!watch.lost()) {
+          // A ROLLBACK sent after the connection broke would make postgres.js reconnect, to a
+          // session that has nothing to roll back.
+          if (!watch.lost() && !isConnectionError(error)) {
             // A statement failed on a live connection: end the transaction and reuse it.
             await watch.step(sql.unsafe('ROLLBACK')).catch(() => {});
           }
-          if (watch.lost()) retire(instance);
+          if (watch.lost() || isConnectionError(error)) retire(instance);
           throw error;
         } finally {
           watch.dispose();
@@ -243,26 +293,44 @@ export function poolOf(make: (onclose: () => void) => Sql, size: number, onClose
         try {
           return await watch.step(instance.sql.unsafe(text, params as postgres.ParameterOrJSON<never>[]) as unknown as Promise<T[]>);
         } catch (error) {
-          if (watch.lost()) retire(instance);
+          if (watch.lost() || isConnectionError(error)) retire(instance);
           throw error;
         } finally {
           watch.dispose();
         }
       }),
-    async reset() {
+    async reset(farewell) {
       if (closed) return;
       // Callers hold new work back (see the Hyper adapter's checkpoint), so all are idle here.
       const old = instances;
       instances = Array.from({ length: size }, create);
       idle.length = 0;
       idle.push(...instances);
-      await Promise.all(old.map(({ sql }) => sql.end({ timeout: 30 })));
-      for (const resolve of waiting.splice(0)) resolve(idle.pop()!);
+      try {
+        if (farewell) {
+          // Raced against the connection closing: a statement sent to a dying one never settles.
+          await Promise.all(
+            old
+              .filter(isConnected)
+              .map(async (instance) => {
+                const watch = watchClose(instance);
+                try {
+                  await watch.step(farewell(instance.sql));
+                } finally {
+                  watch.dispose();
+                }
+              }),
+          );
+        }
+      } finally {
+        await Promise.all(old.map((instance) => endInstance(instance, 30)));
+        for (const resolve of waiting.splice(0)) resolve(idle.pop()!);
+      }
     },
     async close() {
       if (closed) return;
       closed = true;
-      await Promise.all(instances.map(({ sql }) => sql.end({ timeout: 5 })));
+      await Promise.all(instances.map((instance) => endInstance(instance, 5)));
       await onClose?.();
     },
   };

@@ -73,17 +73,17 @@ export function resolveUrl(url: string): ResolvedUrl {
  * 100 rows each, alternating): median 88.2 ms without TCP_NODELAY, 1.6 to 2.2 ms with it. So the
  * adapter opens the sockets itself, as the Hyper adapter does.
  */
-function socketFactory(fixed: Partial<ParsedOptions>): (parsed: ParsedOptions) => net.Socket {
+function socketFactory(fixed: Partial<ParsedOptions>, adopt: (socket: net.Socket) => net.Socket = (socket) => socket): (parsed: ParsedOptions) => net.Socket {
   let next = 0;
   return (parsed) => {
     const options = { ...parsed, ...fixed };
-    if (options.path) return net.connect({ path: options.path });
+    if (options.path) return adopt(net.connect({ path: options.path }));
     // Several hosts (`postgres://h1,h2/db`): one after the other, as postgres.js itself would.
     const index = next++ % options.host.length;
     const host = options.host[index]!;
     const port = options.port[index] ?? options.port[0] ?? 5432;
     // `host` is what postgres.js reads for the TLS server name.
-    return Object.assign(net.connect({ host, port, noDelay: true }), { host, port });
+    return adopt(Object.assign(net.connect({ host, port, noDelay: true }), { host, port }));
   };
 }
 
@@ -197,7 +197,7 @@ export function createPostgresAdapter(options: PostgresAdapterOptions = {}): Pos
 
   // One connection per postgres.js instance: `poolOf` hands out `maxConnections` of them, one
   // per transaction, and runs BEGIN/COMMIT itself.
-  const connectOptions = () =>
+  const connectOptions = (adopt?: (socket: net.Socket) => net.Socket) =>
     ({
       max: 1,
       // Array types are fetched with one extra query per connection; nothing here reads or sends
@@ -209,7 +209,7 @@ export function createPostgresAdapter(options: PostgresAdapterOptions = {}): Pos
       idle_timeout: 0,
       connect_timeout: 30,
       onnotice: (notice: postgres.Notice) => logger.debug('postgres notice', { message: notice.message, code: notice.code }),
-      socket: socketFactory(address),
+      socket: socketFactory(address, adopt),
       ...(address.path ? { host: address.host![0], port: address.port![0], path: address.path } : {}),
     }) as const;
 
@@ -237,7 +237,7 @@ export function createPostgresAdapter(options: PostgresAdapterOptions = {}): Pos
     async openPool({ maxConnections }) {
       if (closed) throw new Error('the PostgreSQL adapter was closed');
       // `onclose` tells the pool that an instance's connection went away (see `poolOf`).
-      const inner = poolOf((onclose): Sql => postgres(url, { ...connectOptions(), onclose }), maxConnections);
+      const inner = poolOf(({ onclose, adopt }): Sql => postgres(url, { ...connectOptions(adopt), onclose }), maxConnections);
       const pool: DbPool = {
         transaction: (fn) => translated(() => inner.transaction((conn) => fn(translatingConnection(conn)))),
         query: (sql, params) => translated(() => inner.query(sql, params), sql),
