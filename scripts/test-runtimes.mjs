@@ -7,28 +7,20 @@
  *   node scripts/test-runtimes.mjs --runtimes bun   # one runtime (also: node, for a baseline)
  *   node scripts/test-runtimes.mjs test/x.test.ts   # other test files
  *
- * Where the binaries come from, first match wins:
- *   1. DENO_BIN / BUN_BIN (a path to the executable);
- *   2. the platform package next to `deno` / `bun` in node_modules (`@deno/linux-x64-glibc/deno`,
- *      `@oven/bun-linux-x64/bin/bun`, ...): npm installs those as optional dependencies and they
- *      hold the real binary, install scripts or not;
- *   3. what the install scripts leave when they did run: `deno/deno`, `bun/bin/bun.exe` (bun's
- *      postinstall moves its binary there; before that, bun.exe is a shell script that only prints
- *      an error, so it is accepted only if it is an ELF/Mach-O/PE binary).
+ * The binaries are found by scripts/runtimes.mjs (DENO_BIN / BUN_BIN, else the platform packages
+ * that npm installs next to `deno` and `bun`, install scripts or not).
  * node_modules is the project's, or the one given with --modules <dir> or HYPERWATCH_RUNTIMES_MODULES.
  *
  * Prints each runtime's result and time, names the runtimes that failed, and exits 1 if any did
  * (a runtime that cannot be found counts as failed). On Linux it also fails a runtime whose test
  * run left an embedded hyperd running.
  */
-import { spawn, spawnSync } from 'node:child_process';
-import { closeSync, existsSync, openSync, readdirSync, readFileSync, readSync, statSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import { dirname, isAbsolute, join, resolve } from 'node:path';
+import { spawn } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
+import { isAbsolute, join, resolve } from 'node:path';
 import process from 'node:process';
-import { fileURLToPath } from 'node:url';
+import { findRuntime, ROOT, RUNTIMES, versionOf } from './runtimes.mjs';
 
-const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const DEFAULT_FILES = ['test/watcher.test.ts', 'test/contract.test.ts', 'test/adapter-hyper.test.ts', 'test/fs-adapters.test.ts'];
 const TIMEOUT_MS = 15 * 60 * 1000;
 
@@ -58,95 +50,10 @@ const runtimes = (option('runtimes') ?? 'deno,bun').split(',').filter(Boolean);
 const modulesDir = resolve(option('modules') ?? process.env.HYPERWATCH_RUNTIMES_MODULES ?? join(ROOT, 'node_modules'));
 const files = args.length > 0 ? args : DEFAULT_FILES;
 for (const r of runtimes) {
-  if (!['deno', 'bun', 'node'].includes(r)) {
+  if (!RUNTIMES.includes(r)) {
     console.error(`unknown runtime ${JSON.stringify(r)}: expected deno, bun or node`);
     process.exit(2);
   }
-}
-
-// ------------------------------------------------------------------------------------------------
-// Finding the binaries
-
-/** A native executable, not the shell-script placeholder bun ships before its postinstall. */
-function isNativeBinary(path) {
-  try {
-    if (!statSync(path).isFile()) return false;
-    const fd = openSync(path, 'r');
-    const head = Buffer.alloc(4);
-    try {
-      readSync(fd, head, 0, 4, 0);
-    } finally {
-      closeSync(fd);
-    }
-    const magic = head.readUInt32BE(0);
-    return (
-      magic === 0x7f454c46 || // ELF
-      magic === 0xcffaedfe || // Mach-O 64-bit, little-endian
-      magic === 0xcafebabe || // Mach-O universal
-      head.subarray(0, 2).toString('latin1') === 'MZ' // PE
-    );
-  } catch {
-    return false;
-  }
-}
-
-function isMusl() {
-  if (process.platform !== 'linux') return false;
-  const report = process.report?.getReport?.();
-  const shared = typeof report === 'object' && report !== null ? report.sharedObjects : undefined;
-  if (Array.isArray(shared)) return shared.some((o) => o.includes('libc.musl-') || o.includes('ld-musl-'));
-  return false;
-}
-
-/** Resolves `name/package.json` from node_modules (as `require` would from the project). */
-function packageDir(name, from = join(modulesDir, '..', 'package.json')) {
-  try {
-    return dirname(createRequire(from).resolve(`${name}/package.json`));
-  } catch {
-    return undefined;
-  }
-}
-
-function denoCandidates() {
-  const exe = process.platform === 'win32' ? 'deno.exe' : 'deno';
-  const arch = process.arch;
-  const target = process.platform === 'linux' ? `linux-${arch}-glibc` : `${process.platform}-${arch}`;
-  const main = packageDir('deno');
-  const platform = main ? packageDir(`@deno/${target}`, join(main, 'package.json')) : packageDir(`@deno/${target}`);
-  return [platform && join(platform, exe), main && join(main, exe)];
-}
-
-function bunCandidates() {
-  const os = process.platform === 'win32' ? 'windows' : process.platform;
-  const arch = process.arch === 'arm64' ? 'aarch64' : process.arch;
-  const abi = isMusl() ? '-musl' : '';
-  const exe = process.platform === 'win32' ? 'bin/bun.exe' : 'bin/bun';
-  const main = packageDir('bun');
-  const from = main ? join(main, 'package.json') : undefined;
-  const names = [`@oven/bun-${os}-${arch}${abi}`, `@oven/bun-${os}-${arch}${abi}-baseline`];
-  const platform = names.map((n) => packageDir(n, from)).filter(Boolean).map((d) => join(d, exe));
-  return [...platform, main && join(main, 'bin', 'bun.exe')];
-}
-
-function findRuntime(name) {
-  if (name === 'node') return { path: process.execPath, source: 'the running node' };
-  const fromEnv = process.env[`${name.toUpperCase()}_BIN`];
-  if (fromEnv) return existsSync(fromEnv) ? { path: fromEnv, source: `${name.toUpperCase()}_BIN` } : { error: `${name.toUpperCase()}_BIN=${fromEnv} does not exist` };
-  const candidates = (name === 'deno' ? denoCandidates() : bunCandidates()).filter(Boolean);
-  const found = candidates.find(isNativeBinary);
-  if (found) return { path: found, source: found.startsWith(modulesDir) ? `node_modules/${found.slice(modulesDir.length + 1)}` : found };
-  return {
-    error:
-      `no ${name} binary under ${modulesDir} (looked at: ${candidates.join(', ') || `no "${name}" package`}). ` +
-      `Install the devDependency ("npm ci" installs ${name} and its platform package; install scripts are not needed), ` +
-      `or set ${name.toUpperCase()}_BIN.`,
-  };
-}
-
-function versionOf(path) {
-  const run = spawnSync(path, ['--version'], { encoding: 'utf8' });
-  if (run.status !== 0) return undefined;
-  return run.stdout.split('\n')[0].trim();
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -193,7 +100,7 @@ function commandFor(runtime, binary, runnable) {
 
 function run(runtime) {
   return new Promise((done) => {
-    const found = findRuntime(runtime);
+    const found = findRuntime(runtime, modulesDir);
     if (found.error) return done({ runtime, ok: false, reason: found.error });
     const version = versionOf(found.path);
     if (!version) return done({ runtime, ok: false, reason: `${found.path} --version failed (a placeholder left by a skipped install script?)` });

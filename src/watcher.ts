@@ -67,7 +67,7 @@ export class WatcherHandle {
   readonly dir: string;
   readonly table: TableName;
   readonly stats: WatcherStats;
-  readonly startedAt = new Date().toISOString();
+  readonly startedAt: string = new Date().toISOString();
   #stoppedAt: string | null = null;
 
   readonly #deps: WatcherDeps;

@@ -21,7 +21,7 @@ import { fromDbError, ingestError, IngestFailure, isIngestFailure } from '../../
 import { defineIngester } from '../../src/plugins.ts';
 import { columnList, createTable, matchColumns } from '../../src/schema.ts';
 import { describeLogicalType, qualifiedName, quoteIdent, standardSqlType, tableLabel } from '../../src/sql.ts';
-import type { AppendResult, ClaimedFile, ColumnSpec, DbConnection, IngestContext, IngestError, TableColumn, TableName } from '../../src/types.ts';
+import type { AppendResult, ClaimedFile, ColumnSpec, DbConnection, IngestContext, IngestError, IngesterPlugin, TableColumn, TableName } from '../../src/types.ts';
 import { BatchTooLarge } from './columns.ts';
 import { csvField, makeFormatter } from './format.ts';
 import { ChunkCollector, openIpc, type IpcSource } from './source.ts';
@@ -282,7 +282,7 @@ function toError(error: unknown, file: ClaimedFile): IngestError {
 }
 
 /** Arrow IPC files and streams (`.arrow`, `.ipc`, `.feather`). */
-export const arrowIngester = defineIngester({
+export const arrowIngester: IngesterPlugin = defineIngester({
   name: 'arrow',
   extensions: ['.arrow', '.ipc', '.feather'],
   append(conn, file, table, ctx) {

@@ -10,7 +10,7 @@ import { fromDbError, ingestError, IngestFailure, isIngestFailure } from '../../
 import { defineIngester } from '../../src/plugins.ts';
 import { checkHeaderNames, columnList, createTable, matchColumns } from '../../src/schema.ts';
 import { qualifiedName, quoteLiteral, tableLabel } from '../../src/sql.ts';
-import type { AppendResult, ClaimedFile, ColumnSpec, DbConnection, IngestContext, IngestError, LogicalType, TableName } from '../../src/types.ts';
+import type { AppendResult, ClaimedFile, ColumnSpec, DbConnection, IngestContext, IngestError, IngesterPlugin, LogicalType, TableName } from '../../src/types.ts';
 import { inferColumnType, widen } from './infer.ts';
 
 /** How much of the file's head is parsed to infer types (only when the table is new). */
@@ -158,7 +158,7 @@ function nameColumn(error: IngestError, header: readonly string[]): IngestError 
 }
 
 /** CSV (`.csv`) and tab-separated (`.tsv`) files with a header line. */
-export const csvIngester = defineIngester({
+export const csvIngester: IngesterPlugin = defineIngester({
   name: 'csv',
   extensions: ['.csv', '.tsv'],
   append(conn, file, table, ctx) {

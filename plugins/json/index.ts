@@ -11,7 +11,7 @@ import { fromDbError, ingestError, IngestFailure, isIngestFailure } from '../../
 import { defineIngester } from '../../src/plugins.ts';
 import { columnList, createTable, matchColumns } from '../../src/schema.ts';
 import { qualifiedName, tableLabel } from '../../src/sql.ts';
-import type { AppendResult, ClaimedFile, ColumnSpec, DbConnection, IngestContext, IngestError, LogicalType, TableColumn, TableName } from '../../src/types.ts';
+import type { AppendResult, ClaimedFile, ColumnSpec, DbConnection, IngestContext, IngestError, IngesterPlugin, LogicalType, TableColumn, TableName } from '../../src/types.ts';
 import { widen } from '../csv/infer.ts';
 import { encodeField } from './csv.ts';
 import { inferJsonType, widenFor } from './infer.ts';
@@ -403,7 +403,7 @@ function toError(error: unknown, file: ClaimedFile): IngestError {
 }
 
 /** JSON arrays of objects (`.json`) and JSON lines (`.json`, `.jsonl`, `.ndjson`). */
-export const jsonIngester = defineIngester({
+export const jsonIngester: IngesterPlugin = defineIngester({
   name: 'json',
   extensions: ['.json', '.jsonl', '.ndjson'],
   append(conn, file, table, ctx) {

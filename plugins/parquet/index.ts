@@ -13,7 +13,7 @@ import { fromDbError, ingestError, IngestFailure, isIngestFailure } from '../../
 import { defineIngester } from '../../src/plugins.ts';
 import { columnList, createTable, matchColumns } from '../../src/schema.ts';
 import { describeLogicalType, qualifiedName, quoteIdent, quoteLiteral, tableLabel } from '../../src/sql.ts';
-import type { AppendResult, ClaimedFile, DbConnection, IngestContext, IngestError, TableName } from '../../src/types.ts';
+import type { AppendResult, ClaimedFile, DbConnection, IngestContext, IngestError, IngesterPlugin, TableName } from '../../src/types.ts';
 import { csvBatches, withRawDecimals } from './csv.ts';
 import { asyncBufferOf, readFooter } from './footer.ts';
 import { isCompatible, mapParquetColumn, type ParquetColumn, sqlFamily } from './types.ts';
@@ -231,7 +231,7 @@ function toError(error: unknown, file: ClaimedFile): IngestError {
 }
 
 /** Apache Parquet files (`.parquet`, `.pq`). */
-export const parquetIngester = defineIngester({
+export const parquetIngester: IngesterPlugin = defineIngester({
   name: 'parquet',
   extensions: ['.parquet', '.pq'],
   append(conn, file, table, ctx) {

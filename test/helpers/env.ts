@@ -42,3 +42,15 @@ export async function count(pool: DbPool, table: string, where = 'TRUE'): Promis
   const rows = await pool.query<{ n: string | number }>(`SELECT COUNT(*) AS n FROM ${table} WHERE ${where}`);
   return Number(rows[0]!.n);
 }
+
+/**
+ * Environment for a child that must not need the network: every request fails fast through this
+ * proxy (Deno, npm and Bun honour HTTP(S)_PROXY).
+ */
+export const OFFLINE_ENV: Readonly<Record<string, string>> = {
+  HTTPS_PROXY: 'http://127.0.0.1:9',
+  HTTP_PROXY: 'http://127.0.0.1:9',
+  NO_PROXY: '',
+  DENO_NO_UPDATE_CHECK: '1',
+  DENO_NO_PROMPT: '1',
+};
