@@ -11,7 +11,7 @@ export { defineIngester, DuplicateExtensionError, PluginRegistry } from './plugi
 export { defaultRegistry, DuplicateWatcherError, WatcherRegistry, type WatcherStatus } from './registry.ts';
 export { checkHeaderNames, columnList, createTable, matchColumns } from './schema.ts';
 export { parseTableName, qualifiedName, quoteIdent, quoteLiteral, standardSqlType } from './sql.ts';
-export type { LastError, WatcherStats } from './stats.ts';
+export { INGEST_SECONDS_BUCKETS, type DurationHistogram, type LastError, type WatcherStats } from './stats.ts';
 export type * from './types.ts';
 export { WatcherHandle, type WatchSummary } from './watcher.ts';
 export { createHyperAdapter, type HyperAdapter, type HyperAdapterOptions } from '../adapters/db/hyper/index.ts';
