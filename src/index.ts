@@ -2,6 +2,8 @@
  * hyperwatch: a directory watcher that appends dropped files to a database table, exactly once.
  * @module
  */
+export { DropError, dropFile, type DropData, type DropResult, fsyncDirectory } from './drop.ts';
+export { replayFailed, type ReplayResult } from './replay.ts';
 export { findWatcher, openWatcher, startWatching, stopWatching, WatchConfigError } from './api.ts';
 export { DEFAULT_MAX_CONCURRENT, FAILED_DIR, LEDGER_TABLE, MAX_CONCURRENT_LIMIT, READY_SUFFIX, STAGING_DIR } from './constants.ts';
 export { fromDbError, ingestError, IngestFailure, isIngestFailure } from './errors.ts';
