@@ -723,7 +723,7 @@ export class WatcherHandle {
     this.#stoppedAt = new Date().toISOString();
     this.#deps.onStopped();
     this.#notifyIdle();
-    this.#log.info('stopped', { dir: this.dir, ...this.stats, lastError: this.stats.lastError?.message });
+    this.#log.info('stopped', { dir: this.dir, ...this.stats, lastError: this.stats.lastError?.message, ingestSeconds: undefined });
     return this.summary();
   }
 
