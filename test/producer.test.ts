@@ -1,0 +1,118 @@
+/** Producer tools end to end: `dropFile` and `hyperwatch drop`, then `hyperwatch replay` of a fixed failed file. */
+import assert from 'node:assert/strict';
+import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { DropError, dropFile } from '../src/drop.ts';
+import { replayFailed } from '../src/replay.ts';
+import { progressText, startProgress } from '../src/progress.ts';
+import { failedEntries, leftovers } from './helpers/drop.ts';
+import { removeDir, tempDir } from './helpers/env.ts';
+import { cli } from './helpers/proc.ts';
+
+describe('producer tools', () => {
+  let root: string;
+  before(async () => {
+    root = await tempDir('hyperwatch-producer-');
+  });
+  after(() => removeDir(root));
+
+  it('dropFile writes the data, then the sentinel, leaves no temp file, and refuses a name still waiting', async () => {
+    const dir = join(root, 'unit');
+    await mkdir(dir);
+    async function* chunks() {
+      yield 'id,name\n';
+      yield new TextEncoder().encode('1,a\n');
+    }
+    const result = await dropFile(dir, 'a.csv', chunks());
+    assert.equal(result.bytes, 12);
+    assert.deepEqual((await readdir(dir)).sort(), ['a.csv', 'a.csv.ready']);
+    assert.equal(await readFile(join(dir, 'a.csv'), 'utf8'), 'id,name\n1,a\n');
+    assert.equal((await readFile(join(dir, 'a.csv.ready'))).length, 0);
+    await assert.rejects(dropFile(dir, 'a.csv', 'x'), (e: unknown) => e instanceof DropError && e.code === 'DROP_EXISTS' && /not ingested yet/.test(e.message));
+    for (const name of ['../x.csv', '.hidden.csv', 'x.tmp', 'x.csv.ready', '']) {
+      await assert.rejects(dropFile(dir, name, 'x'), (e: unknown) => e instanceof DropError && e.code === 'DROP_NAME', name);
+    }
+    assert.deepEqual((await readdir(dir)).sort(), ['a.csv', 'a.csv.ready']);
+  });
+
+  it('hyperwatch drop, a failed file fixed and replayed: every row lands once, failed/ ends empty', async () => {
+    const inbox = join(root, 'inbox');
+    await mkdir(inbox);
+    const db = join(root, 'replay.hyper');
+    const good = join(root, 'good.csv');
+    const bad = join(root, 'orders.csv');
+    await writeFile(good, 'id,amount\n1,10\n2,20\n');
+    await writeFile(bad, 'id,amount\n3,30\n4,thirty\n');
+    for (const file of [good, bad]) {
+      const run = await cli(['drop', file, inbox]).done;
+      assert.equal(run.code, 0, run.stderr);
+      assert.match(run.stdout, /^dropped .* \(\d+ bytes\) and .*\.csv\.ready\n$/);
+    }
+    assert.deepEqual(await leftovers(inbox), ['good.csv', 'good.csv.ready', 'orders.csv', 'orders.csv.ready']);
+    const first = await cli(['watch', inbox, '--table', 'sales', '--database', db, '--once', '--json', '--quiet', '--max-concurrent', '1']).done;
+    assert.equal(first.code, 1, first.stderr);
+    assert.deepEqual(await failedEntries(inbox), ['orders.csv', 'orders.csv.error', 'orders.csv.ready']);
+
+    // Replay refuses while a newer drop of the same name waits, and moves nothing.
+    await writeFile(join(inbox, 'orders.csv'), 'id,amount\n9,90\n');
+    const refused = await cli(['replay', join(inbox, 'failed', 'orders.csv')]).done;
+    assert.equal(refused.code, 1);
+    assert.match(refused.stderr, /orders\.csv already exists .*nothing was moved/);
+    assert.deepEqual(await failedEntries(inbox), ['orders.csv', 'orders.csv.error', 'orders.csv.ready']);
+    await removeDir(join(inbox, 'orders.csv'));
+
+    // Fix the file in failed/, replay it (naming its .error works too), ingest again.
+    await writeFile(join(inbox, 'failed', 'orders.csv'), 'id,amount\n3,30\n4,40\n');
+    const replay = await cli(['replay', join(inbox, 'failed', 'orders.csv.error')]).done;
+    assert.equal(replay.code, 0, replay.stderr);
+    assert.match(replay.stdout, /replayed orders\.csv as .*inbox\/orders\.csv, with orders\.csv\.ready/);
+    assert.deepEqual(await failedEntries(inbox), []);
+    assert.deepEqual(await leftovers(inbox), ['orders.csv', 'orders.csv.ready']);
+    const second = await cli(['watch', inbox, '--table', 'sales', '--database', db, '--once', '--json', '--quiet']).done;
+    assert.equal(second.code, 0, second.stderr);
+    assert.equal(JSON.parse(second.stdout).stats.filesIngested, 1);
+    assert.deepEqual(await leftovers(inbox), []);
+    const query = await cli(['query', '--database', db, '--json', 'SELECT id, amount FROM sales ORDER BY id']).done;
+    assert.deepEqual(JSON.parse(query.stdout), [
+      { id: '1', amount: '10' },
+      { id: '2', amount: '20' },
+      { id: '3', amount: '30' },
+      { id: '4', amount: '40' },
+    ]);
+  });
+
+  it('replay restores the original name of a file failed under a unique one, and refuses paths outside failed/', async () => {
+    const dir = join(root, 'unique');
+    await mkdir(join(dir, 'failed'), { recursive: true });
+    await writeFile(join(dir, 'failed', 'x.0abc-123.csv'), 'id\n1\n');
+    await writeFile(join(dir, 'failed', 'x.0abc-123.csv.ready'), '');
+    await writeFile(join(dir, 'failed', 'x.0abc-123.csv.error'), JSON.stringify({ file: 'x.csv', failedAs: 'x.0abc-123.csv' }));
+    const result = await replayFailed(join(dir, 'failed', 'x.0abc-123.csv'));
+    assert.equal(result.path, join(dir, 'x.csv'));
+    assert.deepEqual(await leftovers(dir), ['x.csv', 'x.csv.ready']);
+    assert.deepEqual(await readdir(join(dir, 'failed')), []);
+    await assert.rejects(replayFailed(join(dir, 'x.csv')), /is not in a failed\/ folder/);
+    await assert.rejects(replayFailed(join(dir, 'failed', 'gone.csv')), /does not exist/);
+  });
+
+  it('the progress line shows long-running files on a terminal only', async () => {
+    const now = Date.now();
+    assert.equal(progressText([{ name: 'a.csv', size: 100, bytesRead: 50, startedAt: now - 100 }], now), '');
+    assert.equal(progressText([{ name: 'big.csv', size: 200 * 1024 * 1024, bytesRead: 50 * 1024 * 1024, startedAt: now - 5000 }], now), 'ingesting big.csv 25% of 200.0 MB, 5 s');
+    const active = [{ name: 'big.csv', size: 10, bytesRead: 5, startedAt: now - 5000 }];
+    let piped = '';
+    const quiet = startProgress({ isTTY: false, write: (t: string) => (piped += t) }, () => active, 5);
+    quiet.wrap((l) => (piped += `${l}\n`))('a log line');
+    await new Promise((r) => setTimeout(r, 30));
+    quiet.stop();
+    assert.equal(piped, 'a log line\n');
+    let tty = '';
+    const live = startProgress({ isTTY: true, columns: 80, write: (t: string) => (tty += t) }, () => active, 5);
+    await new Promise((r) => setTimeout(r, 30));
+    live.wrap((l) => (tty += `${l}\n`))('a log line');
+    live.stop();
+    assert.match(tty, /ingesting big\.csv 50% of 0 KB, 5 s/);
+    assert.match(tty, /\r\x1b\[2Ka log line\n/);
+  });
+});
