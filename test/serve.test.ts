@@ -234,6 +234,23 @@ describe('hyperwatch serve', () => {
     assert.equal(otherTable.code, 0, otherTable.stderr);
     assert.match(otherTable.stdout, /\(0 rows\)/);
   });
+
+  it('watch --adapter postgres ingests into PostgreSQL (URL from --url or DATABASE_URL)', async () => {
+    const inbox = join(root, 'cli-pg');
+    await mkdir(inbox);
+    await dropFile(inbox, 'p.csv', csv('k,v', [[1, 'x'], [2, 'y']]));
+    const run = await cli(['watch', inbox, '--table', 'cli_pg', '--adapter', 'postgres', '--once', '--json'], { env: { DATABASE_URL: pg.url } }).done;
+    assert.equal(run.code, 0, run.stderr);
+    const summary = JSON.parse(run.stdout) as { database: string; stats: { rowsIngested: number } };
+    assert.match(summary.database, /^postgres /);
+    assert.equal(summary.stats.rowsIngested, 2);
+    const query = await cli(['query', '--adapter', 'postgres', '--url', pg.url, '--json', 'SELECT k, v FROM cli_pg ORDER BY k']).done;
+    assert.equal(query.code, 0, query.stderr);
+    assert.deepEqual(JSON.parse(query.stdout), [
+      { k: '1', v: 'x' },
+      { k: '2', v: 'y' },
+    ]);
+  });
 });
 
 describe('serve HTTP API with a token', () => {
