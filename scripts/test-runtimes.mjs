@@ -29,7 +29,7 @@ import process from 'node:process';
 import { fileURLToPath } from 'node:url';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-const DEFAULT_FILES = ['test/watcher.test.ts', 'test/contract.test.ts', 'test/adapter-hyper.test.ts', 'test/fs-adapters.test.ts'];
+const DEFAULT_FILES = ['test/watcher.test.ts', 'test/contract.test.ts', 'test/adapter-hyper.test.ts', 'test/fs-adapters.test.ts', 'test/drop.test.ts'];
 const TIMEOUT_MS = 15 * 60 * 1000;
 
 /**
