@@ -75,7 +75,10 @@ function statusLines(watchers: readonly ServedWatcherStatus[]): string {
         `  ingested: ${s.filesIngested} files, ${s.rowsIngested} rows, ${s.bytesIngested} bytes   failed: ${s.filesFailed}   retries: ${s.retries}`,
         `  in flight: ${s.inFlight}   waiting: ${s.queued}${s.queued > 0 ? ` (oldest ${w.backlogOldestAgeSeconds.toFixed(1)} s)` : ''}   last event: ${s.lastEventAt ?? 'none'}`,
       ];
-      for (const f of w.active) lines.push(`  ingesting ${f.name}: ${f.size > 0 ? Math.floor((100 * f.bytesRead) / f.size) : 100}% of ${f.size} bytes`);
+      for (const f of w.active) {
+        const read = f.bytesRead > 0 ? `${Math.floor((100 * f.bytesRead) / Math.max(1, f.size))}% of ` : '';
+        lines.push(`  ingesting ${f.name}: ${read}${f.size} bytes, ${((Date.now() - f.startedAt) / 1000).toFixed(0)} s`);
+      }
       if (s.lastError) lines.push(`  last error (${s.lastError.at}): ${s.lastError.message}`);
       return lines.join('\n');
     })

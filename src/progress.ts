@@ -1,6 +1,6 @@
 /**
- * A live progress line on a terminal for files that take a while: name, percent read, elapsed
- * time, redrawn in place on stderr. Nothing at all when stderr is not a terminal (logs to files,
+ * A live progress line on a terminal for files that take a while: name, percent read (when
+ * hyperwatch streams the file itself), elapsed time, redrawn in place on stderr. Nothing at all when stderr is not a terminal (logs to files,
  * pipes, CI). Log lines clear it before they are written, and it is redrawn on the next tick.
  */
 
@@ -39,8 +39,10 @@ export function progressText(files: readonly ActiveFile[], now: number, width = 
   const long = files.filter((f) => now - f.startedAt >= PROGRESS_AFTER_MS);
   if (long.length === 0) return '';
   const parts = long.map((f) => {
-    const percent = f.size > 0 ? Math.floor((100 * f.bytesRead) / f.size) : 100;
-    return `${f.name} ${percent}% of ${size(f.size)}, ${Math.round((now - f.startedAt) / 1000)} s`;
+    const seconds = `${Math.round((now - f.startedAt) / 1000)} s`;
+    // A server that reads the file itself (embedded Hyper, CSV) leaves bytesRead at 0: no percent.
+    if (f.bytesRead === 0) return `${f.name} (${size(f.size)}), ${seconds}`;
+    return `${f.name} ${Math.floor((100 * f.bytesRead) / Math.max(1, f.size))}% of ${size(f.size)}, ${seconds}`;
   });
   const text = `ingesting ${parts.join(' | ')}`;
   return text.length > width - 1 ? `${text.slice(0, width - 2)}…` : text;

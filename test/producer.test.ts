@@ -65,6 +65,7 @@ describe('producer tools', () => {
     const now = Date.now();
     assert.equal(progressText([{ name: 'a.csv', size: 100, bytesRead: 50, startedAt: now - 100 }], now), '');
     assert.equal(progressText([{ name: 'big.csv', size: 200 * 1024 * 1024, bytesRead: 50 * 1024 * 1024, startedAt: now - 5000 }], now), 'ingesting big.csv 25% of 200.0 MB, 5 s');
+    assert.equal(progressText([{ name: 'direct.csv', size: 3 * 1024 ** 3, bytesRead: 0, startedAt: now - 61_000 }], now), 'ingesting direct.csv (3.00 GB), 61 s');
     const active = [{ name: 'big.csv', size: 10, bytesRead: 5, startedAt: now - 5000 }];
     let piped = '';
     const quiet = startProgress({ isTTY: false, write: (t: string) => (piped += t) }, () => active, 5);
