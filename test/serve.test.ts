@@ -11,6 +11,8 @@ import postgres from 'postgres';
 import { dropFile } from '../src/drop.ts';
 import { lineLogger } from '../src/log.ts';
 import { startHttpApi } from '../src/serve/http.ts';
+import { renderMetrics } from '../src/serve/metrics.ts';
+import { emptyStats, observe } from '../src/stats.ts';
 import { ServeInstance } from '../src/serve/server.ts';
 import { csv, waitFor } from './helpers/drop.ts';
 import { removeDir, tempDir } from './helpers/env.ts';
@@ -282,5 +284,28 @@ describe('serve HTTP API with a token', () => {
       await serve.stopAll();
       await removeDir(root);
     }
+  });
+});
+
+describe('renderMetrics', () => {
+  it('reports the backlog and its oldest age, cumulative buckets, and escapes label values', () => {
+    const stats = emptyStats(4);
+    stats.queued = 7;
+    stats.inFlight = 4;
+    for (const seconds of [0.003, 0.2, 0.2, 400]) observe(stats.ingestSeconds, seconds);
+    const now = 1_000_000;
+    const dir = '/srv/in "quoted"\\dir';
+    const samples = parseMetrics(renderMetrics([{ directory: dir, table: 't', stats, oldestQueuedAt: now - 12_500 }], now));
+    const labels = { dir, table: 't' };
+    assert.equal(metric(samples, 'hyperwatch_backlog_files', labels), 7);
+    assert.equal(metric(samples, 'hyperwatch_backlog_oldest_age_seconds', labels), 12.5);
+    assert.equal(metric(samples, 'hyperwatch_files_in_flight', labels), 4);
+    assert.equal(metric(samples, 'hyperwatch_ingest_duration_seconds_bucket', { ...labels, le: '0.005' }), 1);
+    assert.equal(metric(samples, 'hyperwatch_ingest_duration_seconds_bucket', { ...labels, le: '0.1' }), 1);
+    assert.equal(metric(samples, 'hyperwatch_ingest_duration_seconds_bucket', { ...labels, le: '0.25' }), 3);
+    assert.equal(metric(samples, 'hyperwatch_ingest_duration_seconds_bucket', { ...labels, le: '300' }), 3);
+    assert.equal(metric(samples, 'hyperwatch_ingest_duration_seconds_bucket', { ...labels, le: '+Inf' }), 4);
+    assert.equal(metric(samples, 'hyperwatch_ingest_duration_seconds_count', labels), 4);
+    assert.equal(metric(samples, 'hyperwatch_ingest_duration_seconds_sum', labels), 400.403);
   });
 });
