@@ -21,7 +21,7 @@ import { isAbsolute, join, resolve } from 'node:path';
 import process from 'node:process';
 import { findRuntime, ROOT, RUNTIMES, versionOf } from './runtimes.mjs';
 
-const DEFAULT_FILES = ['test/watcher.test.ts', 'test/contract.test.ts', 'test/adapter-hyper.test.ts', 'test/fs-adapters.test.ts'];
+const DEFAULT_FILES = ['test/watcher.test.ts', 'test/contract.test.ts', 'test/adapter-hyper.test.ts', 'test/fs-adapters.test.ts', 'test/drop.test.ts'];
 const TIMEOUT_MS = 15 * 60 * 1000;
 
 /**

@@ -7,21 +7,26 @@ import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import process from 'node:process';
 import { fileURLToPath } from 'node:url';
-import { parseArgs, type ParseArgsConfig } from 'node:util';
-import { createHyperAdapter, DEFAULT_DATABASE } from '../adapters/db/hyper/index.ts';
 import { openWatcher, WatchConfigError } from './api.ts';
+import { DB_FLAGS, DB_HELP, dbFromFlags, parse, printRows, toJson, UsageError } from './cli-util.ts';
+import { dropCommand, historyCommand, replayCommand } from './cli-producer.ts';
+import { serveCommand, statusCommand } from './cli-serve.ts';
 import { fsAdapterByName } from './default-fs.ts';
 import { lineLogger } from './log.ts';
-import type { WatchSummary } from './watcher.ts';
-
-class UsageError extends Error {}
+import { startProgress } from './progress.ts';
+import type { WatcherHandle, WatchSummary } from './watcher.ts';
 
 const HELP = {
-  main: `hyperwatch: append files dropped into a directory to a Tableau Hyper table, exactly once.
+  main: `hyperwatch: append files dropped into a directory to a Tableau Hyper (or PostgreSQL) table, exactly once.
 
 Usage:
   hyperwatch watch <dir> --table <name> [options]   watch a directory (see: hyperwatch watch --help)
+  hyperwatch serve --config <file.json>             several watchers and an HTTP API in one process
+  hyperwatch status [--url http://127.0.0.1:7878]   the watchers of a running serve
   hyperwatch query [options] "<sql>"                run SQL and print the rows
+  hyperwatch history [--since 2h] [--table <name>]  what was ingested when (the ledger)
+  hyperwatch drop <file> <dir>                      drop a file into a watched directory, safely
+  hyperwatch replay <dir>/failed/<file>             send a fixed failed file back in
   hyperwatch install-hyperd                         fetch the hyperd binary into the user cache
   hyperwatch --version
 
@@ -33,8 +38,7 @@ moves both to <dir>/failed/ with X.error on failure.
 
 Options:
   --table <name>          target table, "name" or "schema.name" (created from the first file)
-  --database <file>       .hyper file on the embedded hyperd (default ${DEFAULT_DATABASE})
-  --endpoint <host:port>  use a running hyperd instead of the embedded one
+${DB_HELP}
   --max-concurrent <n>    parallel ingests (default 4, at most 32)
   --once                  process the ready files present, then exit (1 if any failed)
   --json                  print the summary as one JSON object on stdout
@@ -43,22 +47,13 @@ Options:
   --log-format <text|json>  log lines on stderr (default text)
   --quiet                 log warnings and errors only
   -h, --help`,
-  query: `Usage: hyperwatch query [--database <file>] [--endpoint <host:port>] [--json] "<sql>"
+  query: `Usage: hyperwatch query [options] [--json] "<sql>"
 
-Runs one SQL statement against the database and prints the rows (--json: a JSON array).`,
+Runs one SQL statement against the database and prints the rows (--json: a JSON array).
+
+Options:
+${DB_HELP}`,
 } as const;
-
-function parse<T extends ParseArgsConfig['options']>(args: string[], options: T) {
-  try {
-    return parseArgs({ args, options: { ...options, help: { type: 'boolean', short: 'h' } }, allowPositionals: true, strict: true });
-  } catch (error) {
-    throw new UsageError((error as Error).message);
-  }
-}
-
-function toJson(value: unknown): string {
-  return JSON.stringify(value, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v));
-}
 
 function printSummary(summary: WatchSummary, json: boolean): void {
   if (json) {
@@ -84,8 +79,7 @@ function positiveInt(value: string | undefined, flag: string): number | undefine
 async function watchCommand(args: string[]): Promise<number> {
   const { values, positionals } = parse(args, {
     table: { type: 'string' },
-    database: { type: 'string' },
-    endpoint: { type: 'string' },
+    ...DB_FLAGS,
     'max-concurrent': { type: 'string' },
     once: { type: 'boolean' },
     json: { type: 'boolean' },
@@ -102,57 +96,45 @@ async function watchCommand(args: string[]): Promise<number> {
   if (values['log-format'] && !['text', 'json'].includes(values['log-format'])) throw new UsageError('--log-format is text or json');
   const fs = values.fs === undefined ? undefined : fsAdapterByName(values.fs);
   if (values.fs !== undefined && !fs) throw new UsageError(`--fs is node, parcel, deno (on Deno) or poll[:ms], got ${JSON.stringify(values.fs)}`);
-  const logger = lineLogger((line) => process.stderr.write(`${line}\n`), {
+  const maxConcurrent = positiveInt(values['max-concurrent'], '--max-concurrent');
+  let handle: WatcherHandle | undefined;
+  // A live progress line for long files, on a terminal only; log lines clear it first.
+  const progress = startProgress(process.stderr, () => handle?.activeFiles() ?? []);
+  const logger = lineLogger(progress.wrap((line) => process.stderr.write(`${line}\n`)), {
     json: values['log-format'] === 'json',
     level: values.quiet ? 'warn' : 'info',
   });
-  const handle = await openWatcher(positionals[0]!, values.table, {
-    database: values.database,
-    endpoint: values.endpoint,
-    maxConcurrent: positiveInt(values['max-concurrent'], '--max-concurrent'),
-    logger,
-    ...(fs ? { fs } : {}),
-  });
-  if (!values.once) {
-    await new Promise<void>((resolve) => {
-      const stop = (signal: string) => {
-        logger.info(`${signal}: stopping (in-flight files finish first)`);
-        resolve();
-      };
-      process.once('SIGINT', () => stop('SIGINT'));
-      process.once('SIGTERM', () => stop('SIGTERM'));
-    });
+  const db = dbFromFlags(values, logger);
+  try {
+    handle = await openWatcher(positionals[0]!, values.table, { db, maxConcurrent, logger, ...(fs ? { fs } : {}) });
+    if (!values.once) {
+      await new Promise<void>((resolve) => {
+        const stop = (signal: string) => {
+          logger.info(`${signal}: stopping (in-flight files finish first)`);
+          resolve();
+        };
+        process.once('SIGINT', () => stop('SIGINT'));
+        process.once('SIGTERM', () => stop('SIGTERM'));
+      });
+    }
+    const summary = await handle.stop();
+    progress.stop();
+    printSummary(summary, values.json === true);
+    return values.once && summary.stats.filesFailed > 0 ? 1 : 0;
+  } finally {
+    progress.stop();
+    await db.close();
   }
-  const summary = await handle.stop();
-  printSummary(summary, values.json === true);
-  return values.once && summary.stats.filesFailed > 0 ? 1 : 0;
-}
-
-function printRows(rows: readonly Record<string, unknown>[], json: boolean): void {
-  if (json) {
-    process.stdout.write(`${toJson(rows)}\n`);
-    return;
-  }
-  if (rows.length === 0) {
-    process.stdout.write('(0 rows)\n');
-    return;
-  }
-  const columns = Object.keys(rows[0]!);
-  const cell = (v: unknown) => (v === null || v === undefined ? '' : v instanceof Date ? v.toISOString() : typeof v === 'object' ? toJson(v) : String(v));
-  const table = rows.map((r) => columns.map((c) => cell(r[c])));
-  const widths = columns.map((c, i) => Math.max(c.length, ...table.map((r) => r[i]!.length)));
-  const line = (cells: string[]) => cells.map((v, i) => v.padEnd(widths[i]!)).join(' | ').trimEnd();
-  process.stdout.write(`${[line(columns), widths.map((w) => '-'.repeat(w)).join('-+-'), ...table.map(line)].join('\n')}\n(${rows.length} row${rows.length === 1 ? '' : 's'})\n`);
 }
 
 async function queryCommand(args: string[]): Promise<number> {
-  const { values, positionals } = parse(args, { database: { type: 'string' }, endpoint: { type: 'string' }, json: { type: 'boolean' } });
+  const { values, positionals } = parse(args, { ...DB_FLAGS, json: { type: 'boolean' } });
   if (values.help) {
     process.stdout.write(`${HELP.query}\n`);
     return 0;
   }
   if (positionals.length !== 1) throw new UsageError('query expects one SQL statement (quote it)');
-  const db = createHyperAdapter({ database: values.database, endpoint: values.endpoint });
+  const db = dbFromFlags(values);
   try {
     const pool = await db.openPool({ maxConnections: 1 });
     printRows(await pool.query(positionals[0]!), values.json === true);
@@ -188,6 +170,11 @@ function version(): string {
   return 'unknown';
 }
 
+function jsonLogs(args: readonly string[]): boolean {
+  const i = args.indexOf('--log-format');
+  return args.includes('--log-format=json') || (i >= 0 && args[i + 1] === 'json');
+}
+
 export async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
   try {
@@ -196,6 +183,16 @@ export async function main(argv: string[]): Promise<number> {
         return await watchCommand(rest);
       case 'query':
         return await queryCommand(rest);
+      case 'serve':
+        return await serveCommand(rest);
+      case 'status':
+        return await statusCommand(rest);
+      case 'history':
+        return await historyCommand(rest);
+      case 'drop':
+        return await dropCommand(rest);
+      case 'replay':
+        return await replayCommand(rest);
       case 'install-hyperd':
         return installHyperd();
       case '--version':
@@ -209,12 +206,15 @@ export async function main(argv: string[]): Promise<number> {
         process.stdout.write(`${HELP.main}\n`);
         return command === undefined ? 2 : 0;
       default:
-        throw new UsageError(`unknown command ${JSON.stringify(command)} (commands: watch, query, install-hyperd)`);
+        throw new UsageError(`unknown command ${JSON.stringify(command)} (commands: watch, serve, status, query, history, drop, replay, install-hyperd)`);
     }
   } catch (error) {
     const code = (error as { code?: unknown }).code;
-    const usage = error instanceof UsageError || error instanceof WatchConfigError || code === 'DUPLICATE_WATCHER' || code === 'HYPERD_NOT_FOUND';
-    process.stderr.write(`hyperwatch: ${(error as Error).message ?? String(error)}${error instanceof UsageError ? ' (see --help)' : ''}\n`);
+    const usage = error instanceof UsageError || error instanceof WatchConfigError || code === 'DUPLICATE_WATCHER' || code === 'HYPERD_NOT_FOUND' || code === 'CONFIG_INVALID';
+    const message = `${(error as Error).message ?? String(error)}${error instanceof UsageError ? ' (see --help)' : ''}`;
+    // With --log-format json, stderr carries JSON lines only: the final error too.
+    if (jsonLogs(rest)) process.stderr.write(`${JSON.stringify({ time: new Date().toISOString(), level: 'error', message, ...(typeof code === 'string' ? { code } : {}) })}\n`);
+    else process.stderr.write(`hyperwatch: ${message}\n`);
     return usage ? 2 : 1;
   }
 }

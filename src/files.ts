@@ -62,6 +62,9 @@ export class OpenedFile implements ClaimedFile {
     readonly mtimeMs: number,
   ) {}
 
+  /** Bytes handed out by `read` so far (progress reports; may pass `size` if ranges are re-read). */
+  bytesRead = 0;
+
   async read(position: number, length: number): Promise<Uint8Array> {
     const buffer = new Uint8Array(Math.max(0, Math.min(length, this.size - position)));
     let filled = 0;
@@ -70,6 +73,7 @@ export class OpenedFile implements ClaimedFile {
       if (bytesRead === 0) break;
       filled += bytesRead;
     }
+    this.bytesRead += filled;
     return filled === buffer.length ? buffer : buffer.subarray(0, filled);
   }
 

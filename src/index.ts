@@ -2,6 +2,8 @@
  * hyperwatch: a directory watcher that appends dropped files to a database table, exactly once.
  * @module
  */
+export { DropError, dropFile, type DropData, type DropResult, fsyncDirectory } from './drop.ts';
+export { replayFailed, type ReplayResult } from './replay.ts';
 export { findWatcher, openWatcher, startWatching, stopWatching, WatchConfigError } from './api.ts';
 export { DEFAULT_MAX_CONCURRENT, FAILED_DIR, LEDGER_TABLE, MAX_CONCURRENT_LIMIT, READY_SUFFIX, STAGING_DIR } from './constants.ts';
 export { fromDbError, ingestError, IngestFailure, isIngestFailure } from './errors.ts';
@@ -11,7 +13,7 @@ export { defineIngester, DuplicateExtensionError, PluginRegistry } from './plugi
 export { defaultRegistry, DuplicateWatcherError, WatcherRegistry, type WatcherStatus } from './registry.ts';
 export { checkHeaderNames, columnList, createTable, matchColumns } from './schema.ts';
 export { parseTableName, qualifiedName, quoteIdent, quoteLiteral, standardSqlType } from './sql.ts';
-export type { LastError, WatcherStats } from './stats.ts';
+export { INGEST_SECONDS_BUCKETS, type DurationHistogram, type LastError, type WatcherStats } from './stats.ts';
 export type * from './types.ts';
 export { WatcherHandle, type WatchSummary } from './watcher.ts';
 export { createHyperAdapter, type HyperAdapter, type HyperAdapterOptions } from '../adapters/db/hyper/index.ts';

@@ -31,6 +31,36 @@ export interface WatcherStats {
   recovered: number;
   /** Durability checkpoints (Hyper): committed files are removed after one. */
   checkpoints: number;
+  /** Times the filesystem event source reported lost or failed events (each triggers a rescan). */
+  lostEvents: number;
+  /** Seconds from claim to commit of each ingested file. */
+  ingestSeconds: DurationHistogram;
+}
+
+/**
+ * Upper bounds (seconds) of the ingest duration buckets: from small files on a local database
+ * (milliseconds) to multi-gigabyte ones (minutes).
+ */
+export const INGEST_SECONDS_BUCKETS: readonly number[] = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300];
+
+/** A Prometheus-style histogram: `counts[i]` observations fell in (bounds[i-1], bounds[i]]; the last is +Inf. */
+export interface DurationHistogram {
+  readonly bounds: readonly number[];
+  readonly counts: number[];
+  sum: number;
+  count: number;
+}
+
+export function emptyHistogram(bounds: readonly number[] = INGEST_SECONDS_BUCKETS): DurationHistogram {
+  return { bounds, counts: new Array<number>(bounds.length + 1).fill(0), sum: 0, count: 0 };
+}
+
+export function observe(histogram: DurationHistogram, value: number): void {
+  let i = histogram.bounds.findIndex((b) => value <= b);
+  if (i < 0) i = histogram.bounds.length;
+  histogram.counts[i] = (histogram.counts[i] ?? 0) + 1;
+  histogram.sum += value;
+  histogram.count++;
 }
 
 export function emptyStats(maxConcurrent: number): WatcherStats {
@@ -49,6 +79,8 @@ export function emptyStats(maxConcurrent: number): WatcherStats {
     orphans: 0,
     recovered: 0,
     checkpoints: 0,
+    lostEvents: 0,
+    ingestSeconds: emptyHistogram(),
   };
 }
 

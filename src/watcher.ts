@@ -19,7 +19,7 @@ import type { PluginMatch, PluginRegistry } from './plugins.ts';
 import { dataNameOf, failedNameCandidates, newClaimId, parseStagedName, stagedName } from './protocol.ts';
 import { dropIfCreatedEmpty } from './schema.ts';
 import { tableLabel } from './sql.ts';
-import { emptyStats, lastErrorOf, type WatcherStats } from './stats.ts';
+import { emptyStats, lastErrorOf, observe, type WatcherStats } from './stats.ts';
 import type { DbAdapter, DbPool, FsAdapter, FsSubscription, IngestContext, IngesterPlugin, IngestError, TableName } from './types.ts';
 
 /** What `stopWatching` returns. */
@@ -80,6 +80,10 @@ export class WatcherHandle {
 
   /** Sentinel names waiting for a slot, in arrival order; a Set dedupes events and sweeps. */
   readonly #queue = new Set<string>();
+  /** When each queued sentinel was found (for the backlog's oldest waiting age). */
+  readonly #queuedAt = new Map<string, number>();
+  /** Files being ingested, with when their ingest began (for progress reports). */
+  readonly #active = new Map<OpenedFile, number>();
   /** Sentinel names dequeued but not yet claimed (dedupes late events for the same drop). */
   readonly #claiming = new Set<string>();
   /** Sentinels whose data file was missing, with when that was first seen. */
@@ -140,6 +144,7 @@ export class WatcherHandle {
       this.dir,
       (names) => this.#onNames(names),
       (error) => {
+        this.stats.lostEvents++;
         this.#log.warn('filesystem events failed; rescanning', { dir: this.dir, error: String(error) });
         void this.rescan();
       },
@@ -150,6 +155,17 @@ export class WatcherHandle {
     this.#pump();
     this.#timer = setInterval(() => void this.rescan(), options.rescanIntervalMs);
     this.#log.info('watching', { dir: this.dir, table: tableLabel(this.table), database: db.describe(), fs: this.#deps.fs.name });
+  }
+
+  /** When the longest-waiting queued ready file was found (epoch ms), or undefined when none waits. */
+  oldestQueuedAt(): number | undefined {
+    const first = this.#queue.values().next();
+    return first.done ? undefined : this.#queuedAt.get(first.value);
+  }
+
+  /** Files being ingested right now: name, size, bytes read so far and when the ingest began. */
+  activeFiles(): { name: string; size: number; bytesRead: number; startedAt: number }[] {
+    return [...this.#active].map(([file, startedAt]) => ({ name: file.name, size: file.size, bytesRead: Math.min(file.bytesRead, file.size), startedAt }));
   }
 
   /** Resolves when nothing is queued or in flight. */
@@ -193,6 +209,7 @@ export class WatcherHandle {
       return false;
     }
     this.#queue.add(readyName);
+    this.#queuedAt.set(readyName, Date.now());
     this.stats.queued = this.#queue.size;
     this.#pump();
     return true;
@@ -202,6 +219,7 @@ export class WatcherHandle {
     while (!this.#stopping && !this.#paused && this.#inFlight.size < this.#limit && this.#queue.size > 0) {
       const readyName = this.#queue.values().next().value as string;
       this.#queue.delete(readyName);
+      this.#queuedAt.delete(readyName);
       this.#claiming.add(readyName);
       this.stats.queued = this.#queue.size;
       const task: Promise<void> = this.#processReady(readyName)
@@ -342,6 +360,7 @@ export class WatcherHandle {
   /** Ingests a claimed file and settles it: removed when committed, failed/ when not. */
   async #finish(file: OpenedFile, match: PluginMatch | undefined): Promise<void> {
     const started = performance.now();
+    this.#active.set(file, Date.now());
     let outcome: Outcome;
     try {
       outcome = match
@@ -357,6 +376,7 @@ export class WatcherHandle {
             ),
           };
     } finally {
+      this.#active.delete(file);
       await file.close();
     }
     switch (outcome.status) {
@@ -365,6 +385,7 @@ export class WatcherHandle {
         this.stats.filesIngested++;
         this.stats.rowsIngested += outcome.rows;
         this.stats.bytesIngested += file.size;
+        observe(this.stats.ingestSeconds, (performance.now() - started) / 1000);
         this.#log.info('ingested', { file: file.name, claimId: file.claimId, rows: outcome.rows, bytes: file.size, epoch: outcome.epoch, ms: Math.round(performance.now() - started) });
         return;
       case 'abandoned':
@@ -681,6 +702,7 @@ export class WatcherHandle {
     if (this.#timer) clearInterval(this.#timer);
     clearTimeout(this.#checkpointTimer);
     this.#queue.clear();
+    this.#queuedAt.clear();
     this.stats.queued = 0;
     this.#wake.abort();
     await this.#subscription?.close().catch(() => {});
@@ -702,7 +724,7 @@ export class WatcherHandle {
     this.#stoppedAt = new Date().toISOString();
     this.#deps.onStopped();
     this.#notifyIdle();
-    this.#log.info('stopped', { dir: this.dir, ...this.stats, lastError: this.stats.lastError?.message });
+    this.#log.info('stopped', { dir: this.dir, ...this.stats, lastError: this.stats.lastError?.message, ingestSeconds: undefined });
     return this.summary();
   }
 

@@ -56,6 +56,11 @@ describe('hyperwatch CLI', () => {
     ['a missing --table', ['watch', '.'], /needs --table/],
     ['a bad --max-concurrent', ['watch', '.', '--table', 't', '--max-concurrent', 'many'], /whole number/],
     ['an unknown command', ['frobnicate'], /unknown command/],
+    ['an unknown --adapter', ['watch', '.', '--table', 't', '--adapter', 'mysql'], /--adapter is "mysql", not a known adapter/],
+    ['a Hyper flag with --adapter postgres', ['query', '--adapter', 'postgres', '--url', 'postgres://h/d', '--database', 'x.hyper', 'SELECT 1'], /--database applies to the hyper adapter only/],
+    ['--url without --adapter postgres', ['history', '--url', 'postgres://h/d'], /--url applies to the postgres adapter only\. Add --adapter postgres/],
+    ['a bad --since', ['history', '--since', 'yesterday'], /--since expects an ISO date/],
+    ['drop of a missing file', ['drop', '/nonexistent/x.csv', '.'], /is not a readable file/],
   ] as const) {
     it(`exits 2 with a one-line error for ${label}`, async () => {
       const run = await cli(args).done;

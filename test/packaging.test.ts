@@ -53,7 +53,7 @@ describe('packaging', () => {
     assert.equal(code, 0, `deno ${args.join(' ')} failed:\n${output}`);
     assert.match(output, /Dry run complete/);
     const files = [...output.matchAll(/file:\/\/\S+/g)].map((m) => decodeURI(new URL(m[0]).pathname).slice(ROOT.length + 1));
-    for (const wanted of ['src/index.ts', 'src/testing.ts', 'adapters/db/postgres/index.ts', 'scripts/install-hyperd.mjs', 'README.md', 'deno.json']) {
+    for (const wanted of ['src/index.ts', 'src/testing.ts', 'adapters/db/postgres/index.ts', 'scripts/install-hyperd.mjs', 'schema/hyperwatch.config.schema.json', 'README.md', 'deno.json']) {
       assert.ok(files.includes(wanted), `${wanted} is published (published: ${files.join(', ')})`);
     }
     assert.deepEqual(files.filter((f) => /^(test|bench|examples|dist|node_modules)\//.test(f)), [], 'tests, benches, examples, builds are not published');

@@ -1,0 +1,111 @@
+/** `hyperwatch serve` (several watchers and the HTTP API) and `hyperwatch status` (asks a serve). */
+import { dirname, resolve } from 'node:path';
+import process from 'node:process';
+import { parse, toJson, UsageError } from './cli-util.ts';
+import { lineLogger } from './log.ts';
+import { startProgress } from './progress.ts';
+import { DEFAULT_HTTP_PORT, loadConfig } from './serve/config.ts';
+import { startHttpApi } from './serve/http.ts';
+import { ServeInstance, type ServedWatcherStatus } from './serve/server.ts';
+
+export const SERVE_HELP = `Usage: hyperwatch serve --config <hyperwatch.json> [--log-format text|json] [--quiet]
+
+Runs every watcher of the config file (schema: schema/hyperwatch.config.schema.json) in one
+process, and an HTTP API (default http://127.0.0.1:${DEFAULT_HTTP_PORT}):
+  GET /watchers, POST /watchers, DELETE /watchers/<URL-encoded dir>, GET /metrics (Prometheus).
+A host other than loopback requires a bearer token (http.tokenEnv or http.token).
+Stops on SIGINT/SIGTERM, letting in-flight files finish.`;
+
+export const STATUS_HELP = `Usage: hyperwatch status [--url http://127.0.0.1:${DEFAULT_HTTP_PORT}] [--token <token>] [--json]
+
+Prints the watchers of a running hyperwatch serve. The token defaults to HYPERWATCH_TOKEN.`;
+
+export async function serveCommand(args: string[]): Promise<number> {
+  const { values, positionals } = parse(args, { config: { type: 'string', short: 'c' }, 'log-format': { type: 'string' }, quiet: { type: 'boolean' } });
+  if (values.help) {
+    process.stdout.write(`${SERVE_HELP}\n`);
+    return 0;
+  }
+  if (positionals.length > 0) throw new UsageError(`serve takes no arguments besides its options, got ${JSON.stringify(positionals[0])}`);
+  if (!values.config) throw new UsageError('serve needs --config <file.json>');
+  if (values['log-format'] && !['text', 'json'].includes(values['log-format'])) throw new UsageError('--log-format is text or json');
+  const config = await loadConfig(values.config);
+  const baseDir = dirname(resolve(values.config));
+  let serve: ServeInstance | undefined;
+  const progress = startProgress(process.stderr, () => serve?.activeFiles() ?? []);
+  const logger = lineLogger(progress.wrap((line) => process.stderr.write(`${line}\n`)), {
+    json: values['log-format'] === 'json',
+    level: values.quiet ? 'warn' : 'info',
+  });
+  serve = new ServeInstance({ logger, baseDir });
+  let stopRequested: (signal: string) => void = () => {};
+  const stopped = new Promise<string>((resolve) => (stopRequested = resolve));
+  process.once('SIGINT', () => stopRequested('SIGINT'));
+  process.once('SIGTERM', () => stopRequested('SIGTERM'));
+  // The API first: status works while the watchers run their initial sweeps.
+  const api = await startHttpApi(serve, config.http, { logger, baseDir });
+  logger.info('listening', { url: api.url, token: config.http.token !== undefined });
+  try {
+    for (const watcher of config.watchers) {
+      try {
+        await serve.add(watcher);
+      } catch (error) {
+        throw new Error(`watcher ${watcher.dir} → ${watcher.table} could not start: ${(error as Error).message}`, { cause: error });
+      }
+    }
+    logger.info('serving', { watchers: serve.size, url: api.url });
+    const signal = await stopped;
+    logger.info(`${signal}: stopping (in-flight files finish first)`);
+    return 0;
+  } finally {
+    await api.close();
+    // Each watcher logs its final counters as it stops.
+    await serve.stopAll();
+    progress.stop();
+  }
+}
+
+function statusLines(watchers: readonly ServedWatcherStatus[]): string {
+  if (watchers.length === 0) return '(no watchers)\n';
+  return watchers
+    .map((w) => {
+      const s = w.stats;
+      const lines = [
+        `${w.directory} → ${w.table} (${w.database}), since ${w.startedAt}`,
+        `  ingested: ${s.filesIngested} files, ${s.rowsIngested} rows, ${s.bytesIngested} bytes   failed: ${s.filesFailed}   retries: ${s.retries}`,
+        `  in flight: ${s.inFlight}   waiting: ${s.queued}${s.queued > 0 ? ` (oldest ${w.backlogOldestAgeSeconds.toFixed(1)} s)` : ''}   last event: ${s.lastEventAt ?? 'none'}`,
+      ];
+      for (const f of w.active) {
+        const read = f.bytesRead > 0 ? `${Math.floor((100 * f.bytesRead) / Math.max(1, f.size))}% of ` : '';
+        lines.push(`  ingesting ${f.name}: ${read}${f.size} bytes, ${((Date.now() - f.startedAt) / 1000).toFixed(0)} s`);
+      }
+      if (s.lastError) lines.push(`  last error (${s.lastError.at}): ${s.lastError.message}`);
+      return lines.join('\n');
+    })
+    .join('\n')
+    .concat('\n');
+}
+
+export async function statusCommand(args: string[]): Promise<number> {
+  const { values, positionals } = parse(args, { url: { type: 'string' }, token: { type: 'string' }, json: { type: 'boolean' } });
+  if (values.help) {
+    process.stdout.write(`${STATUS_HELP}\n`);
+    return 0;
+  }
+  if (positionals.length > 0) throw new UsageError('status takes no arguments besides its options');
+  const base = (values.url ?? `http://127.0.0.1:${DEFAULT_HTTP_PORT}`).replace(/\/+$/, '');
+  if (!/^https?:\/\//.test(base)) throw new UsageError(`--url must start with http:// or https://, got ${JSON.stringify(values.url)}`);
+  const token = values.token ?? process.env.HYPERWATCH_TOKEN;
+  let response: Response;
+  try {
+    response = await fetch(`${base}/watchers`, { headers: token ? { authorization: `Bearer ${token}` } : {} });
+  } catch (error) {
+    const cause = (error as { cause?: { code?: string } }).cause?.code;
+    throw new Error(`no hyperwatch serve answers at ${base}${cause ? ` (${cause})` : ''}; is it running, and is --url right?`);
+  }
+  const body = (await response.json().catch(() => ({}))) as { watchers?: ServedWatcherStatus[]; error?: string };
+  if (response.status === 401) throw new UsageError(`${base} requires a token: pass --token or set HYPERWATCH_TOKEN`);
+  if (!response.ok || !body.watchers) throw new Error(`${base}/watchers answered ${response.status}: ${body.error ?? 'no watcher list'}`);
+  process.stdout.write(values.json ? `${toJson(body.watchers)}\n` : statusLines(body.watchers));
+  return 0;
+}

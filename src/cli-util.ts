@@ -1,0 +1,63 @@
+/** Pieces every `hyperwatch` command shares: argument parsing, usage errors, printing rows. */
+import process from 'node:process';
+import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { checkDbChoice, createDbAdapter } from './db-choice.ts';
+import type { DbAdapter, Logger } from './types.ts';
+
+/** A mistake on the command line: exit code 2, and a pointer to --help. */
+export class UsageError extends Error {}
+
+type Options = NonNullable<ParseArgsConfig['options']>;
+const HELP_FLAG = { help: { type: 'boolean', short: 'h' } } as const;
+type Parsed<T extends Options> = ReturnType<typeof parseArgs<{ args: string[]; options: T & typeof HELP_FLAG; allowPositionals: true; strict: true }>>;
+
+/** node:util parseArgs with -h/--help added; its errors become usage errors. */
+export function parse<T extends Options>(args: string[], options: T): Parsed<T> {
+  try {
+    return parseArgs({ args, options: { ...options, ...HELP_FLAG }, allowPositionals: true, strict: true });
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+}
+
+export function toJson(value: unknown): string {
+  return JSON.stringify(value, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v));
+}
+
+export function printRows(rows: readonly Record<string, unknown>[], json: boolean): void {
+  if (json) {
+    process.stdout.write(`${toJson(rows)}\n`);
+    return;
+  }
+  if (rows.length === 0) {
+    process.stdout.write('(0 rows)\n');
+    return;
+  }
+  const columns = Object.keys(rows[0]!);
+  const cell = (v: unknown) => (v === null || v === undefined ? '' : v instanceof Date ? v.toISOString() : typeof v === 'object' ? toJson(v) : String(v));
+  const table = rows.map((r) => columns.map((c) => cell(r[c])));
+  const widths = columns.map((c, i) => Math.max(c.length, ...table.map((r) => r[i]!.length)));
+  const line = (cells: string[]) => cells.map((v, i) => v.padEnd(widths[i]!)).join(' | ').trimEnd();
+  process.stdout.write(`${[line(columns), widths.map((w) => '-'.repeat(w)).join('-+-'), ...table.map(line)].join('\n')}\n(${rows.length} row${rows.length === 1 ? '' : 's'})\n`);
+}
+
+/** The database options every command that opens one takes. */
+export const DB_FLAGS = {
+  adapter: { type: 'string' },
+  url: { type: 'string' },
+  database: { type: 'string' },
+  endpoint: { type: 'string' },
+} as const;
+
+export const DB_HELP = `  --adapter <hyper|postgres>  the database (default hyper)
+  --database <file>       hyper: the .hyper file on the embedded hyperd (default ./hyperwatch.hyper)
+  --endpoint <host:port>  hyper: use a running hyperd instead of the embedded one
+  --url <postgres://...>  postgres: the server (default: the DATABASE_URL environment variable)`;
+
+/** The adapter the database flags name; a wrong mixture is a usage error naming the flag. */
+export function dbFromFlags(values: { adapter?: string; url?: string; database?: string; endpoint?: string }, logger?: Logger): DbAdapter {
+  const choice = { adapter: values.adapter, url: values.url, database: values.database, endpoint: values.endpoint };
+  const problems = checkDbChoice(choice, process.env, true);
+  if (problems.length > 0) throw new UsageError(problems.map((p) => `--${p.field} ${p.problem}. ${p.fix}`).join(' '));
+  return createDbAdapter(choice, logger);
+}

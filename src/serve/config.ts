@@ -1,0 +1,267 @@
+/**
+ * The `hyperwatch serve` config file: checked against its JSON Schema (schema/, with ajv) and then
+ * for what a schema cannot say (table names, adapter-specific settings, one watcher per directory,
+ * directories that exist). Every problem is reported on its own, as path, what is wrong and the fix.
+ */
+import { readFileSync } from 'node:fs';
+import { stat } from 'node:fs/promises';
+import { dirname, join, resolve } from 'node:path';
+import process from 'node:process';
+import { fileURLToPath } from 'node:url';
+import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import { checkDbChoice, type AdapterName } from '../db-choice.ts';
+import { parseTableName } from '../sql.ts';
+
+export interface RetryDelayConfig {
+  readonly initial?: number;
+  readonly max?: number;
+}
+
+/** One watcher of the config file (`watchers[i]`), and the body of `POST /watchers`. */
+export interface WatcherConfig {
+  readonly dir: string;
+  readonly table: string;
+  readonly adapter?: AdapterName;
+  readonly database?: string;
+  readonly endpoint?: string;
+  readonly url?: string;
+  readonly maxConcurrent?: number;
+  readonly fs?: string;
+  readonly createTable?: boolean;
+  readonly rescanIntervalMs?: number;
+  readonly orphanGraceMs?: number;
+  readonly stopTimeoutMs?: number;
+  readonly retryDelayMs?: RetryDelayConfig;
+  readonly queueLimit?: number;
+  readonly checkpointDelayMs?: number;
+  readonly checkpointEvery?: number;
+}
+
+export interface HttpConfig {
+  readonly host: string;
+  readonly port: number;
+  /** Required by the API when set (always set when `host` is not a loopback address). */
+  readonly token?: string;
+}
+
+export interface ServeConfig {
+  readonly http: HttpConfig;
+  /** With `dir` and `database` resolved against the config file's directory. */
+  readonly watchers: readonly WatcherConfig[];
+}
+
+export interface ConfigIssue {
+  /** Where, as in the file: `watchers[1].maxConcurrent`; '' for the whole file. */
+  readonly path: string;
+  readonly problem: string;
+  readonly fix: string;
+}
+
+export class ConfigError extends Error {
+  readonly code = 'CONFIG_INVALID';
+  constructor(
+    readonly source: string,
+    readonly issues: readonly ConfigIssue[],
+  ) {
+    super(`${source}: ${issues.length} problem${issues.length === 1 ? '' : 's'}:\n${issues.map(formatIssue).join('\n')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+export function formatIssue(issue: ConfigIssue): string {
+  return `  ${issue.path || '(file)'}: ${issue.problem}. Fix: ${issue.fix}`;
+}
+
+export const DEFAULT_HTTP_PORT = 7878;
+export const DEFAULT_HTTP_HOST = '127.0.0.1';
+export const SCHEMA_FILE = 'schema/hyperwatch.config.schema.json';
+
+type JsonSchema = { readonly [key: string]: unknown };
+
+/** The schema file, found from src/ (run from source) or dist/src/ (built). */
+export function loadSchema(): JsonSchema {
+  const here = dirname(fileURLToPath(import.meta.url));
+  for (const up of ['../..', '../../..']) {
+    try {
+      return JSON.parse(readFileSync(join(here, up, SCHEMA_FILE), 'utf8')) as JsonSchema;
+    } catch {
+      // try the next candidate
+    }
+  }
+  throw new Error(`${SCHEMA_FILE} not found next to the package`);
+}
+
+let compiled: { file: ValidateFunction; watcher: ValidateFunction } | undefined;
+
+function validators(): { file: ValidateFunction; watcher: ValidateFunction } {
+  if (compiled) return compiled;
+  // verbose: errors carry the failing value and the schema of its field (for its "x-fix").
+  const ajv = new Ajv({ allErrors: true, verbose: true, strict: true });
+  ajv.addKeyword('x-fix');
+  const schema = loadSchema();
+  const file = ajv.compile(schema);
+  compiled = { file, watcher: ajv.getSchema(`${String(schema.$id)}#/definitions/watcher`)! };
+  return compiled;
+}
+
+/** `/watchers/1/retryDelayMs` + `max` → `watchers[1].retryDelayMs.max`. */
+function pathOf(pointer: string, extra?: string, prefix = ''): string {
+  const parts = pointer
+    .split('/')
+    .slice(1)
+    .map((p) => p.replaceAll('~1', '/').replaceAll('~0', '~'));
+  if (extra !== undefined) parts.push(extra);
+  let out = prefix;
+  for (const p of parts) out += /^\d+$/.test(p) ? `[${p}]` : out === '' ? p : `.${p}`;
+  return out;
+}
+
+function shown(value: unknown): string {
+  const text = JSON.stringify(value);
+  return text === undefined ? String(value) : text.length > 60 ? `${text.slice(0, 57)}...` : text;
+}
+
+function fieldFix(schema: unknown): string | undefined {
+  const fix = (schema as { 'x-fix'?: unknown } | undefined)?.['x-fix'];
+  return typeof fix === 'string' ? fix : undefined;
+}
+
+function issueOf(error: ErrorObject, prefix: string): ConfigIssue {
+  const parent = error.parentSchema as { properties?: Record<string, unknown> } | undefined;
+  const got = `, got ${shown(error.data)}`;
+  switch (error.keyword) {
+    case 'required': {
+      const missing = (error.params as { missingProperty: string }).missingProperty;
+      return { path: pathOf(error.instancePath, missing, prefix), problem: 'is missing', fix: fieldFix(parent?.properties?.[missing]) ?? `Add ${missing}.` };
+    }
+    case 'additionalProperties': {
+      const extra = (error.params as { additionalProperty: string }).additionalProperty;
+      const known = Object.keys(parent?.properties ?? {}).filter((k) => k !== '$schema');
+      return { path: pathOf(error.instancePath, extra, prefix), problem: 'is not a known setting', fix: `Remove it or correct its spelling (known here: ${known.join(', ')}).` };
+    }
+    case 'enum':
+      return {
+        path: pathOf(error.instancePath, undefined, prefix),
+        problem: `must be one of ${(error.params as { allowedValues: unknown[] }).allowedValues.map(shown).join(', ')}${got}`,
+        fix: fieldFix(parent) ?? 'Use one of the allowed values.',
+      };
+    default:
+      return { path: pathOf(error.instancePath, undefined, prefix), problem: `${error.message ?? 'is invalid'}${got}`, fix: fieldFix(parent) ?? 'See schema/hyperwatch.config.schema.json.' };
+  }
+}
+
+/** Schema errors, one per field (ajv may report several keywords for one value). */
+function schemaIssues(errors: readonly ErrorObject[] | null | undefined, prefix: string): ConfigIssue[] {
+  const seen = new Set<string>();
+  const issues: ConfigIssue[] = [];
+  for (const error of errors ?? []) {
+    const issue = issueOf(error, prefix);
+    if (seen.has(issue.path)) continue;
+    seen.add(issue.path);
+    issues.push(issue);
+  }
+  return issues;
+}
+
+function isLoopback(host: string): boolean {
+  const h = host.replace(/^\[|\]$/g, '').toLowerCase();
+  return h === 'localhost' || h === '::1' || /^127\.\d+\.\d+\.\d+$/.test(h);
+}
+
+export interface ValidateOptions {
+  /** Relative `dir` and `database` are resolved against this (the config file's directory). */
+  readonly baseDir: string;
+  readonly env?: Record<string, string | undefined>;
+}
+
+function resolvePaths(w: WatcherConfig, baseDir: string): WatcherConfig {
+  const at = (p: string) => resolve(baseDir, p);
+  return { ...w, dir: at(w.dir), ...(w.database !== undefined ? { database: at(w.database) } : {}) };
+}
+
+/** What the schema cannot check in one watcher (its entries at `path`). */
+function watcherIssues(w: WatcherConfig, path: string, env: Record<string, string | undefined>): ConfigIssue[] {
+  const issues: ConfigIssue[] = [];
+  const table = parseTableName(w.table);
+  if (table.isErr()) issues.push({ path: `${path}.table`, problem: table.error, fix: 'Use a name such as "events" or "sales.orders".' });
+  for (const p of checkDbChoice(w, env)) issues.push({ path: `${path}.${p.field}`, problem: p.problem, fix: p.fix });
+  if (w.fs === 'deno' && !('Deno' in globalThis)) issues.push({ path: `${path}.fs`, problem: '"deno" works on Deno only', fix: 'Use "node", "parcel" or "poll".' });
+  if (w.retryDelayMs?.initial !== undefined && w.retryDelayMs.max !== undefined && w.retryDelayMs.initial > w.retryDelayMs.max) {
+    issues.push({ path: `${path}.retryDelayMs`, problem: `initial (${w.retryDelayMs.initial}) is above max (${w.retryDelayMs.max})`, fix: 'Make initial at most max.' });
+  }
+  return issues;
+}
+
+async function directoryIssue(dir: string, path: string): Promise<ConfigIssue | undefined> {
+  try {
+    if ((await stat(dir)).isDirectory()) return undefined;
+    return { path, problem: `${dir} is not a directory`, fix: 'Give the path of a directory.' };
+  } catch {
+    return { path, problem: `${dir} does not exist`, fix: `Create it (mkdir -p ${dir}) or correct the path.` };
+  }
+}
+
+/**
+ * Checks one watcher (a `POST /watchers` body), resolving its paths. Issues are named from the
+ * body's top (`maxConcurrent`, not `watchers[0].maxConcurrent`).
+ */
+export async function validateWatcher(raw: unknown, options: ValidateOptions): Promise<{ watcher?: WatcherConfig; issues: ConfigIssue[] }> {
+  const v = validators().watcher;
+  if (!v(raw)) return { issues: schemaIssues(v.errors, '') };
+  const w = resolvePaths(raw as WatcherConfig, options.baseDir);
+  const issues = watcherIssues(w, '', options.env ?? process.env).map((i) => ({ ...i, path: i.path.replace(/^\./, '') }));
+  const dirIssue = await directoryIssue(w.dir, 'dir');
+  if (dirIssue) issues.push(dirIssue);
+  return issues.length > 0 ? { issues } : { watcher: w, issues };
+}
+
+/** Checks a parsed config file; throws ConfigError listing every problem. */
+export async function validateConfig(raw: unknown, source: string, options: ValidateOptions): Promise<ServeConfig> {
+  const env = options.env ?? process.env;
+  const v = validators().file;
+  if (!v(raw)) throw new ConfigError(source, schemaIssues(v.errors, ''));
+  const file = raw as { http?: { host?: string; port?: number; token?: string; tokenEnv?: string }; watchers: WatcherConfig[] };
+  const issues: ConfigIssue[] = [];
+  const host = file.http?.host ?? DEFAULT_HTTP_HOST;
+  let token = file.http?.token;
+  if (file.http?.tokenEnv !== undefined) {
+    token = env[file.http.tokenEnv] || undefined;
+    if (!token) issues.push({ path: 'http.tokenEnv', problem: `names ${file.http.tokenEnv}, which is not set`, fix: `Set ${file.http.tokenEnv} in the environment of hyperwatch serve.` });
+    else if (token.length < 16) issues.push({ path: 'http.tokenEnv', problem: `${file.http.tokenEnv} holds fewer than 16 characters`, fix: 'Use a random token of at least 16 characters, e.g. `openssl rand -hex 24`.' });
+  }
+  if (file.http?.token !== undefined && file.http.tokenEnv !== undefined) {
+    issues.push({ path: 'http.token', problem: 'is given together with http.tokenEnv', fix: 'Keep one of them (tokenEnv keeps the secret out of the file).' });
+  }
+  if (!isLoopback(host) && token === undefined && file.http?.tokenEnv === undefined) {
+    issues.push({ path: 'http.token', problem: `is required when the API listens on ${host}, which is not a loopback address`, fix: 'Set http.tokenEnv (or http.token), or listen on "127.0.0.1".' });
+  }
+  const watchers = file.watchers.map((w) => resolvePaths(w, options.baseDir));
+  const firstAt = new Map<string, number>();
+  for (const [i, w] of watchers.entries()) {
+    issues.push(...watcherIssues(w, `watchers[${i}]`, env));
+    const earlier = firstAt.get(w.dir);
+    if (earlier !== undefined) issues.push({ path: `watchers[${i}].dir`, problem: `${w.dir} is also watched by watchers[${earlier}]`, fix: 'One watcher per directory: remove one of them, or give each its own directory.' });
+    else firstAt.set(w.dir, i);
+    const dirIssue = await directoryIssue(w.dir, `watchers[${i}].dir`);
+    if (dirIssue) issues.push(dirIssue);
+  }
+  if (issues.length > 0) throw new ConfigError(source, issues);
+  return { http: { host, port: file.http?.port ?? DEFAULT_HTTP_PORT, ...(token !== undefined ? { token } : {}) }, watchers };
+}
+
+/** Reads and checks a config file. Unreadable or malformed JSON is a ConfigError too. */
+export async function loadConfig(path: string, env: Record<string, string | undefined> = process.env): Promise<ServeConfig> {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (error) {
+    throw new ConfigError(path, [{ path: '', problem: `cannot be read (${(error as { code?: string }).code ?? String(error)})`, fix: 'Check the path given to --config.' }]);
+  }
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch (error) {
+    throw new ConfigError(path, [{ path: '', problem: `is not valid JSON (${(error as Error).message})`, fix: 'Correct the JSON syntax (no comments, no trailing commas).' }]);
+  }
+  return validateConfig(raw, path, { baseDir: dirname(resolve(path)), env });
+}
