@@ -386,7 +386,7 @@ export class WatcherHandle {
         this.stats.rowsIngested += outcome.rows;
         this.stats.bytesIngested += file.size;
         observe(this.stats.ingestSeconds, (performance.now() - started) / 1000);
-        this.#log.info('ingested', { file: file.name, claimId: file.claimId, rows: outcome.rows, bytes: file.size, epoch: outcome.epoch, ms: Math.round(performance.now() - started) });
+        this.#log.info('ingested', { file: file.name, rows: outcome.rows, bytes: file.size, ms: Math.round(performance.now() - started), claimId: file.claimId });
         return;
       case 'abandoned':
         this.#log.info('stopping: file left claimed for the next start', { file: file.name, claimId: file.claimId });
