@@ -11,6 +11,7 @@ import { silentLogger } from '../../../src/log.ts';
 import { standardSqlType } from '../../../src/sql.ts';
 import type { DbAdapter, DbCapabilities, DbConnection, DbPool, Logger } from '../../../src/types.ts';
 import { poolOf, type Sql } from '../postgres-js/pool.ts';
+import { guardCopySource } from './csv-end-marker.ts';
 
 export interface PostgresAdapterOptions {
   /**
@@ -164,11 +165,16 @@ async function translated<T>(run: () => Promise<T>, statement?: string): Promise
   }
 }
 
+/**
+ * A connection whose errors name line and column as Hyper's do, and whose CSV COPYs cannot end
+ * early: PostgreSQL up to 17 stops at a `\.` line and drops the rest, so such a line is sent
+ * quoted (see `./csv-end-marker.ts`).
+ */
 function translatingConnection(conn: DbConnection): DbConnection {
   return {
     query: (sql, params) => translated(() => conn.query(sql, params), sql),
     execute: (sql, params) => translated(() => conn.execute(sql, params), sql),
-    copyFrom: (sql, source) => translated(() => conn.copyFrom(sql, source), sql),
+    copyFrom: (sql, source) => translated(() => conn.copyFrom(sql, guardCopySource(sql, source)), sql),
     describeTable: (table) => translated(() => conn.describeTable(table)),
   };
 }
