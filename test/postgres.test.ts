@@ -33,6 +33,7 @@ import { csvIngester } from '../plugins/csv/index.ts';
 import { openWatcher, startWatching, stopWatching } from '../src/api.ts';
 import { STAGING_DIR } from '../src/constants.ts';
 import { fromDbError } from '../src/errors.ts';
+import { READ_CHUNK } from '../src/files.ts';
 import type { WatchOptions } from '../src/options.ts';
 import { defineIngester } from '../src/plugins.ts';
 import { WatcherRegistry } from '../src/registry.ts';
@@ -242,6 +243,31 @@ describe('watcher on a real PostgreSQL server', () => {
     assert.equal(summary.database, `postgres 127.0.0.1:${pg.port}/${pg.database}`);
     assert.equal(summary.stats.checkpoints, 0);
     assert.deepEqual(await stagingOf(dir), []);
+  });
+
+  it('keeps every row after a `\.` line: PostgreSQL up to 17 would end the CSV COPY there', async () => {
+    const { dir, table, opts } = await inbox();
+    // LF: a `\.` record between rows, and one inside a quoted multi-line value (data either way).
+    await drop(dir, 'a.csv', 'note\nfirst\n\\.\n"multi\n\\.\nline"\nlast\n');
+    // CRLF, over 1 MiB: a `\.` record split between the file's first two read chunks, and one
+    // as the last record without a line end.
+    let big = 'note\r\n';
+    for (let i = 0; big.length < READ_CHUNK - 20; i++) big += `row-${String(i).padStart(6, '0')}\r\n`;
+    big += `${'p'.repeat(READ_CHUNK - 1 - big.length - 2)}\r\n\\.\r\nafter-1\r\nafter-2\r\n\\.`;
+    assert.equal(big.indexOf('\r\n\\.\r\n'), READ_CHUNK - 3, 'the `\\` is the last byte of the first chunk');
+    await drop(dir, 'b.csv', big);
+    const bigRows = big.split('\r\n').length - 1;
+
+    const stats = await startWatching(dir, table, opts);
+    assert.equal(stats.filesFailed, 0);
+    assert.equal(stats.filesIngested, 2);
+    assert.equal(stats.rowsIngested, 4 + bigRows);
+    assert.equal(await count(pool, table), 4 + bigRows);
+    const kept = await pool.query<{ note: string }>(`SELECT note FROM ${table} WHERE note IN ('first', '\\.', E'multi\\n\\\\.\\nline', 'last', 'after-1', 'after-2') ORDER BY note`);
+    assert.deepEqual(kept.map((r) => r.note).sort(), ['\\.', '\\.', '\\.', 'after-1', 'after-2', 'first', 'last', 'multi\n\\.\nline'].sort());
+    const ledger = await pool.query<{ file_name: string; row_count: string }>(`SELECT file_name, row_count FROM hyperwatch_ingest_log WHERE target_table = $1 ORDER BY file_name`, [table]);
+    assert.deepEqual(ledger.map((r) => [r.file_name, Number(r.row_count)]), [['a.csv', 4], ['b.csv', bigRows]]);
+    await stopWatching(dir, { registry });
   });
 
   it('ingests 200 files dropped at once, each once, never more than maxConcurrent at a time', async () => {
