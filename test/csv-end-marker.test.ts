@@ -104,16 +104,18 @@ describe('CSV end-of-data guard', () => {
       seed = (seed * 1103515245 + 12345) % 2 ** 31;
       return seed % n;
     };
-    const alphabet = ['\\', '.', '\\.', '"', '\n', '\r', '\r\n', ',', 'x', 'é', "'"];
+    // Long runs of plain text too: quotes far apart are found by jumping, close ones by counting.
+    const alphabet = ['\\', '.', '\\.', '"', '\n', '\r', '\r\n', ',', 'x', 'é', "'", 'y'.repeat(70), '\n\\.\n'];
     for (const [quote, escape] of [['"', '"'], ['"', '\\'], ["'", "'"]] as const) {
       const quoting = { quote: quote.charCodeAt(0), escape: escape.charCodeAt(0) };
-      for (let round = 0; round < 400; round++) {
+      for (let round = 0; round < 600; round++) {
+        const long = round % 3 === 0;
         let text = '';
-        for (let n = random(40); n > 0; n--) text += alphabet[random(alphabet.length)];
+        for (let n = random(long ? 400 : 40); n > 0; n--) text += alphabet[random(alphabet.length)];
         const bytes = Buffer.from(text);
         const chunks: Uint8Array[] = [];
         for (let at = 0; at < bytes.length; ) {
-          const size = random(5);
+          const size = random(long ? 600 : 5);
           chunks.push(bytes.subarray(at, at + size));
           at += size;
         }
