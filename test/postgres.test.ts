@@ -245,7 +245,7 @@ describe('watcher on a real PostgreSQL server', () => {
     assert.deepEqual(await stagingOf(dir), []);
   });
 
-  it('keeps every row after a `\.` line: PostgreSQL up to 17 would end the CSV COPY there', async () => {
+  it('keeps every row after a `\\.` line: PostgreSQL up to 17 would end the CSV COPY there', async () => {
     const { dir, table, opts } = await inbox();
     // LF: a `\.` record between rows, and one inside a quoted multi-line value (data either way).
     await drop(dir, 'a.csv', 'note\nfirst\n\\.\n"multi\n\\.\nline"\nlast\n');
@@ -267,6 +267,22 @@ describe('watcher on a real PostgreSQL server', () => {
     assert.deepEqual(kept.map((r) => r.note).sort(), ['\\.', '\\.', '\\.', 'after-1', 'after-2', 'first', 'last', 'multi\n\\.\nline'].sort());
     const ledger = await pool.query<{ file_name: string; row_count: string }>(`SELECT file_name, row_count FROM hyperwatch_ingest_log WHERE target_table = $1 ORDER BY file_name`, [table]);
     assert.deepEqual(ledger.map((r) => [r.file_name, Number(r.row_count)]), [['a.csv', 4], ['b.csv', bigRows]]);
+    await stopWatching(dir, { registry });
+  });
+
+  it('fails a two-column CSV at its `\\.` line, naming the line, instead of loading the rows before it', async () => {
+    const { dir, table, opts } = await inbox();
+    await drop(dir, 'cut.csv', 'id,note\n1,a\n\\.\n2,b\n');
+    const stats = await startWatching(dir, table, opts);
+    assert.equal(stats.filesIngested, 0);
+    assert.equal(stats.filesFailed, 1);
+    assert.deepEqual(await failedEntries(dir), ['cut.csv', 'cut.csv.error', 'cut.csv.ready']);
+    const report = JSON.parse(await readFile(join(dir, 'failed', 'cut.csv.error'), 'utf8'));
+    assert.equal(report.kind, 'data');
+    assert.equal(report.line, 3);
+    assert.match(report.message, /^cut\.csv: missing data for column "note"/);
+    // The whole transaction rolled back, the table it created included.
+    assert.equal(await pool.transaction((c) => c.describeTable({ name: table })), null, 'nothing of the failed file');
     await stopWatching(dir, { registry });
   });
 
