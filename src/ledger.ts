@@ -35,11 +35,20 @@ export async function ensureLedger(pool: DbPool): Promise<void> {
 }
 
 export async function recordInLedger(conn: DbConnection, entry: LedgerEntry): Promise<void> {
-  await conn.query(
-    `INSERT INTO ${LEDGER} (claim_id, file_name, file_size, row_count, target_table, directory, committed_at, checksum)
-     VALUES ($1, $2, $3, $4, $5, $6, CURRENT_TIMESTAMP, $7)`,
-    [entry.claimId, entry.fileName, entry.fileSize, entry.rows, entry.targetTable, entry.directory, entry.checksum ?? null],
-  );
+  await recordAllInLedger(conn, [entry]);
+}
+
+/** One row per file, in one statement (one round trip for a whole group of files). */
+export async function recordAllInLedger(conn: DbConnection, entries: readonly LedgerEntry[]): Promise<void> {
+  for (let i = 0; i < entries.length; i += 500) {
+    const chunk = entries.slice(i, i + 500);
+    const values = chunk.map((_, k) => `($${k * 7 + 1}, $${k * 7 + 2}, $${k * 7 + 3}, $${k * 7 + 4}, $${k * 7 + 5}, $${k * 7 + 6}, CURRENT_TIMESTAMP, $${k * 7 + 7})`);
+    await conn.query(
+      `INSERT INTO ${LEDGER} (claim_id, file_name, file_size, row_count, target_table, directory, committed_at, checksum)
+       VALUES ${values.join(', ')}`,
+      chunk.flatMap((e) => [e.claimId, e.fileName, e.fileSize, e.rows, e.targetTable, e.directory, e.checksum ?? null]),
+    );
+  }
 }
 
 /** The claim ids among `claimIds` that were committed. */
