@@ -38,16 +38,36 @@ export async function recordInLedger(conn: DbConnection, entry: LedgerEntry): Pr
   await recordAllInLedger(conn, [entry]);
 }
 
-/** One row per file, in one statement (one round trip for a whole group of files). */
+const COLUMNS = '(claim_id, file_name, file_size, row_count, target_table, directory, committed_at, checksum)';
+
+function values(e: LedgerEntry): readonly (string | number | null)[] {
+  return [e.claimId, e.fileName, e.fileSize, e.rows, e.targetTable, e.directory, e.checksum ?? null];
+}
+
+/**
+ * `'...'` is a plain string literal whatever `standard_conforming_strings` says as long as there
+ * is no backslash in it; a value with one goes as a parameter instead.
+ */
+function literal(value: string | number | null): string {
+  if (value === null) return 'NULL';
+  if (typeof value === 'number') return String(Math.trunc(value));
+  return quoteLiteral(value);
+}
+
+/**
+ * One row per file, in one statement (one round trip for a whole group of files). Values are
+ * inlined as literals: a parameterized INSERT costs hyperd an extra 1-1.5 ms per statement here.
+ */
 export async function recordAllInLedger(conn: DbConnection, entries: readonly LedgerEntry[]): Promise<void> {
   for (let i = 0; i < entries.length; i += 500) {
-    const chunk = entries.slice(i, i + 500);
-    const values = chunk.map((_, k) => `($${k * 7 + 1}, $${k * 7 + 2}, $${k * 7 + 3}, $${k * 7 + 4}, $${k * 7 + 5}, $${k * 7 + 6}, CURRENT_TIMESTAMP, $${k * 7 + 7})`);
-    await conn.query(
-      `INSERT INTO ${LEDGER} (claim_id, file_name, file_size, row_count, target_table, directory, committed_at, checksum)
-       VALUES ${values.join(', ')}`,
-      chunk.flatMap((e) => [e.claimId, e.fileName, e.fileSize, e.rows, e.targetTable, e.directory, e.checksum ?? null]),
-    );
+    const rows = entries.slice(i, i + 500).map(values);
+    if (rows.some((row) => row.some((v) => typeof v === 'string' && v.includes('\\')))) {
+      const placeholders = rows.map((_, k) => `($${k * 7 + 1}, $${k * 7 + 2}, $${k * 7 + 3}, $${k * 7 + 4}, $${k * 7 + 5}, $${k * 7 + 6}, CURRENT_TIMESTAMP, $${k * 7 + 7})`);
+      await conn.query(`INSERT INTO ${LEDGER} ${COLUMNS} VALUES ${placeholders.join(', ')}`, rows.flat());
+      continue;
+    }
+    const inlined = rows.map((row) => `(${row.slice(0, 6).map(literal).join(', ')}, CURRENT_TIMESTAMP, ${literal(row[6]!)})`);
+    await conn.query(`INSERT INTO ${LEDGER} ${COLUMNS} VALUES ${inlined.join(', ')}`);
   }
 }
 
