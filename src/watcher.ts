@@ -43,7 +43,7 @@ interface Unsettled {
   readonly bytes: number;
 }
 
-/** Claims of one batch run this many at a time (each is a few file system calls). */
+/** Claims (and clean-ups) of one batch run this many at a time (each is a few file system calls). */
 const CLAIM_PARALLEL = 8;
 
 /** How many times in a row a plugin may ask for a fresh transaction (e.g. widening types). */
@@ -136,6 +136,8 @@ export class WatcherHandle {
   #unsettled: Unsettled[] = [];
   #checkpointTimer: ReturnType<typeof setTimeout> | undefined;
   #checkpointing: Promise<void> | undefined;
+  /** `checkpointDelayMs` has passed: the checkpoint runs as soon as the watcher is next idle. */
+  #checkpointDue = false;
   /** Dispatch is held back while a checkpoint needs the database to itself. */
   #paused = false;
   /** Once the table is known to exist, files no longer serialize on the schema lock. */
@@ -271,6 +273,7 @@ export class WatcherHandle {
           for (const readyName of names) this.#claiming.delete(readyName);
           this.#inFlight.delete(task);
           this.stats.inFlight = this.#inFlight.size;
+          if (this.#checkpointDue && this.#inFlight.size === 0 && this.#queue.size === 0 && !this.#stopping) void this.checkpoint();
           this.#pump();
           this.#notifyIdle();
         });
@@ -529,7 +532,20 @@ export class WatcherHandle {
     this.#unsettled.push(entry);
     if (this.#stopping) return; // the final checkpoint of stop() takes it
     if (this.#unsettled.length >= this.#deps.options.checkpointEvery) void this.checkpoint();
-    else this.#checkpointTimer ??= setTimeout(() => void this.checkpoint(), this.#deps.options.checkpointDelayMs);
+    else this.#checkpointTimer ??= setTimeout(() => this.#checkpointSoon(), this.#deps.options.checkpointDelayMs);
+  }
+
+  /**
+   * A checkpoint holds new files back and closes the connections, and hyperd then loads the
+   * database again for the next one: tens of milliseconds. Run at a random moment, it often
+   * lands on the next file of a steady trickle; run when the last file in flight has just
+   * finished, it is over before the next one usually arrives. When that moment does not come
+   * (a flood that never pauses), it runs anyway after another `checkpointDelayMs`.
+   */
+  #checkpointSoon(): void {
+    this.#checkpointDue = true;
+    this.#checkpointTimer = setTimeout(() => void this.checkpoint(), this.#deps.options.checkpointDelayMs);
+    if (this.#inFlight.size === 0 && this.#queue.size === 0) void this.checkpoint();
   }
 
   /**
@@ -549,6 +565,7 @@ export class WatcherHandle {
   async #checkpoint(): Promise<void> {
     clearTimeout(this.#checkpointTimer);
     this.#checkpointTimer = undefined;
+    this.#checkpointDue = false;
     this.#paused = true;
     // Tasks never await a checkpoint (they only schedule one), so waiting for them cannot deadlock.
     while (this.#inFlight.size > 0) await Promise.allSettled([...this.#inFlight]);
@@ -557,6 +574,8 @@ export class WatcherHandle {
     this.#unsettled = [];
     try {
       await this.#deps.db.checkpoint!();
+      // The checkpoint closed our connections: open them again before the next file needs one.
+      void this.#warm();
     } catch (error) {
       // Not durable yet: keep the files and try again later. A crash meanwhile re-ingests only
       // what the ledger on disk does not list.
@@ -568,7 +587,7 @@ export class WatcherHandle {
     this.stats.checkpoints++;
     const epoch = this.#epoch();
     const safe = batch.filter((u) => u.epoch === epoch);
-    for (const u of safe) await this.#removeStaged(u.stagedPath);
+    await mapLimit(safe, CLAIM_PARALLEL, (u) => this.#removeStaged(u.stagedPath));
     const doubtful = batch.filter((u) => u.epoch !== epoch);
     if (doubtful.length > 0) {
       // The server restarted after these commits: what it had not written out is gone. The ledger
