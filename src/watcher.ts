@@ -46,6 +46,12 @@ interface Unsettled {
 /** Claims (and clean-ups) of one batch run this many at a time (each is a few file system calls). */
 const CLAIM_PARALLEL = 8;
 
+/**
+ * Claimed files are held open (the descriptor is what gets read) until their group settles: at
+ * most this many across all tasks, so a backlog never runs the process out of descriptors.
+ */
+const MAX_OPEN_CLAIMS = 512;
+
 /** How many times in a row a plugin may ask for a fresh transaction (e.g. widening types). */
 const MAX_PLUGIN_RETRIES = 8;
 
@@ -251,7 +257,7 @@ export class WatcherHandle {
   #pump(): void {
     while (!this.#stopping && !this.#paused && this.#inFlight.size < this.#limit && this.#queue.size > 0) {
       const free = this.#limit - this.#inFlight.size;
-      const take = Math.min(this.#deps.options.batchFiles, Math.ceil(this.#queue.size / free));
+      const take = Math.min(this.#batchLimit(), Math.ceil(this.#queue.size / free));
       const names: string[] = [];
       for (const readyName of this.#queue) {
         names.push(readyName);
@@ -344,6 +350,11 @@ export class WatcherHandle {
       );
       this.stats.orphans++;
     }
+  }
+
+  /** Files per task: `batchFiles`, within the bound on open claims. */
+  #batchLimit(): number {
+    return Math.max(1, Math.min(this.#deps.options.batchFiles, Math.floor(MAX_OPEN_CLAIMS / this.#deps.options.maxConcurrent)));
   }
 
   /** Claims each drop (one by one: each is its own race with producers), then ingests them. */
@@ -913,6 +924,8 @@ export class WatcherHandle {
         this.stats.bytesIngested -= claim.bytes;
       }
       reclaimed.push({ file: reopened.file, match });
+      // A few groups' worth at a time: each reopened file holds a descriptor until it settles.
+      if (reclaimed.length >= this.#batchLimit()) await this.#finishAll(reclaimed.splice(0));
     }
     await this.#finishAll(reclaimed);
   }
