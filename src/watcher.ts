@@ -551,12 +551,12 @@ export class WatcherHandle {
    * database again for the next one: tens of milliseconds. Run at a random moment, it often
    * lands on the next file of a steady trickle; run when the last file in flight has just
    * finished, it is over before the next one usually arrives. When that moment does not come
-   * (a flood that never pauses), it runs anyway after another `checkpointDelayMs`.
+   * (no file at all, or a flood that never pauses), it runs anyway after another
+   * `checkpointDelayMs`.
    */
   #checkpointSoon(): void {
     this.#checkpointDue = true;
     this.#checkpointTimer = setTimeout(() => void this.checkpoint(), this.#deps.options.checkpointDelayMs);
-    if (this.#inFlight.size === 0 && this.#queue.size === 0) void this.checkpoint();
   }
 
   /**
