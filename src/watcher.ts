@@ -187,6 +187,7 @@ export class WatcherHandle {
     // The ledger table must survive a server crash before any file relies on it.
     if (!db.capabilities.durableCommit) await db.checkpoint?.();
     await this.#warm();
+    await this.#describeAtStart();
     await this.#recover();
     this.#subscription = await this.#deps.fs.subscribe(
       this.dir,
@@ -689,7 +690,7 @@ export class WatcherHandle {
         const changed = await file.changedSinceClaim();
         if (changed) throw new IngestFailure(changedAfterReady(file, changed));
         await recordAllInLedger(conn, [this.#ledgerEntry(file, appended.value.rows)]);
-        if (!this.#tableExists) this.#tableExists = (await conn.describeTable(this.table)) !== null;
+        if (!this.#tableExists) this.#tableExists = described.columns !== undefined || (await conn.describeTable(this.table)) !== null;
         return appended.value.rows;
       });
       if (described.columns) this.#described = described.columns;
@@ -817,6 +818,19 @@ export class WatcherHandle {
     const pool = this.#pool;
     if (!pool) return;
     await Promise.all(Array.from({ length: this.#deps.options.maxConcurrent }, () => pool.query('SELECT 1').catch(() => {})));
+  }
+
+  /** Knowing the table before the first file spares that file the schema lock and catalog queries. */
+  async #describeAtStart(): Promise<void> {
+    try {
+      const columns = await this.#pool!.transaction((conn) => conn.describeTable(this.table));
+      if (columns) {
+        this.#tableExists = true;
+        this.#described = columns;
+      }
+    } catch {
+      // The first file finds out, under the schema lock.
+    }
   }
 
   async #tableIsThere(): Promise<boolean> {
