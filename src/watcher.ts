@@ -1,7 +1,8 @@
 /**
  * One watched directory: finds ready files (events, an initial sweep, periodic rescans), claims
- * them, ingests each in its own transaction under a bound on parallelism, and cleans up or moves
- * failures aside. The protocol's states, for one file:
+ * them one by one, ingests them under a bound on parallelism (a file alone, or small files
+ * ready together in one transaction with a ledger row each), and cleans up or moves failures
+ * aside. The protocol's states, for one file:
  *
  *   found (X.ready seen) → queued → claimed (renamed into staging) → committed → removed
  *                                        │                  └─ transient error → retried (stays claimed)
@@ -174,7 +175,8 @@ export class WatcherHandle {
 
   /**
    * Opens the pool, finishes files an earlier run left claimed, subscribes to events, then sweeps
-   * the directory once, one file at a time, and resolves when that sweep's files are done.
+   * the directory once, one task (a file or a group) at a time, and resolves when that sweep's
+   * files are done.
    * Events arriving during the sweep are queued and deduped against it, so nothing dropped in
    * between is missed.
    */
