@@ -37,20 +37,29 @@ describe('scanCsv: record counts the way a CSV parser splits records', () => {
     ['plain', 'a,b\n1,2\n3,4\n', 2, false],
     ['no final line break', 'a,b\n1,2\n3,4', 2, false],
     ['CRLF', 'a,b\r\n1,2\r\n3,4\r\n', 2, false],
-    ['quoted line breaks and quotes', 'a,b\n1,"x\ny"\n2,"say ""hi""\n"\n', 2, false],
+    ['quoted line breaks, delimiters and quotes', 'a,b\n1,"x\ny"\n2,"say ""hi"", \r\n"\n', 2, false],
+    ['empty fields', 'a,b\n,\n1,\n,2\n', 3, false],
     ['header only', 'a,b\n', 0, false],
     ['header without line break', 'a,b', 0, false],
     ['byte order mark', '\ufeffa,b\n1,2\n', 1, false],
     ['quote left open', 'a,b\n1,"x\n2,3\n', 0, true],
+    ['quote inside an unquoted field', 'a,b\n1,x"y\n2,3\n', 0, true],
+    ['text after a closing quote', 'a,b\n1,"x"y\n', 0, true],
+    ['blank line', 'a,b\n1,2\n\n3,4\n', 1, true],
+    ['lone carriage return', 'a,b\n1,2\r3,4\n', 0, true],
   ];
-  for (const [name, text, records, open] of cases) {
+  for (const [name, text, records, irregular] of cases) {
     it(name, () => {
       const scan = scanCsv(encoder.encode(text));
-      assert.equal(scan.records, records);
-      assert.equal(scan.open, open);
+      assert.equal(scan.irregular, irregular);
+      if (!irregular) assert.equal(scan.records, records);
       assert.equal(scan.header, 'a,b');
     });
   }
+  it('tab-separated: a comma is data', () => {
+    const scan = scanCsv(encoder.encode('a\tb\n1,5\t"x\ty"\n'), 0x09);
+    assert.deepEqual([scan.header, scan.records, scan.irregular], ['a\tb', 1, false]);
+  });
 });
 
 describe('batched ingest on a real hyperd', () => {
