@@ -186,6 +186,17 @@ describe('batched ingest on a real hyperd', () => {
     await stopWatching(dir, { registry });
   });
 
+  it('never holds a lone file back waiting for company: it is committed on its own', async () => {
+    const { dir, table, opts } = await inbox();
+    const logger = groupLogger();
+    await drop(dir, 'first.csv', csv('id', [[1]]));
+    const handle = await openWatcher(dir, table, { ...opts, logger });
+    await drop(dir, 'lone.csv', csv('id', [[2], [3]]));
+    await waitFor(() => handle.stats.filesIngested === 2, 'the lone file');
+    assert.deepEqual(logger.groups, [1, 1]);
+    await handle.stop();
+  });
+
   it('groups a format without a multi-file path (JSON lines) file by file in one transaction', async () => {
     const { dir, table, opts } = await inbox();
     const logger = groupLogger();
