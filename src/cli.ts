@@ -33,7 +33,8 @@ Usage:
 Producers: write X.csv (to a temp name, then rename), then create the empty file X.csv.ready.`,
   watch: `Usage: hyperwatch watch <dir> --table <name> [options]
 
-Ingests every X whose sentinel X.ready exists, in its own transaction; removes both on success,
+Ingests every X whose sentinel X.ready exists exactly once (small files ready together share a
+transaction, each with its own ledger row); removes both on success,
 moves both to <dir>/failed/ with X.error on failure.
 
 Options:

@@ -10,6 +10,16 @@ export const DEFAULT_MAX_CONCURRENT = 4;
 /** Hard upper bound on `maxConcurrent`, so a typo cannot exhaust the database's connections. */
 export const MAX_CONCURRENT_LIMIT = 32;
 
+/**
+ * Default most files per transaction when small files are ready at once. Measured on a persistent
+ * .hyper (2 cores, 100-row CSV files): one multi-file COPY and one ledger INSERT per group make
+ * the per-file cost a fraction of a millisecond, against several round trips per file alone.
+ */
+export const DEFAULT_BATCH_FILES = 100;
+
+/** Files larger than this are committed on their own: grouping pays only for small files. */
+export const BATCH_FILE_MAX_BYTES = 1 << 20;
+
 /** Where failed files, their sentinels and `.error` reports go, inside the watched directory. */
 export const FAILED_DIR = 'failed';
 

@@ -35,11 +35,40 @@ export async function ensureLedger(pool: DbPool): Promise<void> {
 }
 
 export async function recordInLedger(conn: DbConnection, entry: LedgerEntry): Promise<void> {
-  await conn.query(
-    `INSERT INTO ${LEDGER} (claim_id, file_name, file_size, row_count, target_table, directory, committed_at, checksum)
-     VALUES ($1, $2, $3, $4, $5, $6, CURRENT_TIMESTAMP, $7)`,
-    [entry.claimId, entry.fileName, entry.fileSize, entry.rows, entry.targetTable, entry.directory, entry.checksum ?? null],
-  );
+  await recordAllInLedger(conn, [entry]);
+}
+
+const COLUMNS = '(claim_id, file_name, file_size, row_count, target_table, directory, committed_at, checksum)';
+
+function values(e: LedgerEntry): readonly (string | number | null)[] {
+  return [e.claimId, e.fileName, e.fileSize, e.rows, e.targetTable, e.directory, e.checksum ?? null];
+}
+
+/**
+ * `'...'` is a plain string literal whatever `standard_conforming_strings` says as long as there
+ * is no backslash in it; a value with one goes as a parameter instead.
+ */
+function literal(value: string | number | null): string {
+  if (value === null) return 'NULL';
+  if (typeof value === 'number') return String(Math.trunc(value));
+  return quoteLiteral(value);
+}
+
+/**
+ * One row per file, in one statement (one round trip for a whole group of files). Values are
+ * inlined as literals: a parameterized INSERT costs hyperd an extra 1-1.5 ms per statement here.
+ */
+export async function recordAllInLedger(conn: DbConnection, entries: readonly LedgerEntry[]): Promise<void> {
+  for (let i = 0; i < entries.length; i += 500) {
+    const rows = entries.slice(i, i + 500).map(values);
+    if (rows.some((row) => row.some((v) => typeof v === 'string' && v.includes('\\')))) {
+      const placeholders = rows.map((_, k) => `($${k * 7 + 1}, $${k * 7 + 2}, $${k * 7 + 3}, $${k * 7 + 4}, $${k * 7 + 5}, $${k * 7 + 6}, CURRENT_TIMESTAMP, $${k * 7 + 7})`);
+      await conn.query(`INSERT INTO ${LEDGER} ${COLUMNS} VALUES ${placeholders.join(', ')}`, rows.flat());
+      continue;
+    }
+    const inlined = rows.map((row) => `(${row.slice(0, 6).map(literal).join(', ')}, CURRENT_TIMESTAMP, ${literal(row[6]!)})`);
+    await conn.query(`INSERT INTO ${LEDGER} ${COLUMNS} VALUES ${inlined.join(', ')}`);
+  }
 }
 
 /** The claim ids among `claimIds` that were committed. */

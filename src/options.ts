@@ -1,5 +1,5 @@
 /** `WatchOptions`: every field optional, each with a default chosen for unattended operation. */
-import { DEFAULT_MAX_CONCURRENT, MAX_CONCURRENT_LIMIT } from './constants.ts';
+import { DEFAULT_BATCH_FILES, DEFAULT_MAX_CONCURRENT, MAX_CONCURRENT_LIMIT } from './constants.ts';
 import { silentLogger } from './log.ts';
 import type { WatcherRegistry } from './registry.ts';
 import type { DbAdapter, FsAdapter, IngesterPlugin, Logger } from './types.ts';
@@ -39,6 +39,12 @@ export interface WatchOptions {
    */
   readonly checkpointDelayMs?: number;
   readonly checkpointEvery?: number;
+  /**
+   * Most files committed together in one transaction when several small files (up to 1 MiB each)
+   * are ready at once; each still gets its own ledger row, and a bad one still fails alone.
+   * A lone file never waits for company. Default 100; 1 commits every file on its own.
+   */
+  readonly batchFiles?: number;
 }
 
 /** 0, missing or not a number → the default; below 1 → 1; above the limit → the limit. */
@@ -59,6 +65,7 @@ export interface ResolvedOptions {
   readonly queueLimit: number;
   readonly checkpointDelayMs: number;
   readonly checkpointEvery: number;
+  readonly batchFiles: number;
 }
 
 export function resolveOptions(options: WatchOptions): ResolvedOptions {
@@ -74,5 +81,6 @@ export function resolveOptions(options: WatchOptions): ResolvedOptions {
     queueLimit: Math.max(1, options.queueLimit ?? 10000),
     checkpointDelayMs: Math.max(0, options.checkpointDelayMs ?? 1000),
     checkpointEvery: Math.max(1, options.checkpointEvery ?? 1000),
+    batchFiles: Math.max(1, Math.floor(options.batchFiles ?? DEFAULT_BATCH_FILES)),
   };
 }

@@ -17,7 +17,7 @@ export interface WatcherStats {
   lastEventAt: string | null;
   lastError: LastError | null;
   maxConcurrent: number;
-  /** Files being claimed or ingested right now; never above `maxConcurrent`. */
+  /** Tasks (a file, or a group of small files in one transaction) being claimed or ingested; never above `maxConcurrent`. */
   inFlight: number;
   /** Ready files found and waiting for a slot. */
   queued: number;

@@ -218,6 +218,12 @@ export interface AppendResult {
   readonly rows: number;
 }
 
+/** Why `appendMany` failed; `index` is the file (in the list it was given) the failure belongs to, when known. */
+export interface AppendManyError {
+  readonly error: IngestError;
+  readonly index?: number;
+}
+
 /**
  * An ingester: appends one claimed file to a table. It runs inside a transaction the core opens
  * and commits; it never moves or deletes files, and reports failures as values.
@@ -232,6 +238,20 @@ export interface IngesterPlugin {
     table: TableName,
     ctx: IngestContext,
   ): ResultAsync<AppendResult, IngestError>;
+  /**
+   * Optional: appends several small claimed files at once (e.g. one multi-file COPY) inside one
+   * transaction the core opens, with one ledger row per file. Resolves with each file's result,
+   * in order; each `rows` must be that file's own row count. When it fails, the core rolls back
+   * and splits the group (the file at `index` alone, or in halves when no index is given) until
+   * every bad file has failed on its own through `append`. Without it, the core calls `append`
+   * once per file, in the same transaction.
+   */
+  appendMany?(
+    conn: DbConnection,
+    files: readonly ClaimedFile[],
+    table: TableName,
+    ctx: IngestContext,
+  ): ResultAsync<readonly AppendResult[], AppendManyError>;
 }
 
 // ---------------------------------------------------------------------------------------------

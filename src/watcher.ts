@@ -1,7 +1,8 @@
 /**
  * One watched directory: finds ready files (events, an initial sweep, periodic rescans), claims
- * them, ingests each in its own transaction under a bound on parallelism, and cleans up or moves
- * failures aside. The protocol's states, for one file:
+ * them one by one, ingests them under a bound on parallelism (a file alone, or small files
+ * ready together in one transaction with a ledger row each), and cleans up or moves failures
+ * aside. The protocol's states, for one file:
  *
  *   found (X.ready seen) → queued → claimed (renamed into staging) → committed → removed
  *                                        │                  └─ transient error → retried (stays claimed)
@@ -9,10 +10,11 @@
  */
 import { opendir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { ERROR_SUFFIX, FAILED_DIR, READY_SUFFIX, STAGING_DIR } from './constants.ts';
+import { BATCH_FILE_MAX_BYTES, ERROR_SUFFIX, FAILED_DIR, READY_SUFFIX, STAGING_DIR } from './constants.ts';
 import { errorReport, fromDbError, ingestError, IngestFailure } from './errors.ts';
 import { claimFile, ensureDir, exists, listNames, type OpenedFile, removeIfPresent, renameIfPresent, reopenStaged, writeNewFile } from './files.ts';
-import { committedClaims, ensureLedger, recordInLedger } from './ledger.ts';
+import { committedClaims, ensureLedger, type LedgerEntry, recordAllInLedger } from './ledger.ts';
+import { mapLimit } from './map-limit.ts';
 import { Mutex } from './mutex.ts';
 import type { ResolvedOptions } from './options.ts';
 import type { PluginMatch, PluginRegistry } from './plugins.ts';
@@ -20,7 +22,7 @@ import { dataNameOf, failedNameCandidates, newClaimId, parseStagedName, stagedNa
 import { dropIfCreatedEmpty } from './schema.ts';
 import { tableLabel } from './sql.ts';
 import { emptyStats, lastErrorOf, observe, type WatcherStats } from './stats.ts';
-import type { DbAdapter, DbPool, FsAdapter, FsSubscription, IngestContext, IngesterPlugin, IngestError, TableName } from './types.ts';
+import type { DbAdapter, DbConnection, DbPool, FsAdapter, FsSubscription, IngestContext, IngesterPlugin, IngestError, TableColumn, TableName } from './types.ts';
 
 /** What `stopWatching` returns. */
 export interface WatchSummary {
@@ -42,14 +44,55 @@ interface Unsettled {
   readonly bytes: number;
 }
 
+/** Claims (and clean-ups) of one batch run this many at a time (each is a few file system calls). */
+const CLAIM_PARALLEL = 8;
+
+/**
+ * Claimed files are held open (the descriptor is what gets read) until their group settles: at
+ * most this many across all tasks, so a backlog never runs the process out of descriptors.
+ */
+const MAX_OPEN_CLAIMS = 512;
+
 /** How many times in a row a plugin may ask for a fresh transaction (e.g. widening types). */
 const MAX_PLUGIN_RETRIES = 8;
 
 type Outcome =
   | { readonly status: 'committed'; readonly rows: number; readonly epoch: number }
-  | { readonly status: 'failed'; readonly error: IngestError }
+  | { readonly status: 'failed'; readonly error: IngestError; readonly usedCache?: boolean }
   /** The watcher is stopping: the file stays claimed and the next start finishes it. */
   | { readonly status: 'abandoned' };
+
+type GroupOutcome =
+  | { readonly status: 'committed'; readonly rows: readonly number[]; readonly epoch: number }
+  /** Not transient: the group is split, the file at `index` alone (or in halves when unknown). */
+  | { readonly status: 'failed'; readonly error: IngestError; readonly index?: number; readonly usedCache: boolean }
+  | { readonly status: 'abandoned' };
+
+/** A claimed file and the plugin for its extension (none: it fails as UNKNOWN_EXTENSION). */
+interface Claimed {
+  readonly file: OpenedFile;
+  readonly match: PluginMatch | undefined;
+}
+
+/** A failure inside a group's transaction that belongs to one of its files. */
+class GroupFailure extends Error {
+  constructor(
+    readonly error: IngestError,
+    readonly index: number | undefined,
+  ) {
+    super(error.message);
+  }
+}
+
+/** What one transaction learned about the target table; kept only if it commits. */
+interface Described {
+  columns: TableColumn[] | undefined;
+  usedCache: boolean;
+}
+
+function sameTable(a: TableName, b: TableName): boolean {
+  return a.name === b.name && (a.schema ?? 'public') === (b.schema ?? 'public');
+}
 
 export interface WatcherDeps {
   readonly dir: string;
@@ -104,12 +147,21 @@ export class WatcherHandle {
   #unsettled: Unsettled[] = [];
   #checkpointTimer: ReturnType<typeof setTimeout> | undefined;
   #checkpointing: Promise<void> | undefined;
+  /** `checkpointDelayMs` has passed: the checkpoint runs as soon as the watcher is next idle. */
+  #checkpointDue = false;
   /** Dispatch is held back while a checkpoint needs the database to itself. */
   #paused = false;
   /** Once the table is known to exist, files no longer serialize on the schema lock. */
   #tableExists = false;
   readonly #schemaLock = new Mutex();
   readonly #failLock = new Mutex();
+  /**
+   * The target table's columns as last committed: describing it costs a catalog query (about
+   * 5 ms on hyperd) per file. Dropped on any failed transaction; a file that fails while using it
+   * is tried once more with a fresh description, so a table changed behind our back costs a retry,
+   * never a wrongly failed file.
+   */
+  #described: TableColumn[] | undefined;
 
   constructor(deps: WatcherDeps) {
     this.#deps = deps;
@@ -127,7 +179,8 @@ export class WatcherHandle {
 
   /**
    * Opens the pool, finishes files an earlier run left claimed, subscribes to events, then sweeps
-   * the directory once, one file at a time, and resolves when that sweep's files are done.
+   * the directory once, one task (a file or a group) at a time, and resolves when that sweep's
+   * files are done.
    * Events arriving during the sweep are queued and deduped against it, so nothing dropped in
    * between is missed.
    */
@@ -139,6 +192,8 @@ export class WatcherHandle {
     await ensureLedger(this.#pool);
     // The ledger table must survive a server crash before any file relies on it.
     if (!db.capabilities.durableCommit) await db.checkpoint?.();
+    await this.#warm();
+    await this.#describeAtStart();
     await this.#recover();
     this.#subscription = await this.#deps.fs.subscribe(
       this.dir,
@@ -215,24 +270,37 @@ export class WatcherHandle {
     return true;
   }
 
+  /**
+   * Starts tasks while slots are free. Each task takes a share of the queue (up to `batchFiles`):
+   * a lone file goes at once, on its own; a backlog is split into groups across the free slots.
+   */
   #pump(): void {
     while (!this.#stopping && !this.#paused && this.#inFlight.size < this.#limit && this.#queue.size > 0) {
-      const readyName = this.#queue.values().next().value as string;
-      this.#queue.delete(readyName);
-      this.#queuedAt.delete(readyName);
-      this.#claiming.add(readyName);
+      const free = this.#limit - this.#inFlight.size;
+      const take = Math.min(this.#batchLimit(), Math.ceil(this.#queue.size / free));
+      const names: string[] = [];
+      for (const readyName of this.#queue) {
+        names.push(readyName);
+        if (names.length >= take) break;
+      }
+      for (const readyName of names) {
+        this.#queue.delete(readyName);
+        this.#queuedAt.delete(readyName);
+        this.#claiming.add(readyName);
+      }
       this.stats.queued = this.#queue.size;
-      const task: Promise<void> = this.#processReady(readyName)
+      const task: Promise<void> = this.#processReady(names)
         .catch((error: unknown) => {
-          this.#log.error('unexpected error processing a file; it stays where it is and is retried on the next rescan', {
-            file: readyName,
+          this.#log.error('unexpected error processing files; they stay where they are and are retried on the next rescan', {
+            files: names.slice(0, 10),
             error: String(error),
           });
         })
         .finally(() => {
-          this.#claiming.delete(readyName);
+          for (const readyName of names) this.#claiming.delete(readyName);
           this.#inFlight.delete(task);
           this.stats.inFlight = this.#inFlight.size;
+          if (this.#checkpointDue && this.#inFlight.size === 0 && this.#queue.size === 0 && !this.#stopping) void this.checkpoint();
           this.#pump();
           this.#notifyIdle();
         });
@@ -305,22 +373,34 @@ export class WatcherHandle {
     }
   }
 
+  /** Files per task: `batchFiles`, within the bound on open claims. */
+  #batchLimit(): number {
+    return Math.max(1, Math.min(this.#deps.options.batchFiles, Math.floor(MAX_OPEN_CLAIMS / this.#deps.options.maxConcurrent)));
+  }
+
+  /** Claims each drop (one by one: each is its own race with producers), then ingests them. */
+  async #processReady(readyNames: readonly string[]): Promise<void> {
+    const claimed: Claimed[] = [];
+    for (const one of await mapLimit(readyNames, CLAIM_PARALLEL, (readyName) => this.#claim(readyName))) if (one) claimed.push(one);
+    await this.#finishAll(claimed);
+  }
+
   /**
    * Claims one drop. The sentinel is taken first, by rename into staging: whoever moves it owns
    * the drop, so a late event for a sentinel already taken (or a data file swapped in after it)
    * is never processed twice. Then the data file is claimed; if it is not there (yet), the
    * sentinel goes back to the inbox and waits as an orphan.
    */
-  async #processReady(readyName: string): Promise<void> {
-    if (this.#stopping) return;
+  async #claim(readyName: string): Promise<Claimed | undefined> {
+    if (this.#stopping) return undefined;
     const dataName = dataNameOf(readyName);
-    if (!dataName) return;
+    if (!dataName) return undefined;
     const match = this.#deps.plugins.match(dataName);
     const claimId = newClaimId();
     const extension = match?.extension ?? '';
     const staged = join(this.#staging, stagedName(claimId, dataName));
     const readyPath = join(this.dir, readyName);
-    if (!(await renameIfPresent(readyPath, staged + READY_SUFFIX))) return;
+    if (!(await renameIfPresent(readyPath, staged + READY_SUFFIX))) return undefined;
     const claim = await claimFile(this.dir, dataName, staged, { claimId, extension });
     switch (claim.status) {
       case 'missing':
@@ -328,7 +408,7 @@ export class WatcherHandle {
         await this.#unclaimSentinel(staged + READY_SUFFIX, readyPath);
         if (claim.status === 'error') this.#log.warn('cannot claim file; retried on the next rescan', { file: dataName, error: String(claim.error) });
         else if (!this.#orphans.has(readyName)) this.#orphans.set(readyName, Date.now());
-        return;
+        return undefined;
       case 'unsafe':
         this.#orphans.delete(readyName);
         await this.#fail(
@@ -341,14 +421,91 @@ export class WatcherHandle {
             { file: dataName },
           ),
         );
-        return;
+        return undefined;
       case 'claimed':
         break;
     }
     this.#orphans.delete(readyName);
     // From here a new drop under the same name is a new file.
     this.#claiming.delete(readyName);
-    await this.#finish(claim.file, match);
+    return { file: claim.file, match };
+  }
+
+  /**
+   * Ingests claimed files: small ones of one plugin together, in groups of up to `batchFiles` (one
+   * transaction each), the rest one by one. Until the table exists, every file goes alone (the
+   * first one creates it, under the schema lock).
+   */
+  async #finishAll(claimed: readonly Claimed[]): Promise<void> {
+    // A table created by an earlier run (recovery, the initial sweep): groups from the start.
+    if (!this.#tableExists && claimed.length > 1 && this.#deps.options.batchFiles > 1) this.#tableExists = await this.#tableIsThere().catch(() => false);
+    const groups = new Map<IngesterPlugin, Claimed[]>();
+    const alone: Claimed[] = [];
+    for (const c of claimed) {
+      if (c.match && this.#tableExists && this.#deps.options.batchFiles > 1 && c.file.size <= BATCH_FILE_MAX_BYTES) {
+        const group = groups.get(c.match.plugin) ?? [];
+        group.push(c);
+        groups.set(c.match.plugin, group);
+      } else {
+        alone.push(c);
+      }
+    }
+    for (const c of alone) await this.#finish(c.file, c.match);
+    for (const [plugin, group] of groups) {
+      for (let i = 0; i < group.length; i += this.#deps.options.batchFiles) {
+        await this.#finishGroup(
+          group.slice(i, i + this.#deps.options.batchFiles).map((c) => c.file),
+          plugin,
+        );
+      }
+    }
+  }
+
+  /**
+   * Ingests a group in one transaction and settles each file. When it fails for a reason other
+   * than the database being away, the group is split until each bad file has failed on its own:
+   * the file the failure belongs to goes alone and the others go on as a group; when the failure
+   * names no file, the group is halved. Every good file is committed once, every bad one fails
+   * alone, with the same report it would get on its own.
+   */
+  async #finishGroup(files: readonly OpenedFile[], plugin: IngesterPlugin): Promise<void> {
+    if (files.length === 0) return;
+    if (files.length === 1) return this.#finish(files[0]!, { plugin, extension: files[0]!.extension });
+    const started = performance.now();
+    const outcome = await this.#ingestGroup(files, plugin);
+    switch (outcome.status) {
+      case 'committed': {
+        await Promise.all(files.map((f) => f.close()));
+        const ms = Math.round(performance.now() - started);
+        for (const [i, file] of files.entries()) {
+          const rows = outcome.rows[i] ?? 0;
+          await this.#settle({ stagedPath: file.stagedPath, name: file.name, claimId: file.claimId, epoch: outcome.epoch, rows, bytes: file.size });
+          this.stats.filesIngested++;
+          this.stats.rowsIngested += rows;
+          this.stats.bytesIngested += file.size;
+          // The group's time for each of its files: the histogram counts files, as the counters do.
+          observe(this.stats.ingestSeconds, ms / 1000);
+          this.#log.info('ingested', { file: file.name, rows, bytes: file.size, ms, group: files.length, claimId: file.claimId });
+        }
+        return;
+      }
+      case 'abandoned':
+        await Promise.all(files.map((f) => f.close()));
+        this.#log.info('stopping: files left claimed for the next start', { files: files.length });
+        return;
+      case 'failed': {
+        this.#log.debug('group failed; splitting it', { files: files.length, index: outcome.index, error: outcome.error.message });
+        const { index } = outcome;
+        if (index !== undefined && index >= 0 && index < files.length) {
+          await this.#finish(files[index]!, { plugin, extension: files[index]!.extension });
+          await this.#finishGroup([...files.slice(0, index), ...files.slice(index + 1)], plugin);
+        } else {
+          const half = Math.ceil(files.length / 2);
+          await this.#finishGroup(files.slice(0, half), plugin);
+          await this.#finishGroup(files.slice(half), plugin);
+        }
+      }
+    }
   }
 
   /** Puts a sentinel back in the inbox, unless the producer already made a new one. */
@@ -412,7 +569,20 @@ export class WatcherHandle {
     this.#unsettled.push(entry);
     if (this.#stopping) return; // the final checkpoint of stop() takes it
     if (this.#unsettled.length >= this.#deps.options.checkpointEvery) void this.checkpoint();
-    else this.#checkpointTimer ??= setTimeout(() => void this.checkpoint(), this.#deps.options.checkpointDelayMs);
+    else this.#checkpointTimer ??= setTimeout(() => this.#checkpointSoon(), this.#deps.options.checkpointDelayMs);
+  }
+
+  /**
+   * A checkpoint holds new files back and closes the connections, and hyperd then loads the
+   * database again for the next one: tens of milliseconds. Run at a random moment, it often
+   * lands on the next file of a steady trickle; run when the last file in flight has just
+   * finished, it is over before the next one usually arrives. When that moment does not come
+   * (no file at all, or a flood that never pauses), it runs anyway after another
+   * `checkpointDelayMs`.
+   */
+  #checkpointSoon(): void {
+    this.#checkpointDue = true;
+    this.#checkpointTimer = setTimeout(() => void this.checkpoint(), this.#deps.options.checkpointDelayMs);
   }
 
   /**
@@ -432,6 +602,7 @@ export class WatcherHandle {
   async #checkpoint(): Promise<void> {
     clearTimeout(this.#checkpointTimer);
     this.#checkpointTimer = undefined;
+    this.#checkpointDue = false;
     this.#paused = true;
     // Tasks never await a checkpoint (they only schedule one), so waiting for them cannot deadlock.
     while (this.#inFlight.size > 0) await Promise.allSettled([...this.#inFlight]);
@@ -440,6 +611,8 @@ export class WatcherHandle {
     this.#unsettled = [];
     try {
       await this.#deps.db.checkpoint!();
+      // The checkpoint closed our connections: open them again before the next file needs one.
+      void this.#warm();
     } catch (error) {
       // Not durable yet: keep the files and try again later. A crash meanwhile re-ingests only
       // what the ledger on disk does not list.
@@ -452,7 +625,7 @@ export class WatcherHandle {
     const epoch = this.#epoch();
     const safe = batch.filter((u) => u.epoch === epoch);
     this.#log.debug('checkpoint', { files: batch.length, durable: safe.length, epoch });
-    for (const u of safe) await this.#removeStaged(u.stagedPath);
+    await mapLimit(safe, CLAIM_PARALLEL, (u) => this.#removeStaged(u.stagedPath));
     const doubtful = batch.filter((u) => u.epoch !== epoch);
     if (doubtful.length > 0) {
       // The server restarted after these commits: what it had not written out is gone. The ledger
@@ -482,6 +655,7 @@ export class WatcherHandle {
     const { retryInitialMs, retryMaxMs } = this.#deps.options;
     let delay = retryInitialMs;
     let pluginRetries = 0;
+    let freshRetried = false;
     for (let attempt = 1; ; attempt++) {
       if (attempt > 1) {
         // The last attempt may have committed before its connection broke: ask the ledger. The
@@ -495,6 +669,11 @@ export class WatcherHandle {
       const { error } = result;
       if (error.retry && pluginRetries < MAX_PLUGIN_RETRIES) {
         pluginRetries++;
+        continue;
+      }
+      if (error.kind !== 'transient' && result.usedCache && !freshRetried) {
+        // It used the cached description of the table: the table may have changed since.
+        freshRetried = true;
         continue;
       }
       if (error.kind !== 'transient') return result;
@@ -529,39 +708,154 @@ export class WatcherHandle {
     // Until the table exists, files take turns: two transactions creating it would conflict.
     const release = this.#tableExists ? undefined : await this.#schemaLock.acquire();
     const existedBefore = release ? await this.#tableIsThere() : true;
+    const described: Described = { columns: undefined, usedCache: false };
     try {
       const rows = await this.#pool!.transaction(async (conn) => {
-        const appended = await plugin.append(conn, file, this.table, ctx);
+        const appended = await plugin.append(this.#describing(conn, described), file, this.table, ctx);
         if (appended.isErr()) throw new IngestFailure(appended.error);
         const changed = await file.changedSinceClaim();
-        if (changed) {
-          throw new IngestFailure(
-            ingestError(
-              'data',
-              'CHANGED_AFTER_READY',
-              `${file.name} changed after its .ready appeared (${changed}); nothing was committed`,
-              'Producers must finish writing (write to a temporary name, then rename) before creating the .ready file; then drop the complete file again.',
-              { file: file.name },
-            ),
-          );
-        }
-        await recordInLedger(conn, {
-          claimId: file.claimId,
-          fileName: file.name,
-          fileSize: file.size,
-          rows: appended.value.rows,
-          targetTable: tableLabel(this.table),
-          directory: this.dir,
-        });
-        if (!this.#tableExists) this.#tableExists = (await conn.describeTable(this.table)) !== null;
+        if (changed) throw new IngestFailure(changedAfterReady(file, changed));
+        await recordAllInLedger(conn, [this.#ledgerEntry(file, appended.value.rows)]);
+        if (!this.#tableExists) this.#tableExists = described.columns !== undefined || (await conn.describeTable(this.table)) !== null;
         return appended.value.rows;
       });
+      if (described.columns) this.#described = described.columns;
       return { status: 'committed', rows, epoch };
     } catch (error) {
+      this.#described = undefined;
       if (!existedBefore) await this.#dropIfCreatedEmpty();
-      return { status: 'failed', error: fromDbError(error, file.name) };
+      return { status: 'failed', error: fromDbError(error, file.name), usedCache: described.usedCache };
     } finally {
       release?.();
+    }
+  }
+
+  #ledgerEntry(file: OpenedFile, rows: number): LedgerEntry {
+    return { claimId: file.claimId, fileName: file.name, fileSize: file.size, rows, targetTable: tableLabel(this.table), directory: this.dir };
+  }
+
+  /**
+   * `conn` with the target table's description served from the cache (see `#described`); what a
+   * transaction reads from the database lands in `described`, kept only if it commits.
+   */
+  #describing(conn: DbConnection, described: Described): DbConnection {
+    return {
+      query: (sql, params) => conn.query(sql, params),
+      execute: (sql, params) => conn.execute(sql, params),
+      copyFrom: (sql, source) => conn.copyFrom(sql, source),
+      describeTable: async (table) => {
+        if (!sameTable(table, this.table)) return conn.describeTable(table);
+        const cached = this.#described;
+        if (cached) {
+          described.usedCache = true;
+          return cached.map((c) => ({ ...c }));
+        }
+        const columns = await conn.describeTable(table);
+        if (columns) described.columns = columns.map((c) => ({ ...c }));
+        return columns;
+      },
+    };
+  }
+
+  /** Like `#ingest`, for a group in one transaction; only transient failures are retried here. */
+  async #ingestGroup(files: readonly OpenedFile[], plugin: IngesterPlugin): Promise<GroupOutcome> {
+    const { retryInitialMs, retryMaxMs } = this.#deps.options;
+    let delay = retryInitialMs;
+    let freshRetried = false;
+    for (let attempt = 1; ; attempt++) {
+      if (attempt > 1) {
+        // One transaction: all of the group committed, or none of it.
+        const epoch = this.#epoch();
+        const done = await this.#alreadyCommitted(files[0]!.claimId);
+        if (done === true) return { status: 'committed', rows: files.map(() => 0), epoch };
+      }
+      const result = await this.#attemptGroup(files, plugin, attempt);
+      if (result.status !== 'failed') return result;
+      const { error } = result;
+      if (error.kind !== 'transient' && result.usedCache && !freshRetried) {
+        freshRetried = true;
+        continue;
+      }
+      if (error.kind !== 'transient') return result;
+      if (this.#stopping) return { status: 'abandoned' };
+      this.stats.retries++;
+      this.#log.warn('database unavailable; retrying', { files: files.length, attempt, delayMs: delay, error: error.message });
+      await this.#sleep(delay);
+      if (this.#stopping) return { status: 'abandoned' };
+      delay = Math.min(delay * 2, retryMaxMs);
+    }
+  }
+
+  async #attemptGroup(files: readonly OpenedFile[], plugin: IngesterPlugin, attempt: number): Promise<GroupOutcome> {
+    const { db, options } = this.#deps;
+    const ctx: IngestContext = {
+      capabilities: db.capabilities,
+      sqlType: (t) => db.sqlType(t),
+      schema: { createTable: options.createTable },
+      logger: options.logger,
+      attempt,
+      fileState: new Map(),
+    };
+    const epoch = this.#epoch();
+    const described: Described = { columns: undefined, usedCache: false };
+    try {
+      const rows = await this.#pool!.transaction(async (raw) => {
+        const conn = this.#describing(raw, described);
+        let rows: number[];
+        if (plugin.appendMany) {
+          const appended = await plugin.appendMany(conn, files, this.table, ctx);
+          if (appended.isErr()) throw new GroupFailure(appended.error.error, appended.error.index);
+          rows = appended.value.map((r) => r.rows);
+          if (rows.length !== files.length) {
+            throw new GroupFailure(
+              ingestError('io', 'PLUGIN_RESULT', `plugin ${plugin.name} returned ${rows.length} results for ${files.length} files`, 'A bug in the plugin; the files are retried one by one.'),
+              undefined,
+            );
+          }
+        } else {
+          rows = [];
+          for (const [index, file] of files.entries()) {
+            const appended = await plugin.append(conn, file, this.table, ctx);
+            if (appended.isErr()) throw new GroupFailure(appended.error, index);
+            rows.push(appended.value.rows);
+          }
+        }
+        const changed = await Promise.all(files.map((f) => f.changedSinceClaim()));
+        const index = changed.findIndex((c) => c !== undefined);
+        if (index >= 0) throw new GroupFailure(changedAfterReady(files[index]!, changed[index]!), index);
+        await recordAllInLedger(raw, files.map((f, i) => this.#ledgerEntry(f, rows[i]!)));
+        return rows;
+      });
+      if (described.columns) this.#described = described.columns;
+      return { status: 'committed', rows, epoch };
+    } catch (error) {
+      this.#described = undefined;
+      if (error instanceof GroupFailure) return { status: 'failed', error: error.error, index: error.index, usedCache: described.usedCache };
+      return { status: 'failed', error: fromDbError(error), usedCache: described.usedCache };
+    }
+  }
+
+  /**
+   * Opens every pooled connection now (at start, and after a checkpoint closed them), so the next
+   * file does not pay for a connection set-up. Best effort: a failure here shows up, and is
+   * handled, on the file's own transaction.
+   */
+  async #warm(): Promise<void> {
+    const pool = this.#pool;
+    if (!pool) return;
+    await Promise.all(Array.from({ length: this.#deps.options.maxConcurrent }, () => pool.query('SELECT 1').catch(() => {})));
+  }
+
+  /** Knowing the table before the first file spares that file the schema lock and catalog queries. */
+  async #describeAtStart(): Promise<void> {
+    try {
+      const columns = await this.#pool!.transaction((conn) => conn.describeTable(this.table));
+      if (columns) {
+        this.#tableExists = true;
+        this.#described = columns;
+      }
+    } catch {
+      // The first file finds out, under the schema lock.
     }
   }
 
@@ -631,12 +925,13 @@ export class WatcherHandle {
 
   /**
    * Settles staged claims by the ledger: committed ones are only removed, the others ingested
-   * again, one by one, under their claim id: at start-up (before the sweep), and after
+   * again (small ones in groups), under their claim id: at start-up (before the sweep), and after
    * a server restart lost commits that were not yet checkpointed (dispatch is paused meanwhile).
    */
   async #recoverClaims(claims: readonly ({ claimId: string; names: readonly string[] } | Unsettled)[]): Promise<void> {
     if (claims.length === 0) return;
     const committed = await committedClaims(this.#pool!, claims.map((c) => c.claimId));
+    const reclaimed: Claimed[] = [];
     for (const claim of claims) {
       const { claimId } = claim;
       const names = 'names' in claim ? claim.names : [claim.name, claim.name + READY_SUFFIX];
@@ -668,8 +963,11 @@ export class WatcherHandle {
         this.stats.rowsIngested -= claim.rows;
         this.stats.bytesIngested -= claim.bytes;
       }
-      await this.#finish(reopened.file, match);
+      reclaimed.push({ file: reopened.file, match });
+      // A few groups' worth at a time: each reopened file holds a descriptor until it settles.
+      if (reclaimed.length >= this.#batchLimit()) await this.#finishAll(reclaimed.splice(0));
     }
+    await this.#finishAll(reclaimed);
   }
 
   #sleep(ms: number): Promise<void> {
@@ -748,3 +1046,13 @@ export class WatcherHandle {
   }
 }
 
+
+function changedAfterReady(file: OpenedFile, how: string): IngestError {
+  return ingestError(
+    'data',
+    'CHANGED_AFTER_READY',
+    `${file.name} changed after its .ready appeared (${how}); nothing was committed`,
+    'Producers must finish writing (write to a temporary name, then rename) before creating the .ready file; then drop the complete file again.',
+    { file: file.name },
+  );
+}

@@ -106,8 +106,13 @@ describe('crash safety', () => {
     const registry = new WatcherRegistry();
     const handle = await openWatcher(dir, 'events', { db, registry, retryDelayMs: { initial: 20, max: 500 } });
     const files = 300;
+    // Paced, so that the stream is still going at each kill: small files ready at once are
+    // committed in groups and a burst would be done before the first kill.
     const producer = (async () => {
-      for (let f = 0; f < files; f++) await drop(dir, `f${f}.csv`, csv('id', [[f]]));
+      for (let f = 0; f < files; f++) {
+        await drop(dir, `f${f}.csv`, csv('id', [[f]]));
+        await sleep(10);
+      }
     })();
     for (let k = 0; k < 3; k++) {
       await waitFor(() => handle.stats.filesIngested >= (k + 1) * 40, 'progress before the kill', 60000);

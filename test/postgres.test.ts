@@ -333,6 +333,58 @@ describe('watcher on a real PostgreSQL server', () => {
     assert.deepEqual(await stagingOf(dir), []);
   });
 
+  it('groups small files into one COPY FROM STDIN: bad ones among 120 fail alone, each good one lands once with its row count', async () => {
+    const { dir, table, opts } = await inbox();
+    const groups: number[] = [];
+    const logger = {
+      debug() {},
+      warn() {},
+      error() {},
+      info(message: string, fields?: Record<string, unknown>) {
+        if (message === 'ingested') groups.push(Number(fields?.group ?? 1));
+      },
+    };
+    const content = (i: number) => {
+      const rows = Array.from({ length: 1 + (i % 5) }, (_, r) => `${i * 10 + r},"f${i}\nline ${r}"`);
+      // Every shape the concatenated stream must keep apart: CRLF, no final line break, header only.
+      if (i % 10 === 3) return `id,label\r\n${rows.join('\r\n')}\r\n`;
+      if (i % 10 === 4) return `id,label\n${rows.join('\n')}`;
+      return `id,label\n${rows.join('\n')}\n`;
+    };
+    await drop(dir, 'g000.csv', content(0));
+    const bad = new Map([
+      [41, 'id,label\n410,ok\nfour-eleven,bad\n'],
+      [77, 'id,label\n770,"never closed\n'],
+      [78, 'id,nope\n780,x\n'],
+    ]);
+    const handle = await openWatcher(dir, table, { ...opts, logger, maxConcurrent: 2 });
+    const names = Array.from({ length: 120 }, (_, k) => `g${String(k + 1).padStart(3, '0')}.csv`);
+    await Promise.all(names.map((name, k) => drop(dir, name, bad.get(k + 1) ?? (k + 1 === 50 ? 'id,label\n' : content(k + 1)))));
+    await waitFor(() => handle.stats.filesIngested + handle.stats.filesFailed === 121, 'all files settled', 60000);
+    assert.ok(Math.max(...groups) > 1, 'files were committed in groups');
+    assert.deepEqual(
+      (await failedEntries(dir)).filter((f) => f.endsWith('.error')),
+      ['g041.csv.error', 'g077.csv.error', 'g078.csv.error'],
+    );
+    const report = JSON.parse(await readFile(join(dir, 'failed', 'g041.csv.error'), 'utf8'));
+    assert.equal(report.code, 'DB_22P02');
+    assert.equal(report.line, 3);
+    assert.equal(JSON.parse(await readFile(join(dir, 'failed', 'g078.csv.error'), 'utf8')).code, 'UNKNOWN_COLUMN');
+    const good = Array.from({ length: 121 }, (_, i) => i).filter((i) => !bad.has(i));
+    const rowsOf = (i: number) => (i === 50 ? 0 : 1 + (i % 5));
+    const expected = good.reduce((sum, i) => sum + rowsOf(i), 0);
+    assert.equal(await count(pool, table), expected);
+    const [distinct] = await pool.query<{ n: string }>(`SELECT COUNT(DISTINCT id) AS n FROM ${table}`);
+    assert.equal(Number(distinct!.n), expected);
+    assert.equal(await count(pool, table, `label = 'f13' || chr(10) || 'line 3'`), 1, 'a quoted line break survives');
+    const ledger = await pool.query<{ file_name: string; row_count: string }>(`SELECT file_name, row_count FROM hyperwatch_ingest_log WHERE target_table = $1`, [table]);
+    assert.equal(ledger.length, good.length, 'one ledger row per good file');
+    const byName = new Map(ledger.map((r) => [r.file_name, Number(r.row_count)]));
+    for (const i of good) assert.equal(byName.get(`g${String(i).padStart(3, '0')}.csv`), rowsOf(i), `ledger row count of file ${i}`);
+    await handle.stop();
+    assert.deepEqual(await stagingOf(dir), []);
+  });
+
   it('moves a malformed CSV to failed/ with a .error naming code, line and column, while the good ones land', async () => {
     const { dir, table, opts } = await inbox();
     await drop(dir, 'good1.csv', csv('id,amount', [[1, 10], [2, 20]]));

@@ -7,10 +7,11 @@
 import { ResultAsync } from 'neverthrow';
 import Papa from 'papaparse';
 import { fromDbError, ingestError, IngestFailure, isIngestFailure } from '../../src/errors.ts';
+import { mapLimit } from '../../src/map-limit.ts';
 import { defineIngester } from '../../src/plugins.ts';
 import { checkHeaderNames, columnList, createTable, matchColumns } from '../../src/schema.ts';
 import { qualifiedName, quoteLiteral, tableLabel } from '../../src/sql.ts';
-import type { AppendResult, ClaimedFile, ColumnSpec, DbConnection, IngestContext, IngestError, IngesterPlugin, LogicalType, TableName } from '../../src/types.ts';
+import type { AppendManyError, AppendResult, ClaimedFile, ColumnSpec, DbConnection, IngestContext, IngestError, IngesterPlugin, LogicalType, TableName } from '../../src/types.ts';
 import { inferColumnType, widen } from './infer.ts';
 
 /** How much of the file's head is parsed to infer types (only when the table is new). */
@@ -157,6 +158,188 @@ function nameColumn(error: IngestError, header: readonly string[]): IngestError 
   return name === undefined ? error : { ...error, message: `${error.message.replace(/\)$/, '')} "${name}")` };
 }
 
+// ---------------------------------------------------------------------------------------------
+// Several small files at once
+// ---------------------------------------------------------------------------------------------
+
+const QUOTE = 0x22;
+const LF = 0x0a;
+const CR = 0x0d;
+
+/** What a whole small file says about its records, scanned the way a CSV parser splits them. */
+export interface Scan {
+  /** The header line as text (BOM and line break removed): files with the same one share a COPY. */
+  readonly header: string;
+  /** Data records after the header: line breaks outside quoted fields, plus an unterminated last line. */
+  readonly records: number;
+  /**
+   * Something parsers may read in more than one way (a quote inside an unquoted field or after a
+   * closing quote, a blank line, a lone carriage return, a quote left open): the file is loaded
+   * alone, where the server counts its rows (or fails it with its own error).
+   */
+  readonly irregular: boolean;
+  /** Byte offset just past the header line. */
+  readonly bodyStart: number;
+  readonly endsWithNewline: boolean;
+}
+
+// Where the scan is: at the start of a line or of a field, inside an unquoted or a quoted field,
+// or just after a quote inside a quoted field (an escaped quote, or the closing one).
+const LINE_START = 0;
+const FIELD_START = 1;
+const UNQUOTED = 2;
+const QUOTED = 3;
+const QUOTE_IN_QUOTED = 4;
+
+/**
+ * Counts the records of `bytes` with a small state machine over its bytes (no field values are
+ * built). Only regular files are counted for a shared COPY: the server's count for the group must
+ * also equal the sum of these, or the group is refused, so a wrong count costs a split, never a
+ * wrong row count in the ledger.
+ */
+export function scanCsv(bytes: Uint8Array, delimiter = 0x2c): Scan {
+  const start = bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf ? 3 : 0;
+  let lines = 0;
+  let headerEnd = -1;
+  let irregular = false;
+  let at: number = LINE_START;
+  const endLine = (i: number) => {
+    if (headerEnd === -1) headerEnd = i;
+    lines++;
+    at = LINE_START;
+  };
+  for (let i = start; i < bytes.length && !irregular; i++) {
+    const b = bytes[i]!;
+    if (b === CR && at !== QUOTED) {
+      // Only as part of CRLF outside a quoted field.
+      if (bytes[i + 1] !== LF || at === LINE_START) irregular = true;
+      continue;
+    }
+    switch (at) {
+      case LINE_START:
+      case FIELD_START:
+        if (b === LF) {
+          if (at === LINE_START) irregular = true; // a blank line
+          else endLine(i);
+        } else if (b === QUOTE) at = QUOTED;
+        else if (b === delimiter) at = FIELD_START;
+        else at = UNQUOTED;
+        break;
+      case UNQUOTED:
+        if (b === LF) endLine(i);
+        else if (b === delimiter) at = FIELD_START;
+        else if (b === QUOTE) irregular = true;
+        break;
+      case QUOTED:
+        if (b === QUOTE) at = QUOTE_IN_QUOTED;
+        break;
+      case QUOTE_IN_QUOTED:
+        if (b === QUOTE) at = QUOTED;
+        else if (b === delimiter) at = FIELD_START;
+        else if (b === LF) endLine(i);
+        else irregular = true;
+        break;
+    }
+  }
+  if (at === QUOTED) irregular = true;
+  const endsWithNewline = bytes.length > start && bytes[bytes.length - 1] === LF;
+  const trailing = at !== LINE_START ? 1 : 0;
+  const headerBytes = bytes.subarray(start, headerEnd === -1 ? bytes.length : headerEnd);
+  return {
+    header: decoder.decode(headerBytes).replace(/\r$/, ''),
+    records: Math.max(0, lines + trailing - 1),
+    irregular,
+    bodyStart: headerEnd === -1 ? bytes.length : headerEnd + 1,
+    endsWithNewline,
+  };
+}
+
+/** The bodies of `files` (headers dropped), one after the other, each ending in a line break. */
+async function* bodies(files: readonly ClaimedFile[], scans: readonly Scan[]): AsyncIterable<Uint8Array> {
+  for (const [i, file] of files.entries()) {
+    const scan = scans[i]!;
+    if (scan.bodyStart < file.size) yield* file.stream({ start: scan.bodyStart });
+    if (scan.records > 0 && !scan.endsWithNewline) yield new Uint8Array([LF]);
+  }
+}
+
+class ManyFailure extends Error {
+  constructor(readonly failure: AppendManyError) {
+    super(failure.error.message);
+  }
+}
+
+/**
+ * Appends small files of the same header with one COPY for all of them: the server reads them
+ * itself (`COPY ... FROM ARRAY[...]`) when it can, else their bodies go through one `COPY FROM
+ * STDIN`. Each file's row count is its record count, checked against the server's total. Files
+ * that cannot share a COPY (their own header, an irregular file, a new table) go one by one.
+ */
+async function appendMany(conn: DbConnection, files: readonly ClaimedFile[], table: TableName, ctx: IngestContext): Promise<AppendResult[]> {
+  const results: (AppendResult | undefined)[] = files.map(() => undefined);
+  const one = async (index: number) => {
+    const file = files[index]!;
+    const header: string[] = [];
+    try {
+      results[index] = await append(conn, file, table, ctx, header);
+    } catch (error) {
+      throw new ManyFailure({ error: nameColumn(toError(error, file), header), index });
+    }
+  };
+  const existing = await conn.describeTable(table);
+  if (existing === null) {
+    for (let i = 0; i < files.length; i++) await one(i);
+    return results as AppendResult[];
+  }
+  // A few reads at a time: small files, kept only as long as their scan takes.
+  const scans = await mapLimit(files, 8, async (file) => scanCsv(await file.read(0, file.size), file.extension === '.tsv' ? 0x09 : 0x2c));
+  const shared = new Map<string, number[]>();
+  for (const [i, file] of files.entries()) {
+    const scan = scans[i]!;
+    if (file.size === 0 || scan.irregular) continue;
+    const key = `${file.extension}\n${scan.header}`;
+    shared.set(key, [...(shared.get(key) ?? []), i]);
+  }
+  const grouped = new Set([...shared.values()].filter((group) => group.length > 1).flat());
+  for (let i = 0; i < files.length; i++) if (!grouped.has(i)) await one(i);
+  for (const group of shared.values()) {
+    if (group.length < 2) continue;
+    const first = files[group[0]!]!;
+    const delimiter = first.extension === '.tsv' ? '\t' : ',';
+    const header = parseRows(scans[group[0]!]!.header, delimiter, 1)[0] ?? [];
+    // A header problem is the same for every file of the group: the first one fails alone with it.
+    const names = checkHeaderNames(header, first.name);
+    if (names.isErr()) throw new ManyFailure({ error: names.error, index: group[0]! });
+    const matched = matchColumns(header, existing, first.name, table);
+    if (matched.isErr()) throw new ManyFailure({ error: matched.error, index: group[0]! });
+    const target = `${qualifiedName(table)} (${columnList(matched.value)})`;
+    const members = group.map((i) => files[i]!);
+    let loaded: number;
+    try {
+      loaded = ctx.capabilities.readsLocalFiles
+        ? await conn.execute(`COPY ${target} FROM ARRAY[${members.map((f) => quoteLiteral(f.stagedPath)).join(', ')}] WITH ${copyOptions(delimiter)}`)
+        : await conn.copyFrom(
+            `COPY ${target} FROM STDIN WITH (FORMAT csv, HEADER false, DELIMITER ${quoteLiteral(delimiter)})`,
+            bodies(
+              members,
+              group.map((i) => scans[i]!),
+            ),
+          );
+    } catch (error) {
+      // The server's position is within the group as a whole: which file is unknown.
+      throw new ManyFailure({ error: fromDbError(error) });
+    }
+    const counted = group.reduce((sum, i) => sum + scans[i]!.records, 0);
+    if (loaded !== counted) {
+      throw new ManyFailure({
+        error: ingestError('data', 'CSV_GROUP_COUNT', `the database loaded ${loaded} rows from ${group.length} files, their records add up to ${counted}`, 'The files are loaded one by one instead.'),
+      });
+    }
+    for (const i of group) results[i] = { rows: scans[i]!.records };
+  }
+  return results as AppendResult[];
+}
+
 /** CSV (`.csv`) and tab-separated (`.tsv`) files with a header line. */
 export const csvIngester: IngesterPlugin = defineIngester({
   name: 'csv',
@@ -164,6 +347,11 @@ export const csvIngester: IngesterPlugin = defineIngester({
   append(conn, file, table, ctx) {
     const header: string[] = [];
     return ResultAsync.fromPromise(append(conn, file, table, ctx, header), (error) => nameColumn(toError(error, file), header));
+  },
+  appendMany(conn, files, table, ctx) {
+    return ResultAsync.fromPromise(appendMany(conn, files, table, ctx), (error): AppendManyError =>
+      error instanceof ManyFailure ? error.failure : { error: fromDbError(error) },
+    );
   },
 });
 
