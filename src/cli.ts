@@ -41,6 +41,7 @@ Options:
   --table <name>          target table, "name" or "schema.name" (created from the first file)
 ${DB_HELP}
   --max-concurrent <n>    parallel ingests (default 4, at most 32)
+  --skip-duplicates       skip a file whose content (SHA-256) the table already received
   --once                  process the ready files present, then exit (1 if any failed)
   --json                  print the summary as one JSON object on stdout
   --fs <node|parcel|deno|poll[:ms]>  filesystem event source (default: node on Linux,
@@ -82,6 +83,7 @@ async function watchCommand(args: string[]): Promise<number> {
     table: { type: 'string' },
     ...DB_FLAGS,
     'max-concurrent': { type: 'string' },
+    'skip-duplicates': { type: 'boolean' },
     once: { type: 'boolean' },
     json: { type: 'boolean' },
     fs: { type: 'string' },
@@ -107,7 +109,13 @@ async function watchCommand(args: string[]): Promise<number> {
   });
   const db = dbFromFlags(values, logger);
   try {
-    handle = await openWatcher(positionals[0]!, values.table, { db, maxConcurrent, logger, ...(fs ? { fs } : {}) });
+    handle = await openWatcher(positionals[0]!, values.table, {
+      db,
+      maxConcurrent,
+      logger,
+      skipDuplicateContent: values['skip-duplicates'] === true,
+      ...(fs ? { fs } : {}),
+    });
     if (!values.once) {
       await new Promise<void>((resolve) => {
         const stop = (signal: string) => {

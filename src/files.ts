@@ -65,6 +65,9 @@ export class OpenedFile implements ClaimedFile {
   /** Bytes handed out by `read` so far (progress reports; may pass `size` if ranges are re-read). */
   bytesRead = 0;
 
+  /** SHA-256 of the content (hex), once the watcher computed it; see src/checksum.ts. */
+  checksum: string | undefined = undefined;
+
   async read(position: number, length: number): Promise<Uint8Array> {
     const buffer = new Uint8Array(Math.max(0, Math.min(length, this.size - position)));
     let filled = 0;

@@ -71,6 +71,20 @@ export async function recordAllInLedger(conn: DbConnection, entries: readonly Le
   }
 }
 
+/** Of `checksums`, those already in the ledger for `targetTable`, with the file that brought each. */
+export async function committedChecksums(pool: DbPool, targetTable: string, checksums: readonly string[]): Promise<Map<string, string>> {
+  const found = new Map<string, string>();
+  // Hex digests only (checked by the caller), so they are safe as literals; see committedClaims.
+  for (let i = 0; i < checksums.length; i += 500) {
+    const list = checksums.slice(i, i + 500).map(quoteLiteral).join(', ');
+    const rows = await pool.query<{ checksum: string; file_name: string }>(
+      `SELECT checksum, file_name FROM ${LEDGER} WHERE target_table = ${quoteLiteral(targetTable)} AND checksum IN (${list})`,
+    );
+    for (const row of rows) if (!found.has(row.checksum)) found.set(row.checksum, row.file_name);
+  }
+  return found;
+}
+
 /** The claim ids among `claimIds` that were committed. */
 export async function committedClaims(pool: DbPool | DbConnection, claimIds: readonly string[]): Promise<Set<string>> {
   const found = new Set<string>();

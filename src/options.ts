@@ -45,6 +45,12 @@ export interface WatchOptions {
    * A lone file never waits for company. Default 100; 1 commits every file on its own.
    */
   readonly batchFiles?: number;
+  /**
+   * Skip a file whose content (SHA-256) this table already received: it is removed as if ingested,
+   * with a ledger row of 0 rows naming its checksum. Off by default: two drops with identical
+   * content are two files (producers do send identical batches).
+   */
+  readonly skipDuplicateContent?: boolean;
 }
 
 /** 0, missing or not a number → the default; below 1 → 1; above the limit → the limit. */
@@ -66,6 +72,7 @@ export interface ResolvedOptions {
   readonly checkpointDelayMs: number;
   readonly checkpointEvery: number;
   readonly batchFiles: number;
+  readonly skipDuplicateContent: boolean;
 }
 
 export function resolveOptions(options: WatchOptions): ResolvedOptions {
@@ -82,5 +89,6 @@ export function resolveOptions(options: WatchOptions): ResolvedOptions {
     checkpointDelayMs: Math.max(0, options.checkpointDelayMs ?? 1000),
     checkpointEvery: Math.max(1, options.checkpointEvery ?? 1000),
     batchFiles: Math.max(1, Math.floor(options.batchFiles ?? DEFAULT_BATCH_FILES)),
+    skipDuplicateContent: options.skipDuplicateContent === true,
   };
 }

@@ -33,6 +33,8 @@ export interface WatcherStats {
   checkpoints: number;
   /** Times the filesystem event source reported lost or failed events (each triggers a rescan). */
   lostEvents: number;
+  /** Files skipped because the table already had their content (`skipDuplicateContent`). */
+  duplicatesSkipped: number;
   /** Seconds from claim to commit of each ingested file. */
   ingestSeconds: DurationHistogram;
 }
@@ -80,6 +82,7 @@ export function emptyStats(maxConcurrent: number): WatcherStats {
     recovered: 0,
     checkpoints: 0,
     lostEvents: 0,
+    duplicatesSkipped: 0,
     ingestSeconds: emptyHistogram(),
   };
 }

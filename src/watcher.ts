@@ -13,7 +13,9 @@ import { join } from 'node:path';
 import { BATCH_FILE_MAX_BYTES, ERROR_SUFFIX, FAILED_DIR, READY_SUFFIX, STAGING_DIR } from './constants.ts';
 import { errorReport, fromDbError, ingestError, IngestFailure } from './errors.ts';
 import { claimFile, ensureDir, exists, listNames, type OpenedFile, removeIfPresent, renameIfPresent, reopenStaged, writeNewFile } from './files.ts';
-import { committedClaims, ensureLedger, type LedgerEntry, recordAllInLedger } from './ledger.ts';
+import { CHEAP_CHECKSUM_BYTES, sha256OfHandle } from './checksum.ts';
+import { ContentGate, splitRepeats } from './content-gate.ts';
+import { committedChecksums, committedClaims, ensureLedger, type LedgerEntry, recordAllInLedger } from './ledger.ts';
 import { mapLimit } from './map-limit.ts';
 import { Mutex } from './mutex.ts';
 import type { ResolvedOptions } from './options.ts';
@@ -42,6 +44,8 @@ interface Unsettled {
   readonly epoch: number;
   readonly rows: number;
   readonly bytes: number;
+  /** Skipped as a duplicate (`skipDuplicateContent`): counted as such, not as ingested. */
+  readonly duplicate?: boolean;
 }
 
 /** Claims (and clean-ups) of one batch run this many at a time (each is a few file system calls). */
@@ -154,6 +158,7 @@ export class WatcherHandle {
   /** Once the table is known to exist, files no longer serialize on the schema lock. */
   #tableExists = false;
   readonly #schemaLock = new Mutex();
+  readonly #contentGate = new ContentGate();
   readonly #failLock = new Mutex();
   /**
    * The target table's columns as last committed: describing it costs a catalog query (about
@@ -436,7 +441,89 @@ export class WatcherHandle {
    * transaction each), the rest one by one. Until the table exists, every file goes alone (the
    * first one creates it, under the schema lock).
    */
-  async #finishAll(claimed: readonly Claimed[]): Promise<void> {
+  async #finishAll(all: readonly Claimed[]): Promise<void> {
+    await this.#checksum(all);
+    if (!this.#deps.options.skipDuplicateContent) return this.#finishDistinct(all);
+    // The same content twice in this batch: the repeat goes after the first has settled.
+    const { first, repeats } = splitRepeats(all, (c) => (c.match ? c.file.checksum : undefined));
+    const release = await this.#contentGate.hold(first.flatMap((c) => (c.match && c.file.checksum ? [c.file.checksum] : [])));
+    try {
+      const fresh = await this.#skipDuplicates(first);
+      if (fresh) await this.#finishDistinct(fresh);
+    } finally {
+      release();
+    }
+    if (repeats.length > 0) await this.#finishAll(repeats);
+  }
+
+  /**
+   * SHA-256 of each file's content for its ledger row: of every file with skipDuplicateContent,
+   * otherwise of small files only, where it costs microseconds (see CHEAP_CHECKSUM_BYTES).
+   */
+  async #checksum(claimed: readonly Claimed[]): Promise<void> {
+    const every = this.#deps.options.skipDuplicateContent;
+    await mapLimit(claimed, CLAIM_PARALLEL, async ({ file }) => {
+      if (file.checksum !== undefined || (!every && file.size > CHEAP_CHECKSUM_BYTES)) return;
+      try {
+        file.checksum = await sha256OfHandle(file.handle, file.size);
+      } catch (error) {
+        // Without it the file is still ingested; it just cannot be recognized as a duplicate.
+        this.#log.warn('cannot compute the checksum of a claimed file', { file: file.name, error: String(error) });
+      }
+    });
+  }
+
+  /**
+   * With skipDuplicateContent: settles the files whose content the table already has (a ledger
+   * row of 0 rows each, in one transaction, then removed as if ingested) and returns the others;
+   * `undefined` when the watcher stopped first (the files stay claimed for the next start).
+   */
+  async #skipDuplicates(claimed: readonly Claimed[]): Promise<Claimed[] | undefined> {
+    const candidates = claimed.filter((c) => c.match && c.file.checksum !== undefined);
+    if (candidates.length === 0) return [...claimed];
+    const target = tableLabel(this.table);
+    let known: Map<string, string> | undefined;
+    let epoch = 0;
+    let delay = this.#deps.options.retryInitialMs;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        known ??= await committedChecksums(this.#pool!, target, candidates.map((c) => c.file.checksum!));
+        const duplicates = candidates.filter((c) => known!.has(c.file.checksum!));
+        if (duplicates.length === 0) return [...claimed];
+        epoch = this.#epoch();
+        // The last attempt may have committed before its connection broke (one transaction: all or none).
+        if (attempt > 1 && (await committedClaims(this.#pool!, [duplicates[0]!.file.claimId])).size > 0) break;
+        await this.#pool!.transaction((conn) => recordAllInLedger(conn, duplicates.map((c) => this.#ledgerEntry(c.file, 0))));
+        break;
+      } catch (error) {
+        const failure = fromDbError(error);
+        if (failure.kind !== 'transient' && known !== undefined) {
+          // The ledger row could not be written for a reason of its own: ingest them normally.
+          this.#log.warn('cannot record skipped duplicates; ingesting them', { files: candidates.length, error: failure.message });
+          return [...claimed];
+        }
+        if (this.#stopping) {
+          await Promise.all(claimed.map((c) => c.file.close()));
+          return undefined;
+        }
+        this.stats.retries++;
+        this.#log.warn('database unavailable; retrying', { files: candidates.length, delayMs: delay, error: failure.message });
+        await this.#sleep(delay);
+        delay = Math.min(delay * 2, this.#deps.options.retryMaxMs);
+      }
+    }
+    const skipped = new Set(candidates.filter((c) => known.has(c.file.checksum!)));
+    for (const { file } of skipped) {
+      await file.close();
+      await this.#settle({ stagedPath: file.stagedPath, name: file.name, claimId: file.claimId, epoch, rows: 0, bytes: file.size, duplicate: true });
+      this.stats.duplicatesSkipped++;
+      this.#log.info('skipped: the table already has this content', { file: file.name, sameAs: known.get(file.checksum!), checksum: file.checksum, claimId: file.claimId });
+    }
+    return claimed.filter((c) => !skipped.has(c));
+  }
+
+  /** `#finishAll` for files whose content is not a duplicate (or not checked). */
+  async #finishDistinct(claimed: readonly Claimed[]): Promise<void> {
     // A table created by an earlier run (recovery, the initial sweep): groups from the start.
     if (!this.#tableExists && claimed.length > 1 && this.#deps.options.batchFiles > 1) this.#tableExists = await this.#tableIsThere().catch(() => false);
     const groups = new Map<IngesterPlugin, Claimed[]>();
@@ -731,7 +818,7 @@ export class WatcherHandle {
   }
 
   #ledgerEntry(file: OpenedFile, rows: number): LedgerEntry {
-    return { claimId: file.claimId, fileName: file.name, fileSize: file.size, rows, targetTable: tableLabel(this.table), directory: this.dir };
+    return { claimId: file.claimId, fileName: file.name, fileSize: file.size, rows, targetTable: tableLabel(this.table), directory: this.dir, checksum: file.checksum };
   }
 
   /**
@@ -957,7 +1044,8 @@ export class WatcherHandle {
       }
       this.#log.info('recovered: ingesting a file whose commit was not durable', { file: name, claimId });
       this.stats.recovered++;
-      if ('rows' in claim) {
+      if ('rows' in claim && claim.duplicate) this.stats.duplicatesSkipped--;
+      else if ('rows' in claim) {
         // Counted when it first committed; counted again when it lands this time.
         this.stats.filesIngested--;
         this.stats.rowsIngested -= claim.rows;

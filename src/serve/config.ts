@@ -35,6 +35,8 @@ export interface WatcherConfig {
   readonly queueLimit?: number;
   readonly checkpointDelayMs?: number;
   readonly checkpointEvery?: number;
+  readonly batchFiles?: number;
+  readonly skipDuplicateContent?: boolean;
 }
 
 export interface HttpConfig {

@@ -74,6 +74,8 @@ export class ServeInstance {
         queueLimit: config.queueLimit,
         checkpointDelayMs: config.checkpointDelayMs,
         checkpointEvery: config.checkpointEvery,
+        batchFiles: config.batchFiles,
+        skipDuplicateContent: config.skipDuplicateContent,
       });
       this.#served.set(handle, { handle, db, config });
       return handle;
