@@ -3,7 +3,6 @@
  * producers keep dropping files; at the end every row is in the table once and no file is lost.
  */
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { mkdir, readdir, rename, symlink, unlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -12,25 +11,7 @@ import { openWatcher } from '../src/api.ts';
 import { WatcherRegistry } from '../src/registry.ts';
 import { csv, drop, leftovers, waitFor } from './helpers/drop.ts';
 import { count, hyperFixture, type HyperFixture } from './helpers/env.ts';
-import { ROOT } from './helpers/proc.ts';
-
-/** Starts the watcher child and resolves once its initial sweep is done. */
-function startChild(dir: string, table: string, database: string) {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'test', 'fixtures', 'watch-child.ts'), dir, table, database], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stderr = '';
-  child.stderr!.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-  const started = new Promise<void>((resolve, reject) => {
-    child.stdout!.setEncoding('utf8').on('data', (d: string) => {
-      if (d.includes('started')) resolve();
-    });
-    child.once('exit', (code, signal) => reject(new Error(`child exited before starting (${code ?? signal}): ${stderr}`)));
-  });
-  started.catch(() => {});
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  return { child, started, exited };
-}
+import { startWatchChild } from './helpers/child.ts';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -60,7 +41,7 @@ describe('crash safety', () => {
     let seed = 42;
     const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
     while (kills < 12 || produced < files) {
-      const run = startChild(dir, 'events', database);
+      const run = startWatchChild(dir, 'events', database);
       // Kill during start-up (recovery, sweep) as well as while running.
       const during = random() < 0.3;
       if (!during) await run.started;
@@ -70,7 +51,7 @@ describe('crash safety', () => {
       kills++;
     }
     await producer;
-    const last = startChild(dir, 'events', database);
+    const last = startWatchChild(dir, 'events', database);
     await last.started;
     await waitFor(async () => (await leftovers(dir)).length === 0 && (await readdir(join(dir, '.hyperwatch', 'staging'))).length === 0, 'inbox and staging to empty', 120000);
     last.child.kill('SIGTERM');
