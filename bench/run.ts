@@ -6,7 +6,9 @@
  *
  * Options: --quick (about a minute: one run, smaller memory and backlog workloads), --runs N,
  * --only a,b (workloads: csv, parquet, arrow, flood, trickle, memory, backlog), --backlog N,
- * --big-mb N, --out DIR, --keep (leave the generated data), --tmp DIR (instead of the OS's).
+ * --big-mb N, --out DIR, --keep (leave the generated data), --tmp DIR (instead of the OS's),
+ * --watch JSON (extra WatchOptions for every watcher, e.g. '{"maxConcurrent":8}': the report
+ * then says which; to measure what a setting changes).
  */
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync, statfsSync, writeFileSync } from 'node:fs';
@@ -54,6 +56,7 @@ const { values: args } = parseArgs({
     out: { type: 'string' },
     keep: { type: 'boolean', default: false },
     tmp: { type: 'string' },
+    watch: { type: 'string' },
   },
 });
 
@@ -67,6 +70,7 @@ const sizes: Sizes = {
 const only = new Set<Workload>(args.only ? (args.only.split(',') as Workload[]) : WORKLOADS);
 for (const w of only) if (!WORKLOADS.includes(w)) throw new Error(`unknown workload ${w}; known: ${WORKLOADS.join(', ')}`);
 const outDir = resolve(args.out ?? join(here, 'results'));
+const watch = args.watch ? (JSON.parse(args.watch) as Record<string, number | boolean>) : undefined;
 
 const log = (message: string) => process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${message}\n`);
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
@@ -148,7 +152,7 @@ async function main(): Promise<void> {
     }
 
     // ---- helpers ------------------------------------------------------------------------------
-    const jobFor = (dir: string, table: string, expectFiles: number, timeoutMs: number) => ({ dir, table, database, endpoint: server.endpoint, expectFiles, timeoutMs });
+    const jobFor = (dir: string, table: string, expectFiles: number, timeoutMs: number) => ({ dir, table, database, endpoint: server.endpoint, expectFiles, timeoutMs, ...(watch ? { watch } : {}) });
 
     const verifyCount = (table: string, rows: number) =>
       withSession(server, database, async (sql) => {
@@ -370,6 +374,7 @@ async function main(): Promise<void> {
 
   // ---- report -----------------------------------------------------------------------------------
   const targets = evaluateTargets({ figures, ...(latency ? { latency } : {}), memory, ...(backlog ? { backlog } : {}) });
+  if (watch) notes.push(`every watcher ran with the WatchOptions ${JSON.stringify(watch)}, not the defaults`);
   const title = `hyperwatch bench (${mode}), ${startedAt.toISOString().slice(0, 16).replace('T', ' ')} UTC`;
   console.log(`\n${title}\nReference: ${REFERENCE.label} (figures from the issue, not re-measured).\n`);
   console.log(textTable(FIGURE_HEADER, figureRows(figures)));
@@ -385,6 +390,7 @@ async function main(): Promise<void> {
     finishedAt: new Date().toISOString(),
     machine: machine(),
     sizes,
+    watchOptions: watch ?? null,
     seed: SEED,
     reference: REFERENCE,
     datasets,

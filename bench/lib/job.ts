@@ -10,6 +10,8 @@ export interface WorkerJob {
   /** Files (ingested + failed) after which the workload is done. */
   readonly expectFiles: number;
   readonly timeoutMs: number;
+  /** Extra `WatchOptions` (numbers and booleans only), to measure what a setting changes. */
+  readonly watch?: Readonly<Record<string, number | boolean>>;
 }
 
 export type WorkerMessage =
@@ -26,7 +28,7 @@ export type WorkerMessage =
       readonly openedAt: number;
       /** When each file was counted as ingested or failed, in order (polled every millisecond). */
       readonly settledAt: readonly number[];
-      /** When staging and the inbox were empty again (committed files removed after a checkpoint). */
+      /** When staging and the inbox were empty again (committed files removed after a checkpoint); NaN if not within 30 s. */
       readonly goneAt: number;
       readonly timedOut: boolean;
       readonly filesIngested: number;
