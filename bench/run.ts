@@ -8,10 +8,11 @@
  * --only a,b (workloads: csv, parquet, arrow, flood, trickle, memory, backlog), --backlog N,
  * --big-mb N, --out DIR, --keep (leave the generated data), --tmp DIR (instead of the OS's),
  * --watch JSON (extra WatchOptions for every watcher, e.g. '{"maxConcurrent":8}': the report
- * then says which; to measure what a setting changes).
+ * then says which; to measure what a setting changes), --report FILE.json (render a saved run's
+ * table, Markdown and chart again, measuring nothing).
  */
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, readFileSync, statfsSync, writeFileSync } from 'node:fs';
+import { readFileSync, statfsSync, writeFileSync } from 'node:fs';
 import { copyFile, mkdir, mkdtemp, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -23,21 +24,8 @@ import { FAILED_DIR, quoteLiteral, READY_SUFFIX } from '../src/index.ts';
 import { arrowStreamCopy, type Baseline, clientCopy, parquetExternal, psqlCopy, serverCopy } from './lib/baselines.ts';
 import { type Mode, REFERENCE, SEED, SIZES, type Sizes } from './lib/config.ts';
 import { badCsv, smallCsv, writeRows, type Written } from './lib/data.ts';
-import { now, percentile, procMemoryMb, type Summary, summarize } from './lib/measure.ts';
-import {
-  evaluateTargets,
-  FIGURE_HEADER,
-  type Figure,
-  figureRows,
-  LATENCY_HEADER,
-  type Latency,
-  latencyRows,
-  markdownTable,
-  TARGET_HEADER,
-  targetRows,
-  textTable,
-  throughputSvg,
-} from './lib/report.ts';
+import { now, percentile, type Summary, summarize } from './lib/measure.ts';
+import { type BenchResult, evaluateTargets, type Figure, type Latency, renderText, writeReport } from './lib/report.ts';
 import { countRows, createDatabase, dropTable, freshTable, startServer, withSession } from './lib/server.ts';
 import { runWatcher, type WatchRun } from './lib/watch-run.ts';
 
@@ -57,6 +45,7 @@ const { values: args } = parseArgs({
     keep: { type: 'boolean', default: false },
     tmp: { type: 'string' },
     watch: { type: 'string' },
+    report: { type: 'string' },
   },
 });
 
@@ -94,17 +83,22 @@ function checkSpace(dir: string): void {
   if (free < need) throw new Error(`${dir} has ${(free / 1024 ** 3).toFixed(1)} GB free; this run needs about ${(need / 1024 ** 3).toFixed(1)} GB (use --tmp, --big-mb or --quick)`);
 }
 
-const machine = () => ({
+const loadAverage = () => os.loadavg().map((v) => Math.round(v * 100) / 100);
+
+/** The machine, with its load average (1, 5, 15 min) at start and end: a shared machine is noisy. */
+const machine = (loadAverageAtStart: number[]) => ({
   cpus: os.cpus().length,
   cpuModel: os.cpus()[0]?.model ?? 'unknown',
   memoryGb: Math.round(os.totalmem() / 1024 ** 3),
   platform: `${os.platform()} ${os.release()}`,
   node: process.version,
-  loadAverageAtStart: os.loadavg().map((v) => Math.round(v * 100) / 100),
+  loadAverageAtStart,
+  loadAverageAtEnd: loadAverage(),
 });
 
 async function main(): Promise<void> {
   const startedAt = new Date();
+  const loadAtStart = loadAverage();
   const workerJs = compileWorker();
   const work = await mkdtemp(join(args.tmp ?? os.tmpdir(), 'hyperwatch-bench-'));
   checkSpace(work);
@@ -373,22 +367,13 @@ async function main(): Promise<void> {
   }
 
   // ---- report -----------------------------------------------------------------------------------
-  const targets = evaluateTargets({ figures, ...(latency ? { latency } : {}), memory, ...(backlog ? { backlog } : {}) });
   if (watch) notes.push(`every watcher ran with the WatchOptions ${JSON.stringify(watch)}, not the defaults`);
-  const title = `hyperwatch bench (${mode}), ${startedAt.toISOString().slice(0, 16).replace('T', ' ')} UTC`;
-  console.log(`\n${title}\nReference: ${REFERENCE.label} (figures from the issue, not re-measured).\n`);
-  console.log(textTable(FIGURE_HEADER, figureRows(figures)));
-  if (latency) console.log(`\n${textTable(LATENCY_HEADER, latencyRows([latency]))}`);
-  console.log(`\n${textTable(TARGET_HEADER, targetRows(targets))}`);
-  for (const note of notes) console.log(`note: ${note}`);
-
-  mkdirSync(outDir, { recursive: true });
-  const result = {
-    title,
+  const result: BenchResult = {
+    title: `hyperwatch bench (${mode}), ${startedAt.toISOString().slice(0, 16).replace('T', ' ')} UTC`,
     mode,
     startedAt: startedAt.toISOString(),
     finishedAt: new Date().toISOString(),
-    machine: machine(),
+    machine: machine(loadAtStart),
     sizes,
     watchOptions: watch ?? null,
     seed: SEED,
@@ -396,25 +381,12 @@ async function main(): Promise<void> {
     datasets,
     figures,
     latency: latency ?? null,
-    targets,
+    targets: evaluateTargets({ figures, ...(latency ? { latency } : {}), memory, ...(backlog ? { backlog } : {}) }),
     notes,
-    benchRss: procMemoryMb('self', 'VmHWM'),
   };
-  writeFileSync(join(outDir, `${mode}.json`), `${JSON.stringify(result, null, 2)}\n`);
-  writeFileSync(join(outDir, `${mode}.svg`), throughputSvg(figures, title));
-  const md = [
-    `### ${title}`,
-    '',
-    markdownTable(FIGURE_HEADER, figureRows(figures)),
-    '',
-    ...(latency ? [markdownTable(LATENCY_HEADER, latencyRows([latency])), ''] : []),
-    markdownTable(TARGET_HEADER, targetRows(targets)),
-    '',
-    ...notes.map((n) => `- ${n}`),
-    '',
-  ].join('\n');
-  writeFileSync(join(outDir, `${mode}.md`), md);
-  log(`wrote ${join(outDir, `${mode}.json`)}, .md and .svg`);
+  console.log(renderText(result));
+  writeReport(result, outDir);
+  log(`wrote ${join(outDir, `${result.mode}.json`)}, .md and .svg`);
 }
 
 /** At most `n` evenly spaced values of a series, for the JSON. */
@@ -427,4 +399,11 @@ function reference(workload: string, method: string, s: number, of: { rows?: num
   return { workload, method, kind: 'reference', seconds: single(s), runs: [s], ...of, note: REFERENCE.label };
 }
 
-await main();
+if (args.report) {
+  // Renders a saved run again (table, Markdown, chart), without measuring anything.
+  const result = JSON.parse(readFileSync(args.report, 'utf8')) as BenchResult;
+  console.log(renderText(result));
+  writeReport(result, args.out ? outDir : dirname(resolve(args.report)));
+} else {
+  await main();
+}

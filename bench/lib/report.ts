@@ -2,7 +2,9 @@
  * Turns the measurements into the printed table, the list of targets with PASS/MISS, a Markdown
  * version for BENCHMARKS.md, and an SVG bar chart of throughput by workload (plain SVG text).
  */
-import { REFERENCE, TARGETS } from './config.ts';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { type Mode, REFERENCE, type Sizes, TARGETS } from './config.ts';
 import type { Summary } from './measure.ts';
 
 export type Method = 'hyperwatch' | 'raw' | 'reference';
@@ -216,8 +218,12 @@ function escapeXml(s: string): string {
 export function throughputSvg(figures: readonly Figure[], title: string): string {
   const rowsBars: Bar[] = [];
   const filesBars: Bar[] = [];
+  let floodHeading = 'Small-file flood';
   for (const f of figures) {
-    if (f.workload.startsWith('small-file flood') && f.files !== undefined) filesBars.push({ label: `${f.workload}: ${f.method}`, value: f.files / f.seconds.median, kind: f.kind });
+    if (f.workload.startsWith('small-file flood') && f.files !== undefined) {
+      floodHeading = f.workload;
+      filesBars.push({ label: `flood: ${f.method}`, value: f.files / f.seconds.median, kind: f.kind });
+    }
     else if (f.rows !== undefined && !f.workload.startsWith('backlog')) rowsBars.push({ label: `${f.workload}: ${f.method}`, value: f.rows / f.seconds.median / 1e6, kind: f.kind });
   }
   const width = 960;
@@ -247,7 +253,7 @@ export function throughputSvg(figures: readonly Figure[], title: string): string
     y += 24;
   };
   panel('One file per drop: rows/s (higher is better)', 'M rows/s', rowsBars, 2);
-  panel('Small-file flood (higher is better)', 'files/s', filesBars, 0);
+  panel(`${floodHeading[0]!.toUpperCase()}${floodHeading.slice(1)}: files/s (higher is better)`, 'files/s', filesBars, 0);
   const legend = (['hyperwatch', 'raw', 'reference'] as const)
     .map((k, i) => `<rect x="${10 + i * 220}" y="${y}" width="12" height="12" fill="${COLORS[k]}"/><text x="${28 + i * 220}" y="${y + 11}" font-size="12">${k === 'raw' ? 'hyperd alone (same run)' : k === 'reference' ? 'reference (issue table)' : 'hyperwatch (end to end)'}</text>`)
     .join('');
@@ -261,4 +267,56 @@ export function throughputSvg(figures: readonly Figure[], title: string): string
     '</svg>',
     '',
   ].join('\n');
+}
+
+/** Everything one run measured, as written to `<mode>.json`. */
+export interface BenchResult {
+  readonly title: string;
+  readonly mode: Mode;
+  readonly startedAt: string;
+  readonly finishedAt: string;
+  readonly machine: Readonly<Record<string, unknown>>;
+  readonly sizes: Sizes;
+  readonly watchOptions: Readonly<Record<string, number | boolean>> | null;
+  readonly seed: number;
+  readonly reference: typeof REFERENCE;
+  readonly datasets: Readonly<Record<string, { rows: number; bytes: number }>>;
+  readonly figures: readonly Figure[];
+  readonly latency: Latency | null;
+  readonly targets: readonly Target[];
+  readonly notes: readonly string[];
+}
+
+/** The report for the terminal. */
+export function renderText(r: BenchResult): string {
+  return [
+    '',
+    r.title,
+    `Reference: ${REFERENCE.label} (figures from the issue, not re-measured).`,
+    '',
+    textTable(FIGURE_HEADER, figureRows(r.figures)),
+    ...(r.latency ? ['', textTable(LATENCY_HEADER, latencyRows([r.latency]))] : []),
+    '',
+    textTable(TARGET_HEADER, targetRows(r.targets)),
+    ...r.notes.map((n) => `note: ${n}`),
+  ].join('\n');
+}
+
+/** Writes `<mode>.json`, `<mode>.md` (the tables, for BENCHMARKS.md) and `<mode>.svg` into `dir`. */
+export function writeReport(r: BenchResult, dir: string): void {
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, `${r.mode}.json`), `${JSON.stringify(r, null, 2)}\n`);
+  writeFileSync(join(dir, `${r.mode}.svg`), throughputSvg(r.figures, r.title));
+  const md = [
+    `### ${r.title}`,
+    '',
+    markdownTable(FIGURE_HEADER, figureRows(r.figures)),
+    '',
+    ...(r.latency ? [markdownTable(LATENCY_HEADER, latencyRows([r.latency])), ''] : []),
+    markdownTable(TARGET_HEADER, targetRows(r.targets)),
+    '',
+    ...r.notes.map((n) => `- ${n}`),
+    '',
+  ].join('\n');
+  writeFileSync(join(dir, `${r.mode}.md`), md);
 }
