@@ -25,7 +25,7 @@ import { arrowStreamCopy, type Baseline, clientCopy, parquetExternal, psqlCopy, 
 import { type Mode, REFERENCE, SEED, SIZES, type Sizes } from './lib/config.ts';
 import { badCsv, smallCsv, writeRows, type Written } from './lib/data.ts';
 import { now, percentile, type Summary, summarize } from './lib/measure.ts';
-import { type BenchResult, evaluateTargets, type Figure, type Latency, renderText, writeReport } from './lib/report.ts';
+import { type BacklogFigure, type BenchResult, evaluateTargets, type Figure, type Latency, type MemoryFigure, renderText, writeReport } from './lib/report.ts';
 import { countRows, createDatabase, dropTable, freshTable, startServer, withSession } from './lib/server.ts';
 import { runWatcher, type WatchRun } from './lib/watch-run.ts';
 
@@ -106,10 +106,10 @@ async function main(): Promise<void> {
   const server = await startServer();
   const database = join(work, 'bench.hyper');
   const figures: Figure[] = [];
-  const memory: { name: string; peakRssMb: number; note?: string }[] = [];
+  const memory: MemoryFigure[] = [];
   const notes: string[] = [];
   let latency: Latency | undefined;
-  let backlog: { small: number; large: number; smallPeakMb: number; largePeakMb: number } | undefined;
+  let backlog: BacklogFigure | undefined;
   const datasets: Record<string, { rows: number; bytes: number }> = {};
   try {
     await createDatabase(server, database);
@@ -382,6 +382,8 @@ async function main(): Promise<void> {
     figures,
     latency: latency ?? null,
     targets: evaluateTargets({ figures, ...(latency ? { latency } : {}), memory, ...(backlog ? { backlog } : {}) }),
+    memory,
+    backlog: backlog ?? null,
     notes,
   };
   console.log(renderText(result));
@@ -400,8 +402,12 @@ function reference(workload: string, method: string, s: number, of: { rows?: num
 }
 
 if (args.report) {
-  // Renders a saved run again (table, Markdown, chart), without measuring anything.
-  const result = JSON.parse(readFileSync(args.report, 'utf8')) as BenchResult;
+  // Renders a saved run again (table, Markdown, chart), without measuring anything; the targets
+  // are evaluated again from the saved figures, so a change in how they are shown applies.
+  const saved = JSON.parse(readFileSync(args.report, 'utf8')) as BenchResult;
+  const result: BenchResult = saved.memory
+    ? { ...saved, targets: evaluateTargets({ figures: saved.figures, ...(saved.latency ? { latency: saved.latency } : {}), memory: saved.memory, ...(saved.backlog ? { backlog: saved.backlog } : {}) }) }
+    : saved;
   console.log(renderText(result));
   writeReport(result, args.out ? outDir : dirname(resolve(args.report)));
 } else {

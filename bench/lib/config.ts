@@ -46,7 +46,7 @@ export const SIZES: Record<Mode, Sizes> = {
     trickleRowsPerFile: 100,
     trickleIntervalMs: 200,
     bigBytes: 64 * 1024 ** 2,
-    backlogSmall: 200,
+    backlogSmall: 100,
     backlogLarge: 1_000,
     runs: 1,
   },

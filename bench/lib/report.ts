@@ -110,13 +110,21 @@ export function markdownTable(header: readonly string[], rows: readonly (readonl
   return [`| ${header.map(esc).join(' | ')} |`, `|${header.map(() => '---').join('|')}|`, ...rows.map((r) => `| ${r.map(esc).join(' | ')} |`)].join('\n');
 }
 
+export interface MemoryFigure {
+  readonly name: string;
+  readonly peakRssMb: number;
+  readonly note?: string;
+}
+
+export interface BacklogFigure {
+  readonly small: number;
+  readonly large: number;
+  readonly smallPeakMb: number;
+  readonly largePeakMb: number;
+}
+
 /** Builds the list of targets from the figures of one run. */
-export function evaluateTargets(input: {
-  figures: readonly Figure[];
-  latency?: Latency;
-  memory: readonly { name: string; peakRssMb: number; note?: string }[];
-  backlog?: { small: number; large: number; smallPeakMb: number; largePeakMb: number };
-}): Target[] {
+export function evaluateTargets(input: { figures: readonly Figure[]; latency?: Latency; memory: readonly MemoryFigure[]; backlog?: BacklogFigure }): Target[] {
   const targets: Target[] = [];
   const find = (workload: string, method: string) => input.figures.find((f) => f.workload === workload && f.method === method);
   const hwCsv = find('CSV 1 file', 'hyperwatch');
@@ -124,12 +132,15 @@ export function evaluateTargets(input: {
     const base = find('CSV 1 file', raw);
     if (!hwCsv || !base) continue;
     const ratio = base.seconds.median / hwCsv.seconds.median;
+    // On a busy machine the medians move a lot; the fastest runs of each are the least disturbed.
+    const fastest = base.seconds.min / hwCsv.seconds.min;
     targets.push({
       name: `bulk CSV vs ${raw}`,
       required: `≥ ${TARGETS.bulkCsvVsHyperd} × its rows/s`,
       measured: `${fmt(ratio)} × (${fmt(hwCsv.seconds.median, 3)} s vs ${fmt(base.seconds.median, 3)} s)`,
       ratio: ratio / TARGETS.bulkCsvVsHyperd,
       pass: ratio >= TARGETS.bulkCsvVsHyperd && hwCsv.verified === true,
+      ...(hwCsv.seconds.n > 1 ? { note: `fastest runs: ${fmt(fastest)} × (${fmt(hwCsv.seconds.min, 3)} s vs ${fmt(base.seconds.min, 3)} s)` } : {}),
     });
   }
   const flood = input.figures.find((f) => f.workload.startsWith('small-file flood') && f.kind === 'hyperwatch');
@@ -284,6 +295,9 @@ export interface BenchResult {
   readonly figures: readonly Figure[];
   readonly latency: Latency | null;
   readonly targets: readonly Target[];
+  /** What the memory targets were computed from (with `figures` and `latency`, all of them). */
+  readonly memory: readonly MemoryFigure[];
+  readonly backlog: BacklogFigure | null;
   readonly notes: readonly string[];
 }
 
