@@ -1,0 +1,43 @@
+/** What the bench asks of a watcher process, and what that process reports back. */
+
+export interface WorkerJob {
+  /** Watched directory (exists; may already hold a backlog of ready files). */
+  readonly dir: string;
+  readonly table: string;
+  /** The `.hyper` file, on the bench's hyperd at `endpoint`. */
+  readonly database: string;
+  readonly endpoint: string;
+  /** Files (ingested + failed) after which the workload is done. */
+  readonly expectFiles: number;
+  readonly timeoutMs: number;
+  /** Extra `WatchOptions` (numbers and booleans only), to measure what a setting changes. */
+  readonly watch?: Readonly<Record<string, number | boolean>>;
+}
+
+export type WorkerMessage =
+  | {
+      readonly type: 'ready';
+      /** Monotonic ms (see `now()`): before `openWatcher`, and when it returned. */
+      readonly startedAt: number;
+      readonly openedAt: number;
+      readonly rssMb: number;
+    }
+  | {
+      readonly type: 'done';
+      readonly startedAt: number;
+      readonly openedAt: number;
+      /** When each file was counted as ingested or failed, in order (polled every millisecond). */
+      readonly settledAt: readonly number[];
+      /** When staging and the inbox were empty again (committed files removed after a checkpoint); NaN if not within 30 s. */
+      readonly goneAt: number;
+      readonly timedOut: boolean;
+      readonly filesIngested: number;
+      readonly filesFailed: number;
+      readonly rowsIngested: number;
+      readonly checkpoints: number;
+      readonly lastError: string | null;
+      /** Peak RSS of the watcher's process over its whole life (VmHWM), and RSS once idle. */
+      readonly peakRssMb: number;
+      readonly idleRssMb: number;
+    }
+  | { readonly type: 'error'; readonly message: string };

@@ -1,0 +1,90 @@
+/**
+ * The watcher's own process for one workload: the bench runs hyperwatch here, apart from the
+ * producer and the measurements, so its peak RSS is hyperwatch's alone. Started by `fork` with
+ * the job as JSON in argv[2], run as compiled JavaScript (no TypeScript loader in the process).
+ * Uses only the public API.
+ */
+import { readdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import process from 'node:process';
+import { createHyperAdapter, FAILED_DIR, openWatcher, STAGING_DIR } from '../../src/index.ts';
+import type { WorkerJob, WorkerMessage } from './job.ts';
+import { now, procMemoryMb } from './measure.ts';
+
+const send = (message: WorkerMessage) => new Promise<void>((resolve) => process.send!(message, () => resolve()));
+/** The watcher's private folder: the first part of its staging path. */
+const STATE_DIR = STAGING_DIR.split('/')[0]!;
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+async function untilTrue(check: () => boolean | Promise<boolean>, deadline: number, everyMs: number): Promise<boolean> {
+  while (!(await check())) {
+    if (now() > deadline) return false;
+    await sleep(everyMs);
+  }
+  return true;
+}
+
+/** Nothing left of the drops but failed/: staging empty, no data or sentinel in the inbox. */
+async function allGone(dir: string): Promise<boolean> {
+  const staged = await readdir(join(dir, STAGING_DIR)).catch(() => []);
+  if (staged.length > 0) return false;
+  const left = (await readdir(dir)).filter((n) => n !== FAILED_DIR && n !== STATE_DIR);
+  return left.length === 0;
+}
+
+async function main(job: WorkerJob): Promise<void> {
+  const db = createHyperAdapter({ database: job.database, endpoint: job.endpoint, sharedFilesystem: true });
+  const startedAt = now();
+  const handle = await openWatcher(job.dir, job.table, { ...job.watch, db });
+  const openedAt = now();
+
+  // Files are counted as they settle; a 1 ms poll of the public stats gives each one's time.
+  const settledAt: number[] = [];
+  const poll = () => {
+    const settled = handle.stats.filesIngested + handle.stats.filesFailed;
+    const t = now();
+    while (settledAt.length < settled) settledAt.push(t);
+  };
+  poll();
+  const timer = setInterval(poll, 1);
+  await send({ type: 'ready', startedAt, openedAt, rssMb: procMemoryMb('self', 'VmRSS') });
+
+  const deadline = now() + job.timeoutMs;
+  const ok = await untilTrue(() => settledAt.length >= job.expectFiles, deadline, 5);
+  clearInterval(timer);
+  poll();
+  // Committed files leave staging after the next checkpoint; with checkpoints put off (--watch)
+  // they may stay: then there is no "gone" time (NaN), which is not a failure.
+  const gone = ok && (await untilTrue(() => allGone(job.dir), Math.min(deadline, now() + 30_000), 5));
+  const goneAt = gone ? now() : Number.NaN;
+  const peakRssMb = procMemoryMb('self', 'VmHWM');
+  const idleRssMb = procMemoryMb('self', 'VmRSS');
+  const { stats } = await handle.stop();
+  await db.close();
+  await send({
+    type: 'done',
+    startedAt,
+    openedAt,
+    settledAt,
+    goneAt,
+    timedOut: !ok,
+    filesIngested: stats.filesIngested,
+    filesFailed: stats.filesFailed,
+    rowsIngested: stats.rowsIngested,
+    checkpoints: stats.checkpoints,
+    lastError: stats.lastError ? `${stats.lastError.code}: ${stats.lastError.message}` : null,
+    peakRssMb,
+    idleRssMb,
+  });
+}
+
+// The bench went away (killed, crashed): nobody is measuring any more.
+process.once('disconnect', () => process.exit(1));
+
+main(JSON.parse(process.argv[2]!) as WorkerJob).then(
+  () => process.exit(0),
+  async (error: unknown) => {
+    await send({ type: 'error', message: error instanceof Error ? (error.stack ?? error.message) : String(error) });
+    process.exit(1);
+  },
+);

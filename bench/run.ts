@@ -1,0 +1,415 @@
+/**
+ * `npm run bench [-- --quick]`: generates the data sets (fixed seed) in a temporary directory,
+ * starts one hyperd, and measures in the same run hyperwatch end to end and hyperd loading the
+ * same files by itself, all on one persistent `.hyper` database. Prints a table with every
+ * target and its ratio, and writes bench/results/<mode>.{json,md,svg}. See BENCHMARKS.md.
+ *
+ * Options: --quick (about a minute: one run, smaller memory and backlog workloads), --runs N,
+ * --only a,b (workloads: csv, parquet, arrow, flood, trickle, memory, backlog), --backlog N,
+ * --big-mb N, --out DIR, --keep (leave the generated data), --tmp DIR (instead of the OS's),
+ * --watch JSON (extra WatchOptions for every watcher, e.g. '{"maxConcurrent":8}': the report
+ * then says which; to measure what a setting changes), --report FILE.json (render a saved run's
+ * table, Markdown and chart again, measuring nothing).
+ */
+import { spawnSync } from 'node:child_process';
+import { readFileSync, statfsSync, writeFileSync } from 'node:fs';
+import { copyFile, mkdir, mkdtemp, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import process from 'node:process';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { tableFromIPC, tableToIPC } from 'apache-arrow';
+import { FAILED_DIR, quoteLiteral, READY_SUFFIX } from '../src/index.ts';
+import { arrowStreamCopy, type Baseline, clientCopy, parquetExternal, psqlCopy, serverCopy } from './lib/baselines.ts';
+import { type Mode, REFERENCE, SEED, SIZES, type Sizes } from './lib/config.ts';
+import { badCsv, smallCsv, writeRows, type Written } from './lib/data.ts';
+import { now, percentile, type Summary, summarize } from './lib/measure.ts';
+import { type BacklogFigure, type BenchResult, evaluateTargets, type Figure, type Latency, type MemoryFigure, renderText, writeReport } from './lib/report.ts';
+import { countRows, createDatabase, dropTable, freshTable, startServer, withSession } from './lib/server.ts';
+import { runWatcher, type WatchRun } from './lib/watch-run.ts';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const repo = resolve(here, '..');
+const WORKLOADS = ['csv', 'parquet', 'arrow', 'flood', 'trickle', 'memory', 'backlog'] as const;
+type Workload = (typeof WORKLOADS)[number];
+
+const { values: args } = parseArgs({
+  options: {
+    quick: { type: 'boolean', default: false },
+    runs: { type: 'string' },
+    only: { type: 'string' },
+    backlog: { type: 'string' },
+    'big-mb': { type: 'string' },
+    out: { type: 'string' },
+    keep: { type: 'boolean', default: false },
+    tmp: { type: 'string' },
+    watch: { type: 'string' },
+    report: { type: 'string' },
+  },
+});
+
+const mode: Mode = args.quick ? 'quick' : 'full';
+const sizes: Sizes = {
+  ...SIZES[mode],
+  ...(args.runs ? { runs: Math.max(1, Number(args.runs)) } : {}),
+  ...(args.backlog ? { backlogLarge: Number(args.backlog), backlogSmall: Math.max(1, Math.round(Number(args.backlog) / 10)) } : {}),
+  ...(args['big-mb'] ? { bigBytes: Number(args['big-mb']) * 1024 * 1024 } : {}),
+};
+const only = new Set<Workload>(args.only ? (args.only.split(',') as Workload[]) : WORKLOADS);
+for (const w of only) if (!WORKLOADS.includes(w)) throw new Error(`unknown workload ${w}; known: ${WORKLOADS.join(', ')}`);
+const outDir = resolve(args.out ?? join(here, 'results'));
+const watch = args.watch ? (JSON.parse(args.watch) as Record<string, number | boolean>) : undefined;
+
+const log = (message: string) => process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${message}\n`);
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+const seconds = (values: readonly number[]): Summary => summarize(values);
+const single = (v: number): Summary => ({ min: v, median: v, max: v, n: 1 });
+
+/** The watcher's process runs compiled JavaScript: no TypeScript loader in the RSS we measure. */
+function compileWorker(): string {
+  const outDir = join(here, 'out', 'build');
+  const tsc = join(repo, 'node_modules', 'typescript', 'bin', 'tsc');
+  const result = spawnSync(process.execPath, [tsc, '-p', join(here, 'tsconfig.build.json'), '--outDir', outDir], { stdio: 'inherit' });
+  if (result.status !== 0) throw new Error('compiling the bench worker failed');
+  return join(outDir, 'bench', 'lib', 'worker.js');
+}
+
+/** Free bytes where the data goes; the memory workloads need two big files plus their copies. */
+function checkSpace(dir: string): void {
+  const { bavail, bsize } = statfsSync(dir);
+  const free = bavail * bsize;
+  const need = (only.has('memory') ? 2 * sizes.bigBytes : 0) + 1024 ** 3;
+  if (free < need) throw new Error(`${dir} has ${(free / 1024 ** 3).toFixed(1)} GB free; this run needs about ${(need / 1024 ** 3).toFixed(1)} GB (use --tmp, --big-mb or --quick)`);
+}
+
+const loadAverage = () => os.loadavg().map((v) => Math.round(v * 100) / 100);
+
+/** The machine, with its load average (1, 5, 15 min) at start and end: a shared machine is noisy. */
+const machine = (loadAverageAtStart: number[]) => ({
+  cpus: os.cpus().length,
+  cpuModel: os.cpus()[0]?.model ?? 'unknown',
+  memoryGb: Math.round(os.totalmem() / 1024 ** 3),
+  platform: `${os.platform()} ${os.release()}`,
+  node: process.version,
+  loadAverageAtStart,
+  loadAverageAtEnd: loadAverage(),
+});
+
+async function main(): Promise<void> {
+  const startedAt = new Date();
+  const loadAtStart = loadAverage();
+  const workerJs = compileWorker();
+  const work = await mkdtemp(join(args.tmp ?? os.tmpdir(), 'hyperwatch-bench-'));
+  checkSpace(work);
+  log(`mode ${mode}, data in ${work}`);
+  const server = await startServer();
+  const database = join(work, 'bench.hyper');
+  const figures: Figure[] = [];
+  const memory: MemoryFigure[] = [];
+  const notes: string[] = [];
+  let latency: Latency | undefined;
+  let backlog: BacklogFigure | undefined;
+  const datasets: Record<string, { rows: number; bytes: number }> = {};
+  try {
+    await createDatabase(server, database);
+    const outside = join(work, 'outside');
+    await mkdir(outside);
+    let tables = 0;
+    const tableName = (prefix: string) => `${prefix}_${++tables}`;
+
+    // ---- data sets --------------------------------------------------------------------------
+    const dataDir = join(work, 'data');
+    await mkdir(dataDir);
+    let t = now();
+    const csv = await writeRows(join(dataDir, 'bulk.csv'), 'csv', { rows: sizes.bulkRows }, SEED);
+    datasets.csv = { rows: csv.rows, bytes: csv.bytes };
+    log(`generated ${csv.path}: ${csv.rows} rows, ${(csv.bytes / 1e6).toFixed(1)} MB in ${((now() - t) / 1000).toFixed(1)} s`);
+    const parquetPath = join(dataDir, 'bulk.parquet');
+    const arrowStreamPath = join(dataDir, 'bulk.arrows');
+    const arrowPath = join(dataDir, 'bulk.arrow');
+    if (only.has('parquet') || only.has('arrow')) {
+      // hyperd writes the Parquet file and the Arrow stream from the same rows; apache-arrow turns
+      // the stream into the IPC file format (the one in the reference table).
+      t = now();
+      await withSession(server, database, async (sql) => {
+        await freshTable(sql, 'bench_source');
+        await sql.unsafe(`COPY bench_source FROM ${quoteLiteral(csv.path)} WITH (FORMAT csv, HEADER true)`);
+        await sql.unsafe(`COPY (SELECT * FROM bench_source ORDER BY id) TO ${quoteLiteral(parquetPath)} WITH (FORMAT parquet)`);
+        await sql.unsafe(`COPY (SELECT * FROM bench_source ORDER BY id) TO ${quoteLiteral(arrowStreamPath)} WITH (FORMAT arrowstream)`);
+        await dropTable(sql, 'bench_source');
+      });
+      writeFileSync(arrowPath, tableToIPC(tableFromIPC(readFileSync(arrowStreamPath)), 'file'));
+      datasets.parquet = { rows: csv.rows, bytes: (await stat(parquetPath)).size };
+      datasets.arrow = { rows: csv.rows, bytes: (await stat(arrowPath)).size };
+      log(`generated Parquet (${(datasets.parquet.bytes / 1e6).toFixed(1)} MB) and Arrow IPC (${(datasets.arrow.bytes / 1e6).toFixed(1)} MB) in ${((now() - t) / 1000).toFixed(1)} s`);
+    }
+
+    // ---- helpers ------------------------------------------------------------------------------
+    const jobFor = (dir: string, table: string, expectFiles: number, timeoutMs: number) => ({ dir, table, database, endpoint: server.endpoint, expectFiles, timeoutMs, ...(watch ? { watch } : {}) });
+
+    const verifyCount = (table: string, rows: number) =>
+      withSession(server, database, async (sql) => {
+        const n = await countRows(sql, table);
+        await dropTable(sql, table);
+        if (n !== rows) log(`WRONG: ${table} has ${n} rows, expected ${rows}`);
+        return n === rows;
+      });
+
+    /** hyperwatch on one big file: copied next to the inbox, renamed in, then its `.ready`. */
+    async function watchOneFile(source: Written | { path: string; rows: number }, name: string, timeoutMs: number) {
+      const table = tableName('hw');
+      await withSession(server, database, (sql) => freshTable(sql, table));
+      const inbox = await mkdtemp(join(work, 'inbox-'));
+      const staged = join(outside, name);
+      await copyFile(source.path, staged);
+      const run = await runWatcher(workerJs, jobFor(inbox, table, 1, timeoutMs), server.pid, async () => {
+        await rename(staged, join(inbox, name));
+        const t0 = now();
+        await writeFile(join(inbox, name + READY_SUFFIX), '');
+        return [t0];
+      });
+      await rm(inbox, { recursive: true, force: true });
+      const ok = !run.done.timedOut && run.done.filesIngested === 1 && (await verifyCount(table, source.rows));
+      if (run.done.lastError) log(`watcher error: ${run.done.lastError}`);
+      return { run, ok, seconds: (run.done.settledAt[0]! - run.dropped[0]!) / 1000, gone: (run.done.goneAt - run.dropped[0]!) / 1000 };
+    }
+
+    /** One single-file workload: the raw loads and hyperwatch, interleaved run by run. */
+    async function singleFile(workload: string, file: string, rows: number, bytes: number, ext: string, baselines: readonly (readonly [Baseline, string])[], referenceSeconds?: number) {
+      const raw = new Map<string, number[]>(baselines.map(([b]) => [b.name, []]));
+      const hw: number[] = [];
+      const gone: number[] = [];
+      let peak = 0;
+      let hyperdPeak = 0;
+      let verified = true;
+      for (let r = 0; r < sizes.runs; r++) {
+        for (const [baseline, path] of baselines) {
+          const table = tableName('raw');
+          const s = await baseline.run(server, database, table, path);
+          verified = (await verifyCount(table, rows)) && verified;
+          raw.get(baseline.name)!.push(s);
+          log(`${workload} run ${r + 1}: ${baseline.name} ${s.toFixed(3)} s`);
+        }
+        const one = await watchOneFile({ path: file, rows }, `bulk-${r}${ext}`, 600_000);
+        verified = one.ok && verified;
+        hw.push(one.seconds);
+        gone.push(one.gone);
+        peak = Math.max(peak, one.run.done.peakRssMb);
+        hyperdPeak = Math.max(hyperdPeak, one.run.hyperdPeakRssMb);
+        log(`${workload} run ${r + 1}: hyperwatch ${one.seconds.toFixed(3)} s (files gone ${one.gone.toFixed(3)} s, RSS ${one.run.done.peakRssMb.toFixed(0)} MB)${one.ok ? '' : ' WRONG'}`);
+      }
+      figures.push({ workload, method: 'hyperwatch', kind: 'hyperwatch', seconds: seconds(hw), runs: hw, goneSeconds: seconds(gone), rows, bytes, peakRssMb: peak, hyperdPeakRssMb: hyperdPeak, verified, ...(referenceSeconds ? { referenceSeconds } : {}) });
+      for (const [baseline] of baselines) {
+        const runs = raw.get(baseline.name)!;
+        figures.push({ workload, method: baseline.name, kind: 'raw', seconds: seconds(runs), runs, rows, bytes, note: baseline.how });
+      }
+    }
+
+    // ---- single big files ---------------------------------------------------------------------
+    if (only.has('csv')) {
+      await singleFile('CSV 1 file', csv.path, csv.rows, csv.bytes, '.csv', [
+        [serverCopy, csv.path],
+        [clientCopy, csv.path],
+        [psqlCopy, csv.path],
+      ], REFERENCE.bulkCsvSeconds.persistent);
+      figures.push(reference('CSV 1 file', 'reference, persistent .hyper', REFERENCE.bulkCsvSeconds.persistent, { rows: REFERENCE.rows }));
+      figures.push(reference('CSV 1 file', 'reference, scratch db', REFERENCE.bulkCsvSeconds.scratch, { rows: REFERENCE.rows }));
+    }
+    if (only.has('parquet')) {
+      await singleFile('Parquet 1 file', parquetPath, csv.rows, datasets.parquet!.bytes, '.parquet', [[parquetExternal, parquetPath]], REFERENCE.parquetSeconds);
+      figures.push(reference('Parquet 1 file', 'reference, scratch db', REFERENCE.parquetSeconds, { rows: REFERENCE.rows }));
+    }
+    if (only.has('arrow')) {
+      await singleFile('Arrow IPC 1 file', arrowPath, csv.rows, datasets.arrow!.bytes, '.arrow', [[arrowStreamCopy, arrowStreamPath]], REFERENCE.arrowSeconds);
+      figures.push(reference('Arrow IPC 1 file', 'reference, scratch db', REFERENCE.arrowSeconds, { rows: REFERENCE.rows }));
+    }
+
+    // ---- small-file flood ----------------------------------------------------------------------
+    if (only.has('flood')) {
+      const { floodFiles: n, floodRowsPerFile: per } = sizes;
+      const workload = `small-file flood, ${n} × ${per} rows + 1 bad`;
+      const runs: number[] = [];
+      const gone: number[] = [];
+      let verified = true;
+      let peak = 0;
+      let hyperdPeak = 0;
+      for (let r = 0; r < sizes.runs; r++) {
+        const table = tableName('flood');
+        await withSession(server, database, (sql) => freshTable(sql, table));
+        const inbox = await mkdtemp(join(work, 'inbox-'));
+        const batch = await mkdtemp(join(outside, 'flood-'));
+        // The bad file sits in the middle of the flood: it must land alone in failed/.
+        const names: string[] = [];
+        for (let i = 0; i < n; i++) {
+          if (i === n >> 1) {
+            names.push('flood-bad.csv');
+            await writeFile(join(batch, 'flood-bad.csv'), badCsv(per, SEED - 1, Math.min(per, 50)));
+          }
+          const name = `flood-${String(i).padStart(6, '0')}.csv`;
+          names.push(name);
+          await writeFile(join(batch, name), smallCsv(per, SEED + i, i * per + 1));
+        }
+        const run = await runWatcher(workerJs, jobFor(inbox, table, names.length, 600_000), server.pid, async () => {
+          for (const name of names) await rename(join(batch, name), join(inbox, name));
+          const t0 = now();
+          for (const name of names) await writeFile(join(inbox, name + READY_SUFFIX), '');
+          return [t0];
+        });
+        const failed = await readdir(join(inbox, FAILED_DIR)).catch(() => [] as string[]);
+        const isolated = run.done.filesFailed === 1 && failed.includes('flood-bad.csv') && failed.includes('flood-bad.csv.error') && failed.filter((f) => !f.startsWith('flood-bad.csv')).length === 0;
+        if (!isolated) log(`WRONG: failed/ holds ${JSON.stringify(failed.slice(0, 10))}, filesFailed ${run.done.filesFailed}`);
+        const ok = !run.done.timedOut && isolated && (await verifyCount(table, n * per));
+        verified = ok && verified;
+        await rm(inbox, { recursive: true, force: true });
+        await rm(batch, { recursive: true, force: true });
+        const s = (run.done.settledAt.at(-1)! - run.dropped[0]!) / 1000;
+        runs.push(s);
+        gone.push((run.done.goneAt - run.dropped[0]!) / 1000);
+        peak = Math.max(peak, run.done.peakRssMb);
+        hyperdPeak = Math.max(hyperdPeak, run.hyperdPeakRssMb);
+        log(`flood run ${r + 1}: ${s.toFixed(3)} s, ${(names.length / s).toFixed(0)} files/s, checkpoints ${run.done.checkpoints}${ok ? '' : ' WRONG'}`);
+      }
+      figures.push({ workload, method: 'hyperwatch', kind: 'hyperwatch', seconds: seconds(runs), runs, goneSeconds: seconds(gone), rows: n * per, files: n + 1, peakRssMb: peak, hyperdPeakRssMb: hyperdPeak, verified, referenceSeconds: REFERENCE.floodSeconds.persistent });
+      figures.push(reference(workload, 'reference, persistent .hyper', REFERENCE.floodSeconds.persistent, { files: 1000 }));
+      figures.push(reference(workload, 'reference, scratch db', REFERENCE.floodSeconds.scratch, { files: 1000 }));
+    }
+
+    // ---- trickle --------------------------------------------------------------------------------
+    if (only.has('trickle')) {
+      const { trickleFiles: n, trickleRowsPerFile: per, trickleIntervalMs: every } = sizes;
+      const p50: number[] = [];
+      const p95: number[] = [];
+      const max: number[] = [];
+      const samples: number[][] = [];
+      let verified = true;
+      for (let r = 0; r < sizes.runs; r++) {
+        const table = tableName('trickle');
+        await withSession(server, database, (sql) => freshTable(sql, table));
+        const inbox = await mkdtemp(join(work, 'inbox-'));
+        const run = await runWatcher(workerJs, jobFor(inbox, table, n, 120_000 + n * every), server.pid, async () => {
+          const drops: number[] = [];
+          const start = now();
+          for (let i = 0; i < n; i++) {
+            const wait = start + i * every - now();
+            if (wait > 0) await sleep(wait);
+            const name = `trickle-${String(i).padStart(4, '0')}.csv`;
+            await writeFile(join(outside, name), smallCsv(per, SEED + 7 * i, i * per + 1));
+            await rename(join(outside, name), join(inbox, name));
+            drops.push(now());
+            await writeFile(join(inbox, name + READY_SUFFIX), '');
+          }
+          return drops;
+        });
+        const ok = !run.done.timedOut && run.done.filesIngested === n && (await verifyCount(table, n * per));
+        verified = ok && verified;
+        await rm(inbox, { recursive: true, force: true });
+        // Files are dropped one at a time, far apart: the k-th file settled is the k-th dropped.
+        const latencies = run.dropped.map((d, i) => (run.done.settledAt[i] ?? Number.NaN) - d);
+        samples.push(latencies.map((l) => Math.round(l * 100) / 100));
+        p50.push(percentile(latencies, 50));
+        p95.push(percentile(latencies, 95));
+        max.push(Math.max(...latencies));
+        log(`trickle run ${r + 1}: p50 ${p50.at(-1)!.toFixed(2)} ms, p95 ${p95.at(-1)!.toFixed(2)} ms, max ${max.at(-1)!.toFixed(2)} ms${ok ? '' : ' WRONG'}`);
+      }
+      latency = { workload: 'trickle', files: n, intervalMs: every, p50: summarize(p50), p95: summarize(p95), max: summarize(max), verified, samples };
+    }
+
+    // ---- memory: big files ----------------------------------------------------------------------
+    if (only.has('memory')) {
+      const mb = Math.round(sizes.bigBytes / 1024 / 1024);
+      const size = mb >= 1024 ? `${(mb / 1024).toFixed(mb % 1024 ? 1 : 0)} GB` : `${mb} MB`;
+      if (mode === 'quick' || sizes.bigBytes < SIZES.full.bigBytes) notes.push(`memory workloads used ${size} files, not the 2 GB of the full run`);
+      for (const [format, ext] of [['csv', '.csv'], ['jsonl', '.jsonl']] as const) {
+        t = now();
+        const big = await writeRows(join(dataDir, `big${ext}`), format, { bytes: sizes.bigBytes }, SEED + 1, { distinct: 65536 });
+        log(`generated ${big.path}: ${big.rows} rows, ${(big.bytes / 1e6).toFixed(0)} MB in ${((now() - t) / 1000).toFixed(1)} s`);
+        const one = await watchOneFile(big, `big${ext}`, Math.max(600_000, (big.bytes / 2e6) * 1000));
+        await rm(big.path, { force: true });
+        const workload = `${format === 'csv' ? 'CSV' : 'JSON lines'} ${size}`;
+        figures.push({ workload, method: 'hyperwatch', kind: 'hyperwatch', seconds: single(one.seconds), runs: [one.seconds], goneSeconds: single(one.gone), rows: big.rows, bytes: big.bytes, peakRssMb: one.run.done.peakRssMb, hyperdPeakRssMb: one.run.hyperdPeakRssMb, verified: one.ok, rssSeriesMb: thin(one.run.rssSeries) });
+        memory.push({ name: workload, peakRssMb: one.run.done.peakRssMb });
+        log(`${workload}: ${one.seconds.toFixed(1)} s, ${(big.bytes / 1e6 / one.seconds).toFixed(0)} MB/s, peak RSS ${one.run.done.peakRssMb.toFixed(0)} MB (hyperd ${one.run.hyperdPeakRssMb.toFixed(0)} MB)${one.ok ? '' : ' WRONG'}`);
+      }
+    }
+
+    // ---- memory: backlog at start ---------------------------------------------------------------
+    if (only.has('backlog')) {
+      if (mode === 'quick' || sizes.backlogLarge < SIZES.full.backlogLarge) notes.push(`backlog workloads used ${sizes.backlogSmall} and ${sizes.backlogLarge} files, not 10,000 and 100,000`);
+      const peaks: number[] = [];
+      const per = 10;
+      const content = smallCsv(per, SEED + 3, 1);
+      for (const n of [sizes.backlogSmall, sizes.backlogLarge]) {
+        const table = tableName('backlog');
+        await withSession(server, database, (sql) => freshTable(sql, table));
+        const inbox = await mkdtemp(join(work, 'inbox-'));
+        t = now();
+        for (let i = 0; i < n; i++) {
+          const name = `backlog-${String(i).padStart(6, '0')}.csv`;
+          await writeFile(join(inbox, name), content);
+          await writeFile(join(inbox, name + READY_SUFFIX), '');
+        }
+        log(`backlog of ${n} ready files made in ${((now() - t) / 1000).toFixed(1)} s; starting the watcher on it`);
+        const run: WatchRun = await runWatcher(workerJs, jobFor(inbox, table, n, 120_000 + n * 50), server.pid);
+        const ok = !run.done.timedOut && run.done.filesIngested === n && (await verifyCount(table, n * per));
+        await rm(inbox, { recursive: true, force: true });
+        const s = (run.done.settledAt.at(-1)! - run.done.startedAt) / 1000;
+        peaks.push(run.done.peakRssMb);
+        figures.push({ workload: `backlog of ${n} at start`, method: 'hyperwatch', kind: 'hyperwatch', seconds: single(s), runs: [s], goneSeconds: single((run.done.goneAt - run.done.startedAt) / 1000), rows: n * per, files: n, peakRssMb: run.done.peakRssMb, hyperdPeakRssMb: run.hyperdPeakRssMb, verified: ok, rssSeriesMb: thin(run.rssSeries) });
+        log(`backlog ${n}: swept in ${s.toFixed(1)} s (${(n / s).toFixed(0)} files/s), peak RSS ${run.done.peakRssMb.toFixed(0)} MB${ok ? '' : ' WRONG'}`);
+      }
+      backlog = { small: sizes.backlogSmall, large: sizes.backlogLarge, smallPeakMb: peaks[0]!, largePeakMb: peaks[1]! };
+    }
+  } finally {
+    await server.stop();
+    if (args.keep) log(`data kept in ${work}`);
+    else await rm(work, { recursive: true, force: true });
+  }
+
+  // ---- report -----------------------------------------------------------------------------------
+  if (watch) notes.push(`every watcher ran with the WatchOptions ${JSON.stringify(watch)}, not the defaults`);
+  const result: BenchResult = {
+    title: `hyperwatch bench (${mode}), ${startedAt.toISOString().slice(0, 16).replace('T', ' ')} UTC`,
+    mode,
+    startedAt: startedAt.toISOString(),
+    finishedAt: new Date().toISOString(),
+    machine: machine(loadAtStart),
+    sizes,
+    watchOptions: watch ?? null,
+    seed: SEED,
+    reference: REFERENCE,
+    datasets,
+    figures,
+    latency: latency ?? null,
+    targets: evaluateTargets({ figures, ...(latency ? { latency } : {}), memory, ...(backlog ? { backlog } : {}) }),
+    memory,
+    backlog: backlog ?? null,
+    notes,
+  };
+  console.log(renderText(result));
+  writeReport(result, outDir);
+  log(`wrote ${join(outDir, `${result.mode}.json`)}, .md and .svg`);
+}
+
+/** At most `n` evenly spaced values of a series, for the JSON. */
+function thin(series: readonly number[], n = 120): number[] {
+  if (series.length <= n) return [...series];
+  return Array.from({ length: n }, (_, i) => series[Math.round((i * (series.length - 1)) / (n - 1))]!);
+}
+
+function reference(workload: string, method: string, s: number, of: { rows?: number; files?: number }): Figure {
+  return { workload, method, kind: 'reference', seconds: single(s), runs: [s], ...of, note: REFERENCE.label };
+}
+
+if (args.report) {
+  // Renders a saved run again (table, Markdown, chart), without measuring anything; the targets
+  // are evaluated again from the saved figures, so a change in how they are shown applies.
+  const saved = JSON.parse(readFileSync(args.report, 'utf8')) as BenchResult;
+  const result: BenchResult = saved.memory
+    ? { ...saved, targets: evaluateTargets({ figures: saved.figures, ...(saved.latency ? { latency: saved.latency } : {}), memory: saved.memory, ...(saved.backlog ? { backlog: saved.backlog } : {}) }) }
+    : saved;
+  console.log(renderText(result));
+  writeReport(result, args.out ? outDir : dirname(resolve(args.report)));
+} else {
+  await main();
+}
