@@ -6,10 +6,10 @@
  * runs on Node, Deno and Bun.
  */
 import { constants } from 'node:fs';
-import { lstat, open, rename, unlink } from 'node:fs/promises';
+import { open, rename, unlink } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { READY_SUFFIX } from './constants.ts';
-import { isGone } from './files.ts';
+import { exists } from './files.ts';
 import { dataNameOf, isIgnoredName } from './protocol.ts';
 
 export class DropError extends Error {
@@ -31,15 +31,6 @@ export interface DropResult {
 /** What `dropFile` writes: bytes, text (UTF-8) or a stream of chunks (large files). */
 export type DropData = string | Uint8Array | AsyncIterable<Uint8Array | string>;
 
-async function present(path: string): Promise<boolean> {
-  try {
-    await lstat(path);
-    return true;
-  } catch (error) {
-    if (isGone(error)) return false;
-    throw error;
-  }
-}
 
 /**
  * Flushes a directory's entries (renames, creates) to disk. Windows cannot open a directory for
@@ -88,7 +79,7 @@ export async function dropFile(dir: string, name: string, data: DropData): Promi
   const path = join(dir, name);
   const readyPath = path + READY_SUFFIX;
   for (const p of [path, readyPath]) {
-    if (await present(p)) {
+    if (await exists(p)) {
       throw new DropError(
         'DROP_EXISTS',
         `${p} already exists: an earlier drop of ${name} is not ingested yet. Wait until the watcher has taken it, or drop under another name.`,

@@ -3,11 +3,11 @@
  * into the watched directory under its original name, its old sentinel and `.error` report are
  * removed, and a new sentinel is created last, so the watcher sees a complete drop.
  */
-import { lstat, readFile, rename, unlink, open } from 'node:fs/promises';
+import { open, readFile, rename, unlink } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { ERROR_SUFFIX, FAILED_DIR, READY_SUFFIX } from './constants.ts';
 import { DropError, fsyncDirectory, invalidDropName } from './drop.ts';
-import { isGone } from './files.ts';
+import { exists, isGone } from './files.ts';
 
 export interface ReplayResult {
   /** Where the file is now (in the watched directory). */
@@ -17,15 +17,6 @@ export interface ReplayResult {
   readonly failedAs: string;
 }
 
-async function present(path: string): Promise<boolean> {
-  try {
-    await lstat(path);
-    return true;
-  } catch (error) {
-    if (isGone(error)) return false;
-    throw error;
-  }
-}
 
 async function removeIfThere(path: string): Promise<void> {
   try {
@@ -57,13 +48,13 @@ async function originalName(errorPath: string): Promise<string | undefined> {
 export async function replayFailed(failedFile: string): Promise<ReplayResult> {
   let failedPath = resolve(failedFile);
   for (const suffix of [ERROR_SUFFIX, READY_SUFFIX]) {
-    if (failedPath.endsWith(suffix) && (await present(failedPath.slice(0, -suffix.length)))) failedPath = failedPath.slice(0, -suffix.length);
+    if (failedPath.endsWith(suffix) && (await exists(failedPath.slice(0, -suffix.length)))) failedPath = failedPath.slice(0, -suffix.length);
   }
   const failedDir = dirname(failedPath);
   if (basename(failedDir) !== FAILED_DIR) {
     throw new DropError('REPLAY_NOT_FAILED', `${failedFile} is not in a ${FAILED_DIR}/ folder; give the path of a file in <watched dir>/${FAILED_DIR}/.`);
   }
-  if (!(await present(failedPath))) {
+  if (!(await exists(failedPath))) {
     throw new DropError('REPLAY_MISSING', `${failedPath} does not exist; list ${failedDir} for the failed files.`);
   }
   const failedAs = basename(failedPath);
@@ -72,7 +63,7 @@ export async function replayFailed(failedFile: string): Promise<ReplayResult> {
   const path = join(dir, name);
   const readyPath = path + READY_SUFFIX;
   for (const p of [path, readyPath]) {
-    if (await present(p)) {
+    if (await exists(p)) {
       throw new DropError(
         'REPLAY_EXISTS',
         `${p} already exists (a newer drop of ${name}); nothing was moved. Wait until the watcher has taken it, then replay again.`,

@@ -502,14 +502,12 @@ export class WatcherHandle {
           this.#log.warn('cannot record skipped duplicates; ingesting them', { files: candidates.length, error: failure.message });
           return [...claimed];
         }
-        if (this.#stopping) {
+        const next = await this.#backoff(delay, { files: candidates.length, attempt }, failure.message);
+        if (next === undefined) {
           await Promise.all(claimed.map((c) => c.file.close()));
           return undefined;
         }
-        this.stats.retries++;
-        this.#log.warn('database unavailable; retrying', { files: candidates.length, delayMs: delay, error: failure.message });
-        await this.#sleep(delay);
-        delay = Math.min(delay * 2, this.#deps.options.retryMaxMs);
+        delay = next;
       }
     }
     const skipped = new Set(candidates.filter((c) => known.has(c.file.checksum!)));
@@ -739,8 +737,7 @@ export class WatcherHandle {
 
   async #ingest(file: OpenedFile, plugin: IngesterPlugin): Promise<Outcome> {
     const fileState = new Map<string, unknown>();
-    const { retryInitialMs, retryMaxMs } = this.#deps.options;
-    let delay = retryInitialMs;
+    let delay = this.#deps.options.retryInitialMs;
     let pluginRetries = 0;
     let freshRetried = false;
     for (let attempt = 1; ; attempt++) {
@@ -764,13 +761,23 @@ export class WatcherHandle {
         continue;
       }
       if (error.kind !== 'transient') return result;
-      if (this.#stopping) return { status: 'abandoned' };
-      this.stats.retries++;
-      this.#log.warn('database unavailable; retrying', { file: file.name, attempt, delayMs: delay, error: error.message });
-      await this.#sleep(delay);
-      if (this.#stopping) return { status: 'abandoned' };
-      delay = Math.min(delay * 2, retryMaxMs);
+      const next = await this.#backoff(delay, { file: file.name, attempt }, error.message);
+      if (next === undefined) return { status: 'abandoned' };
+      delay = next;
     }
+  }
+
+  /**
+   * After a transient failure: counts and logs the retry, waits `delay` (cut short by stop) and
+   * returns the next, doubled up to `retryMaxMs`; `undefined` once the watcher is stopping.
+   */
+  async #backoff(delay: number, fields: Record<string, unknown>, error: string): Promise<number | undefined> {
+    if (this.#stopping) return undefined;
+    this.stats.retries++;
+    this.#log.warn('database unavailable; retrying', { ...fields, delayMs: delay, error });
+    await this.#sleep(delay);
+    if (this.#stopping) return undefined;
+    return Math.min(delay * 2, this.#deps.options.retryMaxMs);
   }
 
   async #alreadyCommitted(claimId: string): Promise<boolean | undefined> {
@@ -846,8 +853,7 @@ export class WatcherHandle {
 
   /** Like `#ingest`, for a group in one transaction; only transient failures are retried here. */
   async #ingestGroup(files: readonly OpenedFile[], plugin: IngesterPlugin): Promise<GroupOutcome> {
-    const { retryInitialMs, retryMaxMs } = this.#deps.options;
-    let delay = retryInitialMs;
+    let delay = this.#deps.options.retryInitialMs;
     let freshRetried = false;
     for (let attempt = 1; ; attempt++) {
       if (attempt > 1) {
@@ -864,12 +870,9 @@ export class WatcherHandle {
         continue;
       }
       if (error.kind !== 'transient') return result;
-      if (this.#stopping) return { status: 'abandoned' };
-      this.stats.retries++;
-      this.#log.warn('database unavailable; retrying', { files: files.length, attempt, delayMs: delay, error: error.message });
-      await this.#sleep(delay);
-      if (this.#stopping) return { status: 'abandoned' };
-      delay = Math.min(delay * 2, retryMaxMs);
+      const next = await this.#backoff(delay, { files: files.length, attempt }, error.message);
+      if (next === undefined) return { status: 'abandoned' };
+      delay = next;
     }
   }
 
