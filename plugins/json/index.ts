@@ -20,8 +20,8 @@ import { describePosition, type JsonRecord, readBatches, type RecordPosition } f
 /** How many leading records decide a new table's columns and types (whichever limit comes first). */
 const SAMPLE_RECORDS = 1000;
 const SAMPLE_CHARS = 256 * 1024;
-/** CSV text per chunk sent to COPY: large chunks keep the per-write overhead negligible. */
-const BATCH_CHARS = 1 << 20;
+/** CSV text per chunk sent to COPY: large enough that the per-write overhead is negligible, small enough to keep memory low. */
+const BATCH_CHARS = 1 << 18;
 /** `fileState` key: column types widened after an earlier attempt found a value they could not hold. */
 const WIDENED = 'json.widened';
 
@@ -280,7 +280,7 @@ function retryWider(ctx: IngestContext, file: ClaimedFile, column: string, wider
   );
 }
 
-/** The CSV text of all records, the sample's first, in ~1 MiB chunks. */
+/** The CSV text of all records, the sample's first, in ~256 KiB chunks. */
 async function* csvChunks(sample: Sample, batches: AsyncIterator<JsonRecord[]>, encoder: RowEncoder, stop: { stopped: boolean }): AsyncGenerator<string> {
   let rows: string[] = [];
   let size = 0;
