@@ -697,7 +697,7 @@ export class WatcherHandle {
     try {
       await this.#deps.db.checkpoint!();
       // The checkpoint closed our connections: open them again before the next file needs one.
-      void this.#warm();
+      if (!this.#stopping) void this.#warm();
     } catch (error) {
       // Not durable yet: keep the files and try again later. A crash meanwhile re-ingests only
       // what the ledger on disk does not list.
