@@ -3,7 +3,7 @@
  * descriptor (never the producer's path), in large positional reads.
  */
 import { createHash } from 'node:crypto';
-import type { FileHandle } from 'node:fs/promises';
+import type { OpenedFile } from './files.ts';
 
 /**
  * Files up to this size get a checksum in the ledger even when nothing asks for one: hashing
@@ -14,16 +14,17 @@ export const CHEAP_CHECKSUM_BYTES = 1 << 20;
 
 const CHUNK = 1 << 20;
 
-/** Hex SHA-256 of the first `size` bytes of `handle` (the size recorded at claim time). */
-export async function sha256OfHandle(handle: FileHandle, size: number): Promise<string> {
+/** Hex SHA-256 of the claimed bytes (the first `file.size`, the size recorded at claim time). */
+export async function sha256OfFile(file: Pick<OpenedFile, 'size' | 'readNow' | 'readUncounted'>): Promise<string> {
   const hash = createHash('sha256');
-  const buffer = new Uint8Array(Math.min(CHUNK, Math.max(size, 1)));
+  const small = file.readNow(0, file.size);
+  if (small) return hash.update(small).digest('hex');
   let position = 0;
-  while (position < size) {
-    const { bytesRead } = await handle.read(buffer, 0, Math.min(buffer.length, size - position), position);
-    if (bytesRead === 0) break;
-    hash.update(buffer.subarray(0, bytesRead));
-    position += bytesRead;
+  while (position < file.size) {
+    const chunk = await file.readUncounted(position, Math.min(CHUNK, file.size - position));
+    if (chunk.length === 0) break;
+    hash.update(chunk);
+    position += chunk.length;
   }
   return hash.digest('hex');
 }

@@ -79,7 +79,7 @@ export async function dropFile(dir: string, name: string, data: DropData): Promi
   const path = join(dir, name);
   const readyPath = path + READY_SUFFIX;
   for (const p of [path, readyPath]) {
-    if (await exists(p)) {
+    if (exists(p)) {
       throw new DropError(
         'DROP_EXISTS',
         `${p} already exists: an earlier drop of ${name} is not ingested yet. Wait until the watcher has taken it, or drop under another name.`,

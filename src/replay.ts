@@ -48,13 +48,13 @@ async function originalName(errorPath: string): Promise<string | undefined> {
 export async function replayFailed(failedFile: string): Promise<ReplayResult> {
   let failedPath = resolve(failedFile);
   for (const suffix of [ERROR_SUFFIX, READY_SUFFIX]) {
-    if (failedPath.endsWith(suffix) && (await exists(failedPath.slice(0, -suffix.length)))) failedPath = failedPath.slice(0, -suffix.length);
+    if (failedPath.endsWith(suffix) && exists(failedPath.slice(0, -suffix.length))) failedPath = failedPath.slice(0, -suffix.length);
   }
   const failedDir = dirname(failedPath);
   if (basename(failedDir) !== FAILED_DIR) {
     throw new DropError('REPLAY_NOT_FAILED', `${failedFile} is not in a ${FAILED_DIR}/ folder; give the path of a file in <watched dir>/${FAILED_DIR}/.`);
   }
-  if (!(await exists(failedPath))) {
+  if (!exists(failedPath)) {
     throw new DropError('REPLAY_MISSING', `${failedPath} does not exist; list ${failedDir} for the failed files.`);
   }
   const failedAs = basename(failedPath);
@@ -63,7 +63,7 @@ export async function replayFailed(failedFile: string): Promise<ReplayResult> {
   const path = join(dir, name);
   const readyPath = path + READY_SUFFIX;
   for (const p of [path, readyPath]) {
-    if (await exists(p)) {
+    if (exists(p)) {
       throw new DropError(
         'REPLAY_EXISTS',
         `${p} already exists (a newer drop of ${name}); nothing was moved. Wait until the watcher has taken it, then replay again.`,

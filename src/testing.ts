@@ -83,7 +83,7 @@ export function ingesterContract(options: IngesterContractOptions): ContractSuit
     await writeFile(join(dir, sample.name), sample.content);
     const match = new PluginRegistry([ingester]).match(sample.name);
     assert.ok(match, `${sample.name} does not match the plugin's extensions (${ingester.extensions.join(', ')})`);
-    const outcome = await claimFile(dir, sample.name, join(dir, 'staging', sample.name), { claimId: 'contract', extension: match.extension });
+    const outcome = claimFile(dir, sample.name, join(dir, 'staging', sample.name), { claimId: 'contract', extension: match.extension });
     assert.equal(outcome.status, 'claimed');
     return (outcome as { file: OpenedFile }).file;
   }
@@ -149,7 +149,7 @@ export function ingesterContract(options: IngesterContractOptions): ContractSuit
             assert.equal(result.value.rows, sample.rows, 'reported row count');
             assert.equal(await rowCount(table), sample.rows, 'rows in the table');
           } finally {
-            await file.close();
+            file.close();
           }
         },
       }),
@@ -165,7 +165,7 @@ export function ingesterContract(options: IngesterContractOptions): ContractSuit
               const result = await append(file, table);
               assert.ok(result.ok, result.ok ? '' : `${result.error.code}: ${result.error.message}`);
             } finally {
-              await file.close();
+              file.close();
             }
           }
           assert.equal(await rowCount(table), sample.rows * 2);
@@ -182,7 +182,7 @@ export function ingesterContract(options: IngesterContractOptions): ContractSuit
             await append(file, nextTable());
             assert.equal(digest(await readFile(file.stagedPath)), before);
           } finally {
-            await file.close();
+            file.close();
           }
         },
       }),
@@ -204,7 +204,7 @@ export function ingesterContract(options: IngesterContractOptions): ContractSuit
             if (sample.kind) assert.equal(error.kind, sample.kind);
             assert.equal(await rowCount(table), 0);
           } finally {
-            await file.close();
+            file.close();
           }
         },
       }),

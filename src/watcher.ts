@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { BATCH_FILE_MAX_BYTES, ERROR_SUFFIX, FAILED_DIR, READY_SUFFIX, STAGING_DIR } from './constants.ts';
 import { errorReport, fromDbError, ingestError, IngestFailure } from './errors.ts';
 import { claimFile, ensureDir, exists, listNames, type OpenedFile, removeIfPresent, renameIfPresent, reopenStaged, writeNewFile } from './files.ts';
-import { CHEAP_CHECKSUM_BYTES, sha256OfHandle } from './checksum.ts';
+import { CHEAP_CHECKSUM_BYTES, sha256OfFile } from './checksum.ts';
 import { ContentGate, splitRepeats } from './content-gate.ts';
 import { committedChecksums, committedClaims, ensureLedger, type LedgerEntry, recordAllInLedger } from './ledger.ts';
 import { mapLimit } from './map-limit.ts';
@@ -48,7 +48,7 @@ interface Unsettled {
   readonly duplicate?: boolean;
 }
 
-/** Claims (and clean-ups) of one batch run this many at a time (each is a few file system calls). */
+/** Claims and checksums of one batch run this many at a time (a claim can end in writing a .error; a large file is read for its checksum). */
 const CLAIM_PARALLEL = 8;
 
 /**
@@ -250,7 +250,10 @@ export class WatcherHandle {
     let found = false;
     for (const name of names) {
       if (name.endsWith(READY_SUFFIX)) {
-        found = this.#enqueue(name) || found;
+        // A known orphan's sentinel is retried when its data file shows up (below) or by the
+        // rescan; its own events include the one of being put back after a claim found no data,
+        // which would otherwise claim it again at once, in a loop.
+        if (!this.#orphans.has(name)) found = this.#enqueue(name) || found;
       } else if (this.#orphans.has(name + READY_SUFFIX)) {
         // The data file arrived after its sentinel: try again now.
         found = this.#enqueue(name + READY_SUFFIX) || found;
@@ -352,11 +355,11 @@ export class WatcherHandle {
     for (const [readyName, since] of this.#orphans) {
       if (this.#queue.has(readyName) || this.#claiming.has(readyName)) continue;
       const dataName = dataNameOf(readyName)!;
-      if (!(await exists(join(this.dir, readyName)))) {
+      if (!exists(join(this.dir, readyName))) {
         this.#orphans.delete(readyName);
         continue;
       }
-      if (await exists(join(this.dir, dataName))) {
+      if (exists(join(this.dir, dataName))) {
         this.#orphans.delete(readyName);
         this.#enqueue(readyName);
         continue;
@@ -405,12 +408,12 @@ export class WatcherHandle {
     const extension = match?.extension ?? '';
     const staged = join(this.#staging, stagedName(claimId, dataName));
     const readyPath = join(this.dir, readyName);
-    if (!(await renameIfPresent(readyPath, staged + READY_SUFFIX))) return undefined;
-    const claim = await claimFile(this.dir, dataName, staged, { claimId, extension });
+    if (!renameIfPresent(readyPath, staged + READY_SUFFIX)) return undefined;
+    const claim = claimFile(this.dir, dataName, staged, { claimId, extension });
     switch (claim.status) {
       case 'missing':
       case 'error':
-        await this.#unclaimSentinel(staged + READY_SUFFIX, readyPath);
+        this.#unclaimSentinel(staged + READY_SUFFIX, readyPath);
         if (claim.status === 'error') this.#log.warn('cannot claim file; retried on the next rescan', { file: dataName, error: String(claim.error) });
         else if (!this.#orphans.has(readyName)) this.#orphans.set(readyName, Date.now());
         return undefined;
@@ -465,7 +468,7 @@ export class WatcherHandle {
     await mapLimit(claimed, CLAIM_PARALLEL, async ({ file }) => {
       if (file.checksum !== undefined || (!every && file.size > CHEAP_CHECKSUM_BYTES)) return;
       try {
-        file.checksum = await sha256OfHandle(file.handle, file.size);
+        file.checksum = await sha256OfFile(file);
       } catch (error) {
         // Without it the file is still ingested; it just cannot be recognized as a duplicate.
         this.#log.warn('cannot compute the checksum of a claimed file', { file: file.name, error: String(error) });
@@ -504,7 +507,7 @@ export class WatcherHandle {
         }
         const next = await this.#backoff(delay, { files: candidates.length, attempt }, failure.message);
         if (next === undefined) {
-          await Promise.all(claimed.map((c) => c.file.close()));
+          for (const c of claimed) c.file.close();
           return undefined;
         }
         delay = next;
@@ -512,8 +515,8 @@ export class WatcherHandle {
     }
     const skipped = new Set(candidates.filter((c) => known.has(c.file.checksum!)));
     for (const { file } of skipped) {
-      await file.close();
-      await this.#settle({ stagedPath: file.stagedPath, name: file.name, claimId: file.claimId, epoch, rows: 0, bytes: file.size, duplicate: true });
+      file.close();
+      this.#settle({ stagedPath: file.stagedPath, name: file.name, claimId: file.claimId, epoch, rows: 0, bytes: file.size, duplicate: true });
       this.stats.duplicatesSkipped++;
       this.#log.info('skipped: the table already has this content', { file: file.name, sameAs: known.get(file.checksum!), checksum: file.checksum, claimId: file.claimId });
     }
@@ -560,11 +563,11 @@ export class WatcherHandle {
     const outcome = await this.#ingestGroup(files, plugin);
     switch (outcome.status) {
       case 'committed': {
-        await Promise.all(files.map((f) => f.close()));
+        for (const f of files) f.close();
         const ms = Math.round(performance.now() - started);
         for (const [i, file] of files.entries()) {
           const rows = outcome.rows[i] ?? 0;
-          await this.#settle({ stagedPath: file.stagedPath, name: file.name, claimId: file.claimId, epoch: outcome.epoch, rows, bytes: file.size });
+          this.#settle({ stagedPath: file.stagedPath, name: file.name, claimId: file.claimId, epoch: outcome.epoch, rows, bytes: file.size });
           this.stats.filesIngested++;
           this.stats.rowsIngested += rows;
           this.stats.bytesIngested += file.size;
@@ -575,7 +578,7 @@ export class WatcherHandle {
         return;
       }
       case 'abandoned':
-        await Promise.all(files.map((f) => f.close()));
+        for (const f of files) f.close();
         this.#log.info('stopping: files left claimed for the next start', { files: files.length });
         return;
       case 'failed': {
@@ -594,9 +597,9 @@ export class WatcherHandle {
   }
 
   /** Puts a sentinel back in the inbox, unless the producer already made a new one. */
-  async #unclaimSentinel(stagedReady: string, readyPath: string): Promise<void> {
-    if (await exists(readyPath)) await removeIfPresent(stagedReady);
-    else await renameIfPresent(stagedReady, readyPath);
+  #unclaimSentinel(stagedReady: string, readyPath: string): void {
+    if (exists(readyPath)) removeIfPresent(stagedReady);
+    else renameIfPresent(stagedReady, readyPath);
   }
 
   /** Ingests a claimed file and settles it: removed when committed, failed/ when not. */
@@ -619,11 +622,11 @@ export class WatcherHandle {
           };
     } finally {
       this.#active.delete(file);
-      await file.close();
+      file.close();
     }
     switch (outcome.status) {
       case 'committed':
-        await this.#settle({ stagedPath: file.stagedPath, name: file.name, claimId: file.claimId, epoch: outcome.epoch, rows: outcome.rows, bytes: file.size });
+        this.#settle({ stagedPath: file.stagedPath, name: file.name, claimId: file.claimId, epoch: outcome.epoch, rows: outcome.rows, bytes: file.size });
         this.stats.filesIngested++;
         this.stats.rowsIngested += outcome.rows;
         this.stats.bytesIngested += file.size;
@@ -646,9 +649,9 @@ export class WatcherHandle {
   }
 
   /** A committed file's staged copy goes once its commit is durable: now, or after a checkpoint. */
-  async #settle(entry: Unsettled): Promise<void> {
+  #settle(entry: Unsettled): void {
     if (this.#deps.db.capabilities.durableCommit || !this.#deps.db.checkpoint) {
-      await this.#removeStaged(entry.stagedPath);
+      this.#removeStaged(entry.stagedPath);
       return;
     }
     this.#unsettled.push(entry);
@@ -710,7 +713,7 @@ export class WatcherHandle {
     const epoch = this.#epoch();
     const safe = batch.filter((u) => u.epoch === epoch);
     this.#log.debug('checkpoint', { files: batch.length, durable: safe.length, epoch });
-    await mapLimit(safe, CLAIM_PARALLEL, (u) => this.#removeStaged(u.stagedPath));
+    for (const u of safe) this.#removeStaged(u.stagedPath);
     const doubtful = batch.filter((u) => u.epoch !== epoch);
     if (doubtful.length > 0) {
       // The server restarted after these commits: what it had not written out is gone. The ledger
@@ -730,9 +733,9 @@ export class WatcherHandle {
    * Sentinel first, then data: a sentinel alone in staging then always means a claim that was
    * interrupted before its data file was taken (see `#recoverClaims`).
    */
-  async #removeStaged(stagedPath: string): Promise<void> {
-    await removeIfPresent(stagedPath + READY_SUFFIX);
-    await removeIfPresent(stagedPath);
+  #removeStaged(stagedPath: string): void {
+    removeIfPresent(stagedPath + READY_SUFFIX);
+    removeIfPresent(stagedPath);
   }
 
   async #ingest(file: OpenedFile, plugin: IngesterPlugin): Promise<Outcome> {
@@ -807,7 +810,7 @@ export class WatcherHandle {
       const rows = await this.#pool!.transaction(async (conn) => {
         const appended = await plugin.append(this.#describing(conn, described), file, this.table, ctx);
         if (appended.isErr()) throw new IngestFailure(appended.error);
-        const changed = await file.changedSinceClaim();
+        const changed = file.changedSinceClaim();
         if (changed) throw new IngestFailure(changedAfterReady(file, changed));
         await recordAllInLedger(conn, [this.#ledgerEntry(file, appended.value.rows)]);
         if (!this.#tableExists) this.#tableExists = described.columns !== undefined || (await conn.describeTable(this.table)) !== null;
@@ -972,13 +975,12 @@ export class WatcherHandle {
     const release = await this.#failLock.acquire();
     try {
       const [plain, unique] = failedNameCandidates(entry.name, entry.claimId, entry.extension);
-      const taken = async (n: string) =>
-        (await exists(join(this.#failed, n))) || (await exists(join(this.#failed, n + ERROR_SUFFIX))) || (await exists(join(this.#failed, n + READY_SUFFIX)));
-      const name = (await taken(plain)) ? unique : plain;
+      const taken = (n: string) => exists(join(this.#failed, n)) || exists(join(this.#failed, n + ERROR_SUFFIX)) || exists(join(this.#failed, n + READY_SUFFIX));
+      const name = taken(plain) ? unique : plain;
       const target = join(this.#failed, name);
       // Sentinel before data, as everywhere: a sentinel alone in staging means an unfinished claim.
-      await renameIfPresent(entry.readyPath, target + READY_SUFFIX);
-      if (entry.dataPath) await renameIfPresent(entry.dataPath, target);
+      renameIfPresent(entry.readyPath, target + READY_SUFFIX);
+      if (entry.dataPath) renameIfPresent(entry.dataPath, target);
       const report = {
         ...errorReport(error),
         file: entry.name,
@@ -1028,21 +1030,21 @@ export class WatcherHandle {
       // The data file has the shortest name: its sentinel is `<data>.ready`.
       const name = names.reduce((a, b) => (a.length <= b.length ? a : b));
       const stagedPath = join(this.#staging, stagedName(claimId, name));
-      if (names.length === 1 && name.endsWith(READY_SUFFIX) && !(await exists(join(this.#staging, stagedName(claimId, name.slice(0, -READY_SUFFIX.length)))))) {
+      if (names.length === 1 && name.endsWith(READY_SUFFIX) && !exists(join(this.#staging, stagedName(claimId, name.slice(0, -READY_SUFFIX.length))))) {
         // Only a sentinel: the run stopped between taking it and claiming its data file.
-        await this.#unclaimSentinel(stagedPath, join(this.dir, name));
+        this.#unclaimSentinel(stagedPath, join(this.dir, name));
         continue;
       }
       if (committed.has(claimId)) {
-        await this.#removeStaged(stagedPath);
+        this.#removeStaged(stagedPath);
         this.#log.info('recovered: already committed, cleaned up', { file: name, claimId });
         this.stats.recovered++;
         continue;
       }
       const match = this.#deps.plugins.match(name);
-      const reopened = await reopenStaged(stagedPath, name, { claimId, extension: match?.extension ?? '' });
+      const reopened = reopenStaged(stagedPath, name, { claimId, extension: match?.extension ?? '' });
       if (reopened.status !== 'claimed') {
-        await removeIfPresent(stagedPath + READY_SUFFIX);
+        removeIfPresent(stagedPath + READY_SUFFIX);
         continue;
       }
       this.#log.info('recovered: ingesting a file whose commit was not durable', { file: name, claimId });
