@@ -1,0 +1,122 @@
+/**
+ * The one reader of SQL type names (`parseSqlType`). Pure logic: no database.
+ */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { INTEGER_DIGITS, isIntegerFamily, parseSqlType, type SqlType, wholeDigits } from '../src/sql-types.ts';
+
+describe('parseSqlType', () => {
+  const cases: [string, SqlType][] = [
+    // As Hyper reports them (format_type, database versions 2 and 4)
+    ['integer', { family: 'integer' }],
+    ['smallint', { family: 'smallint' }],
+    ['bigint', { family: 'bigint' }],
+    ['real', { family: 'real' }],
+    ['double precision', { family: 'double' }],
+    ['numeric(18,3)', { family: 'numeric', precision: 18, scale: 3 }],
+    ['numeric(38,0)', { family: 'numeric', precision: 38, scale: 0 }],
+    ['text', { family: 'text' }],
+    ['character varying(20)', { family: 'text', length: 20 }],
+    ['character(1)', { family: 'text', length: 1 }],
+    ['boolean', { family: 'boolean' }],
+    ['date', { family: 'date' }],
+    ['time', { family: 'time' }],
+    ['timestamp', { family: 'timestamp' }],
+    ['timestamptz', { family: 'timestamptz' }],
+    ['bytea', { family: 'bytes' }],
+    ['json', { family: 'json' }],
+    ['uuid', { family: 'uuid' }],
+    // As PostgreSQL reports them
+    ['numeric', { family: 'numeric', scale: 0 }],
+    ['character varying', { family: 'text' }],
+    ['bpchar', { family: 'text' }],
+    ['name', { family: 'text' }],
+    ['citext', { family: 'text' }],
+    ['jsonb', { family: 'json' }],
+    ['time without time zone', { family: 'time' }],
+    ['time(3) without time zone', { family: 'time', fractionalDigits: 3 }],
+    ['timestamp without time zone', { family: 'timestamp' }],
+    ['timestamp(0) without time zone', { family: 'timestamp', fractionalDigits: 0 }],
+    ['timestamp with time zone', { family: 'timestamptz' }],
+    ['timestamp(6) with time zone', { family: 'timestamptz', fractionalDigits: 6 }],
+    // Aliases the databases accept in DDL
+    ['int', { family: 'integer' }],
+    ['int2', { family: 'smallint' }],
+    ['int4', { family: 'integer' }],
+    ['int8', { family: 'bigint' }],
+    ['float4', { family: 'real' }],
+    ['float8', { family: 'double' }],
+    ['float', { family: 'double' }],
+    ['double', { family: 'double' }],
+    ['bool', { family: 'boolean' }],
+    ['decimal(5)', { family: 'numeric', precision: 5, scale: 0 }],
+    ['varchar', { family: 'text' }],
+    ['varchar(10)', { family: 'text', length: 10 }],
+    ['char varying(4)', { family: 'text', length: 4 }],
+    ['char(2)', { family: 'text', length: 2 }],
+    ['character', { family: 'text', length: 1 }],
+    ['char', { family: 'text', length: 1 }],
+    ['timestamptz(3)', { family: 'timestamptz', fractionalDigits: 3 }],
+    // Case and spacing
+    ['INTEGER', { family: 'integer' }],
+    ['  bigint\t', { family: 'bigint' }],
+    ['Double   Precision', { family: 'double' }],
+    ['NUMERIC ( 18 , 3 )', { family: 'numeric', precision: 18, scale: 3 }],
+    ['numeric(18, 3)', { family: 'numeric', precision: 18, scale: 3 }],
+    ['Character Varying (20)', { family: 'text', length: 20 }],
+    ['TIMESTAMP (3)  WITH\nTIME ZONE', { family: 'timestamptz', fractionalDigits: 3 }],
+    ['Time Without Time Zone', { family: 'time' }],
+    // Arrays: the element type is read the same way
+    ['text[]', { family: 'array', element: { family: 'text' } }],
+    ['character varying(5)[]', { family: 'array', element: { family: 'text', length: 5 } }],
+    ['integer[]', { family: 'array', element: { family: 'integer' } }],
+    ['INT [ ] [ ]', { family: 'array', element: { family: 'integer' } }],
+    ['numeric(10,2)[3]', { family: 'array', element: { family: 'numeric', precision: 10, scale: 2 } }],
+    ['interval[]', { family: 'array', element: { family: 'other', sql: 'interval' } }],
+  ];
+  for (const [sql, expected] of cases) {
+    it(`reads ${JSON.stringify(sql)}`, () => {
+      assert.deepEqual(parseSqlType(sql), expected);
+    });
+  }
+
+  // Types no ingester maps to keep the database's own spelling, for messages.
+  const others = [
+    'interval',
+    'oid',
+    'tabgeography',
+    'money',
+    'bit(3)',
+    'time with time zone',
+    'timetz',
+    '"char"',
+    'mood',
+    's.Mood',
+    'text.kind',
+    'textual',
+    'Integer Precision',
+    'numeric(5,-2)',
+    'numeric(x)',
+    'varchar(n)',
+    'bytes',
+    '',
+  ];
+  for (const sql of others) {
+    it(`reads ${JSON.stringify(sql)} as a type of its own`, () => {
+      assert.deepEqual(parseSqlType(sql), { family: 'other', sql });
+    });
+  }
+
+  it('knows the digits of integer types and of numerics', () => {
+    assert.deepEqual(INTEGER_DIGITS, { smallint: 5, integer: 10, bigint: 19 });
+    // The largest value of each type has exactly that many digits.
+    assert.equal(String(2 ** 15 - 1).length, INTEGER_DIGITS.smallint);
+    assert.equal(String(2 ** 31 - 1).length, INTEGER_DIGITS.integer);
+    assert.equal(String(2n ** 63n - 1n).length, INTEGER_DIGITS.bigint);
+    assert.equal(isIntegerFamily('bigint'), true);
+    assert.equal(isIntegerFamily('numeric'), false);
+    assert.equal(isIntegerFamily('toString'), false);
+    assert.equal(wholeDigits({ precision: 18, scale: 3 }), 15);
+    assert.equal(wholeDigits({ scale: 0 }), Infinity);
+  });
+});
