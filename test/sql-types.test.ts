@@ -1,9 +1,12 @@
 /**
- * The one reader of SQL type names (`parseSqlType`). Pure logic: no database.
+ * The one reader of SQL type names (`parseSqlType`) and the fit rules every typed ingester
+ * shares. Pure logic: no database.
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { isLosslessFit } from '../src/column-fit.ts';
 import { INTEGER_DIGITS, isIntegerFamily, parseSqlType, type SqlType, wholeDigits } from '../src/sql-types.ts';
+import type { LogicalType } from '../src/types.ts';
 
 describe('parseSqlType', () => {
   const cases: [string, SqlType][] = [
@@ -119,4 +122,44 @@ describe('parseSqlType', () => {
     assert.equal(wholeDigits({ precision: 18, scale: 3 }), 15);
     assert.equal(wholeDigits({ scale: 0 }), Infinity);
   });
+});
+
+const t = (kind: Exclude<LogicalType['kind'], 'decimal'>): LogicalType => ({ kind });
+const dec = (precision: number, scale: number): LogicalType => ({ kind: 'decimal', precision, scale });
+
+describe('isLosslessFit', () => {
+  const cases: [LogicalType, string, boolean][] = [
+    [t('integer'), 'integer', true],
+    [t('smallint'), 'bigint', true],
+    [t('bigint'), 'integer', false],
+    [t('integer'), 'numeric(10,0)', true],
+    [t('integer'), 'numeric(11,2)', false],
+    [t('bigint'), 'numeric', true],
+    [t('smallint'), 'real', true],
+    [t('integer'), 'real', false],
+    [t('integer'), 'double precision', true],
+    [t('bigint'), 'double precision', false],
+    [t('real'), 'double precision', true],
+    [t('double'), 'real', false],
+    [dec(10, 2), 'numeric(12,2)', true],
+    [dec(10, 2), 'numeric(12,1)', false],
+    [dec(10, 2), 'numeric(10,3)', false],
+    [dec(30, 5), 'numeric', true],
+    [dec(15, 2), 'double precision', true],
+    [dec(16, 2), 'double precision', false],
+    [t('date'), 'timestamp with time zone', true],
+    [t('timestamp'), 'date', false],
+    [t('bytes'), 'text', true],
+    [t('boolean'), 'character varying(1)', true],
+    [t('json'), 'jsonb', true],
+    [t('text'), 'json', false],
+    [t('boolean'), 'integer', false],
+    [t('text'), 'text[]', false],
+    [t('text'), 'interval', false],
+  ];
+  for (const [type, sql, expected] of cases) {
+    it(`${JSON.stringify(type)} into ${sql}: ${expected}`, () => {
+      assert.equal(isLosslessFit(type, parseSqlType(sql)), expected);
+    });
+  }
 });
