@@ -1,9 +1,11 @@
 /**
- * The one reader of SQL type names (`parseSqlType`) and the fit rules every typed ingester
- * shares. Pure logic: no database.
+ * The one reader of SQL type names (`parseSqlType`), the fit rules every typed ingester shares,
+ * and the Arrow and Parquet rules built on them, side by side. Pure logic: no database.
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import * as arrow from '../plugins/arrow/types.ts';
+import * as parquet from '../plugins/parquet/types.ts';
 import { isLosslessFit } from '../src/column-fit.ts';
 import { INTEGER_DIGITS, isIntegerFamily, parseSqlType, type SqlType, wholeDigits } from '../src/sql-types.ts';
 import type { LogicalType } from '../src/types.ts';
@@ -162,4 +164,49 @@ describe('isLosslessFit', () => {
       assert.equal(isLosslessFit(type, parseSqlType(sql)), expected);
     });
   }
+});
+
+describe('Arrow and Parquet rules on the one reading of a column type', () => {
+  // [file type, table column type, Arrow fits, Parquet fits]: where they differ, on purpose.
+  const cases: [LogicalType, string, boolean, boolean][] = [
+    [t('integer'), 'bigint', true, true],
+    [t('bigint'), 'double precision', true, false],
+    [t('timestamp'), 'timestamp with time zone', true, false],
+    [t('timestamptz'), 'timestamp without time zone', true, false],
+    [dec(20, 0), 'double precision', false, true],
+    [dec(9, 0), 'integer', false, true],
+    [dec(10, 0), 'integer', false, false],
+    [t('text'), 'json', false, true],
+    [t('text'), 'uuid', false, true],
+    [dec(10, 2), 'numeric', false, true],
+    [t('timestamp'), 'timestamp(3) without time zone', false, true],
+    [t('time'), 'time(6) without time zone', false, true],
+    [t('bigint'), 'text[]', false, true],
+    [t('bigint'), 'integer[]', false, false],
+    [t('bigint'), 'character varying(3)', true, true],
+    [t('integer'), 'interval', false, false],
+  ];
+  for (const [type, sql, arrowFits, parquetFits] of cases) {
+    it(`${JSON.stringify(type)} into ${sql}: Arrow ${arrowFits}, Parquet ${parquetFits}`, () => {
+      const column = parseSqlType(sql);
+      assert.equal(arrow.isCompatible(type, column), arrowFits, 'Arrow');
+      assert.equal(parquet.isCompatible(type, column), parquetFits, 'Parquet');
+    });
+  }
+
+  it('Arrow passes a column through only when the table has exactly its type', () => {
+    assert.equal(arrow.isSameType(dec(10, 2), parseSqlType('numeric(10,2)')), true);
+    assert.equal(arrow.isSameType(dec(10, 2), parseSqlType('numeric(12,2)')), false);
+    assert.equal(arrow.isSameType(t('json'), parseSqlType('text')), true);
+    assert.equal(arrow.isSameType(t('text'), parseSqlType('character varying(20)')), false);
+    assert.equal(arrow.isSameType(t('integer'), parseSqlType('bigint')), false);
+    assert.equal(arrow.isSameType(t('timestamptz'), parseSqlType('timestamptz')), true);
+  });
+
+  it('Parquet takes any value into text and arrays of text, nothing else', () => {
+    assert.equal(parquet.takesText(parseSqlType('character(3)')), true);
+    assert.equal(parquet.takesText(parseSqlType('character varying(5)[]')), true);
+    assert.equal(parquet.takesText(parseSqlType('json')), false);
+    assert.equal(parquet.takesText(parseSqlType('integer[]')), false);
+  });
 });
