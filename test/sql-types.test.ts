@@ -167,7 +167,7 @@ describe('isLosslessFit', () => {
 });
 
 describe('Arrow and Parquet rules on the one reading of a column type', () => {
-  // [file type, table column type, Arrow fits, Parquet fits]: where they differ, on purpose.
+  // [file type, table column type, Arrow fits, Parquet fits]: one case where they agree, then where they differ.
   const cases: [LogicalType, string, boolean, boolean][] = [
     [t('integer'), 'bigint', true, true],
     [t('bigint'), 'double precision', true, false],
