@@ -11,77 +11,43 @@ import { INTEGER_DIGITS, isIntegerFamily, parseSqlType, type SqlType, wholeDigit
 import type { LogicalType } from '../src/types.ts';
 
 describe('parseSqlType', () => {
-  const cases: [string, SqlType][] = [
-    // As Hyper reports them (format_type, database versions 2 and 4)
-    ['integer', { family: 'integer' }],
-    ['smallint', { family: 'smallint' }],
-    ['bigint', { family: 'bigint' }],
-    ['real', { family: 'real' }],
-    ['double precision', { family: 'double' }],
-    ['numeric(18,3)', { family: 'numeric', precision: 18, scale: 3 }],
-    ['numeric(38,0)', { family: 'numeric', precision: 38, scale: 0 }],
-    ['text', { family: 'text' }],
-    ['character varying(20)', { family: 'text', length: 20 }],
-    ['character(1)', { family: 'text', length: 1 }],
-    ['boolean', { family: 'boolean' }],
-    ['date', { family: 'date' }],
-    ['time', { family: 'time' }],
-    ['timestamp', { family: 'timestamp' }],
-    ['timestamptz', { family: 'timestamptz' }],
-    ['bytea', { family: 'bytes' }],
-    ['json', { family: 'json' }],
-    ['uuid', { family: 'uuid' }],
-    // As PostgreSQL reports them
-    ['numeric', { family: 'numeric', scale: 0 }],
-    ['character varying', { family: 'text' }],
-    ['bpchar', { family: 'text' }],
-    ['name', { family: 'text' }],
-    ['citext', { family: 'text' }],
-    ['jsonb', { family: 'json' }],
-    ['time without time zone', { family: 'time' }],
-    ['time(3) without time zone', { family: 'time', fractionalDigits: 3 }],
-    ['timestamp without time zone', { family: 'timestamp' }],
-    ['timestamp(0) without time zone', { family: 'timestamp', fractionalDigits: 0 }],
-    ['timestamp with time zone', { family: 'timestamptz' }],
-    ['timestamp(6) with time zone', { family: 'timestamptz', fractionalDigits: 6 }],
-    // Aliases the databases accept in DDL
-    ['int', { family: 'integer' }],
-    ['int2', { family: 'smallint' }],
-    ['int4', { family: 'integer' }],
-    ['int8', { family: 'bigint' }],
-    ['float4', { family: 'real' }],
-    ['float8', { family: 'double' }],
-    ['float', { family: 'double' }],
-    ['double', { family: 'double' }],
-    ['bool', { family: 'boolean' }],
-    ['decimal(5)', { family: 'numeric', precision: 5, scale: 0 }],
-    ['varchar', { family: 'text' }],
-    ['varchar(10)', { family: 'text', length: 10 }],
-    ['char varying(4)', { family: 'text', length: 4 }],
-    ['char(2)', { family: 'text', length: 2 }],
-    ['character', { family: 'text', length: 1 }],
-    ['char', { family: 'text', length: 1 }],
-    ['timestamptz(3)', { family: 'timestamptz', fractionalDigits: 3 }],
-    // Case and spacing
-    ['INTEGER', { family: 'integer' }],
-    ['  bigint\t', { family: 'bigint' }],
-    ['Double   Precision', { family: 'double' }],
-    ['NUMERIC ( 18 , 3 )', { family: 'numeric', precision: 18, scale: 3 }],
-    ['numeric(18, 3)', { family: 'numeric', precision: 18, scale: 3 }],
-    ['Character Varying (20)', { family: 'text', length: 20 }],
-    ['TIMESTAMP (3)  WITH\nTIME ZONE', { family: 'timestamptz', fractionalDigits: 3 }],
-    ['Time Without Time Zone', { family: 'time' }],
-    // Arrays: the element type is read the same way
-    ['text[]', { family: 'array', element: { family: 'text' } }],
-    ['character varying(5)[]', { family: 'array', element: { family: 'text', length: 5 } }],
-    ['integer[]', { family: 'array', element: { family: 'integer' } }],
-    ['INT [ ] [ ]', { family: 'array', element: { family: 'integer' } }],
-    ['numeric(10,2)[3]', { family: 'array', element: { family: 'numeric', precision: 10, scale: 2 } }],
-    ['interval[]', { family: 'array', element: { family: 'other', sql: 'interval' } }],
+  // Each reading, then the spellings that give it: as Hyper or PostgreSQL report it first, then
+  // aliases either accepts in DDL, then other case and spacing.
+  const readings: [SqlType, ...string[]][] = [
+    [{ family: 'boolean' }, 'boolean', 'bool', 'BOOLEAN'],
+    [{ family: 'smallint' }, 'smallint', 'int2'],
+    [{ family: 'integer' }, 'integer', 'int', 'int4', 'INTEGER', ' Integer\t'],
+    [{ family: 'bigint' }, 'bigint', 'int8', '  BigInt\n'],
+    [{ family: 'real' }, 'real', 'float4'],
+    [{ family: 'double' }, 'double precision', 'float8', 'float', 'double', 'Double   Precision'],
+    [{ family: 'numeric', precision: 18, scale: 3 }, 'numeric(18,3)', 'decimal(18,3)', 'NUMERIC ( 18 , 3 )', 'numeric(18, 3)'],
+    [{ family: 'numeric', precision: 5, scale: 0 }, 'numeric(5,0)', 'decimal(5)', 'Numeric (5)'],
+    [{ family: 'numeric', scale: 0 }, 'numeric', 'decimal'],
+    [{ family: 'text' }, 'text', 'character varying', 'bpchar', 'name', 'citext', 'varchar', 'TEXT'],
+    [{ family: 'text', length: 20 }, 'character varying(20)', 'varchar(20)', 'char varying(20)', 'Character Varying (20)'],
+    [{ family: 'text', length: 3 }, 'character(3)', 'char(3)', 'bpchar(3)'],
+    // CHARACTER alone is CHARACTER(1)
+    [{ family: 'text', length: 1 }, 'character(1)', 'character', 'char'],
+    [{ family: 'json' }, 'json', 'jsonb'],
+    [{ family: 'bytes' }, 'bytea'],
+    [{ family: 'date' }, 'date', 'DATE'],
+    [{ family: 'uuid' }, 'uuid'],
+    [{ family: 'time' }, 'time', 'time without time zone', 'Time  Without Time Zone'],
+    [{ family: 'time', fractionalDigits: 3 }, 'time(3) without time zone', 'time(3)'],
+    [{ family: 'timestamp' }, 'timestamp', 'timestamp without time zone'],
+    [{ family: 'timestamp', fractionalDigits: 0 }, 'timestamp(0) without time zone', 'timestamp(0)', 'TIMESTAMP ( 0 )'],
+    [{ family: 'timestamptz' }, 'timestamptz', 'timestamp with time zone', 'TIMESTAMP WITH TIME ZONE'],
+    [{ family: 'timestamptz', fractionalDigits: 6 }, 'timestamp(6) with time zone', 'timestamptz(6)', 'TIMESTAMP (6)  WITH\nTIME ZONE'],
+    // Arrays: PostgreSQL spells every dimension count as one `[]`; the element is read as above.
+    [{ family: 'array', element: { family: 'text' } }, 'text[]', 'TEXT [ ]'],
+    [{ family: 'array', element: { family: 'text', length: 5 } }, 'character varying(5)[]'],
+    [{ family: 'array', element: { family: 'integer' } }, 'integer[]', 'int[][]', 'INT [ ] [ ]', 'int4[3]'],
+    [{ family: 'array', element: { family: 'numeric', precision: 10, scale: 2 } }, 'numeric(10,2)[]'],
+    [{ family: 'array', element: { family: 'other', sql: 'interval' } }, 'interval[]'],
   ];
-  for (const [sql, expected] of cases) {
-    it(`reads ${JSON.stringify(sql)}`, () => {
-      assert.deepEqual(parseSqlType(sql), expected);
+  for (const [expected, ...spellings] of readings) {
+    it(`reads ${spellings.map((sql) => JSON.stringify(sql)).join(', ')} as ${JSON.stringify(expected)}`, () => {
+      for (const sql of spellings) assert.deepEqual(parseSqlType(sql), expected, JSON.stringify(sql));
     });
   }
 
@@ -130,69 +96,55 @@ const t = (kind: Exclude<LogicalType['kind'], 'decimal'>): LogicalType => ({ kin
 const dec = (precision: number, scale: number): LogicalType => ({ kind: 'decimal', precision, scale });
 
 describe('isLosslessFit', () => {
-  const cases: [LogicalType, string, boolean][] = [
-    [t('integer'), 'integer', true],
-    [t('smallint'), 'bigint', true],
-    [t('bigint'), 'integer', false],
-    [t('integer'), 'numeric(10,0)', true],
-    [t('integer'), 'numeric(11,2)', false],
-    [t('bigint'), 'numeric', true],
-    [t('smallint'), 'real', true],
-    [t('integer'), 'real', false],
-    [t('integer'), 'double precision', true],
-    [t('bigint'), 'double precision', false],
-    [t('real'), 'double precision', true],
-    [t('double'), 'real', false],
-    [dec(10, 2), 'numeric(12,2)', true],
-    [dec(10, 2), 'numeric(12,1)', false],
-    [dec(10, 2), 'numeric(10,3)', false],
-    [dec(30, 5), 'numeric', true],
-    [dec(15, 2), 'double precision', true],
-    [dec(16, 2), 'double precision', false],
-    [t('date'), 'timestamp with time zone', true],
-    [t('timestamp'), 'date', false],
-    [t('bytes'), 'text', true],
-    [t('boolean'), 'character varying(1)', true],
-    [t('json'), 'jsonb', true],
-    [t('text'), 'json', false],
-    [t('boolean'), 'integer', false],
-    [t('text'), 'text[]', false],
-    [t('text'), 'interval', false],
+  // [file type, table column types it fits, table column types it does not fit]
+  const cases: [LogicalType, string[], string[]][] = [
+    [t('smallint'), ['smallint', 'bigint', 'numeric(5,0)', 'real', 'double precision'], ['numeric(4,0)', 'boolean']],
+    [t('integer'), ['integer', 'numeric(10,0)', 'numeric', 'double precision'], ['smallint', 'numeric(11,2)', 'real']],
+    [t('bigint'), ['bigint', 'numeric(19,0)', 'numeric'], ['integer', 'double precision']],
+    [t('real'), ['real', 'double precision'], ['numeric(10,2)']],
+    [t('double'), ['double precision'], ['real', 'numeric']],
+    [dec(10, 2), ['numeric(10,2)', 'numeric(12,2)', 'numeric(11,3)', 'numeric', 'double precision'], ['numeric(12,1)', 'numeric(10,3)', 'bigint']],
+    [dec(15, 0), ['double precision', 'numeric(15,0)'], ['bigint', 'integer']],
+    [dec(16, 2), ['numeric(16,2)'], ['double precision']],
+    [t('date'), ['date', 'timestamp', 'timestamp with time zone'], ['time']],
+    [t('timestamp'), ['timestamp without time zone'], ['date', 'timestamptz']],
+    [t('boolean'), ['boolean', 'character varying(1)', 'text'], ['integer']],
+    [t('json'), ['json', 'jsonb', 'text'], ['bytea']],
+    [t('bytes'), ['bytea', 'text'], ['json']],
+    [t('text'), ['text', 'character(3)', 'name'], ['json', 'uuid', 'text[]', 'interval']],
   ];
-  for (const [type, sql, expected] of cases) {
-    it(`${JSON.stringify(type)} into ${sql}: ${expected}`, () => {
-      assert.equal(isLosslessFit(type, parseSqlType(sql)), expected);
+  for (const [type, fits, misfits] of cases) {
+    it(`${JSON.stringify(type)} fits ${fits.join(', ')}; not ${misfits.join(', ')}`, () => {
+      for (const sql of fits) assert.equal(isLosslessFit(type, parseSqlType(sql)), true, sql);
+      for (const sql of misfits) assert.equal(isLosslessFit(type, parseSqlType(sql)), false, sql);
     });
   }
 });
 
 describe('Arrow and Parquet rules on the one reading of a column type', () => {
-  // [file type, table column type, Arrow fits, Parquet fits]: one case where they agree, then where they differ.
-  const cases: [LogicalType, string, boolean, boolean][] = [
-    [t('integer'), 'bigint', true, true],
-    [t('bigint'), 'double precision', true, false],
-    [t('timestamp'), 'timestamp with time zone', true, false],
-    [t('timestamptz'), 'timestamp without time zone', true, false],
-    [dec(20, 0), 'double precision', false, true],
-    [dec(9, 0), 'integer', false, true],
-    [dec(10, 0), 'integer', false, false],
-    [t('text'), 'json', false, true],
-    [t('text'), 'uuid', false, true],
-    [dec(10, 2), 'numeric', false, true],
-    [t('timestamp'), 'timestamp(3) without time zone', false, true],
-    [t('time'), 'time(6) without time zone', false, true],
-    [t('bigint'), 'text[]', false, true],
-    [t('bigint'), 'integer[]', false, false],
-    [t('bigint'), 'character varying(3)', true, true],
-    [t('integer'), 'interval', false, false],
+  // [file type, columns Arrow alone takes it into, columns Parquet alone takes it into]
+  const differences: [LogicalType, string[], string[]][] = [
+    [t('bigint'), ['double precision'], ['text[]', 'character varying(3)[]']],
+    [t('timestamp'), ['timestamp with time zone'], ['timestamp(3) without time zone']],
+    [t('timestamptz'), ['timestamp without time zone'], ['timestamp(6) with time zone']],
+    [t('time'), [], ['time(6) without time zone']],
+    [t('text'), [], ['json', 'jsonb', 'uuid']],
+    [dec(20, 0), [], ['double precision', 'numeric']],
+    [dec(9, 0), [], ['integer', 'bigint']],
   ];
-  for (const [type, sql, arrowFits, parquetFits] of cases) {
-    it(`${JSON.stringify(type)} into ${sql}: Arrow ${arrowFits}, Parquet ${parquetFits}`, () => {
-      const column = parseSqlType(sql);
-      assert.equal(arrow.isCompatible(type, column), arrowFits, 'Arrow');
-      assert.equal(parquet.isCompatible(type, column), parquetFits, 'Parquet');
+  for (const [type, arrowOnly, parquetOnly] of differences) {
+    it(`${JSON.stringify(type)}: only Arrow into ${arrowOnly.join(', ') || 'nothing'}, only Parquet into ${parquetOnly.join(', ')}`, () => {
+      for (const sql of arrowOnly) assert.deepEqual([arrow.isCompatible(type, parseSqlType(sql)), parquet.isCompatible(type, parseSqlType(sql))], [true, false], sql);
+      for (const sql of parquetOnly) assert.deepEqual([arrow.isCompatible(type, parseSqlType(sql)), parquet.isCompatible(type, parseSqlType(sql))], [false, true], sql);
     });
   }
+
+  it('agree on the rest', () => {
+    const both: [LogicalType, string][] = [[t('integer'), 'bigint'], [t('bigint'), 'character varying(3)'], [dec(10, 2), 'numeric(12,3)'], [t('date'), 'timestamptz']];
+    const neither: [LogicalType, string][] = [[dec(10, 0), 'integer'], [t('bigint'), 'integer[]'], [t('integer'), 'interval'], [t('text'), 'bigint']];
+    for (const [type, sql] of both) assert.deepEqual([arrow.isCompatible(type, parseSqlType(sql)), parquet.isCompatible(type, parseSqlType(sql))], [true, true], sql);
+    for (const [type, sql] of neither) assert.deepEqual([arrow.isCompatible(type, parseSqlType(sql)), parquet.isCompatible(type, parseSqlType(sql))], [false, false], sql);
+  });
 
   it('Arrow passes a column through only when the table has exactly its type', () => {
     assert.equal(arrow.isSameType(dec(10, 2), parseSqlType('numeric(10,2)')), true);
