@@ -17,6 +17,7 @@ import { IngestFailure, isIngestFailure } from '../src/errors.ts';
 import { claimFile, type OpenedFile } from '../src/files.ts';
 import { silentLogger } from '../src/log.ts';
 import { standardSqlType } from '../src/sql.ts';
+import { parseSqlType } from '../src/sql-types.ts';
 import type { AppendResult, DbCapabilities, DbConnection, IngestContext, IngestError, LogicalType, Row, TableColumn } from '../src/types.ts';
 import { count, hyperFixture, type HyperFixture, removeDir, tempDir } from './helpers/env.ts';
 
@@ -340,7 +341,7 @@ describe('parquet compatibility with existing columns', () => {
   ];
   for (const [type, sqlType, expected] of cases) {
     it(`${JSON.stringify(type)} into ${sqlType}: ${expected ? 'fits' : 'does not fit'}`, () => {
-      assert.equal(isCompatible(type, sqlType), expected);
+      assert.equal(isCompatible(type, parseSqlType(sqlType)), expected);
     });
   }
 });

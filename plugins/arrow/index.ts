@@ -21,11 +21,12 @@ import { fromDbError, ingestError, IngestFailure, isIngestFailure } from '../../
 import { defineIngester } from '../../src/plugins.ts';
 import { columnList, createTable, matchColumns } from '../../src/schema.ts';
 import { describeLogicalType, qualifiedName, quoteIdent, standardSqlType, tableLabel } from '../../src/sql.ts';
+import { parseSqlType, type SqlType } from '../../src/sql-types.ts';
 import type { AppendResult, ClaimedFile, ColumnSpec, DbConnection, IngestContext, IngestError, IngesterPlugin, TableColumn, TableName } from '../../src/types.ts';
 import { BatchTooLarge } from './columns.ts';
 import { csvField, makeFormatter } from './format.ts';
 import { ChunkCollector, openIpc, type IpcSource } from './source.ts';
-import { describeField, isCompatible, isSameType, mapArrowType, parseSqlType, type ColumnType, type FieldMapping } from './types.ts';
+import { describeField, isCompatible, isSameType, mapArrowType, type FieldMapping } from './types.ts';
 import { wireBatch, wireSchema, wireType } from './wire.ts';
 
 /** CSV text is handed to COPY in strings of about this many characters. */
@@ -38,7 +39,7 @@ interface ColumnPlan {
   readonly field: Field;
   readonly mapping: FieldMapping;
   readonly column: TableColumn;
-  readonly columnType: ColumnType;
+  readonly columnType: SqlType;
 }
 
 /** The session's temporary table for loads that need casts (see `loadHyper`). */
@@ -153,7 +154,7 @@ async function* reencode(source: IpcSource, schema: Schema): AsyncIterable<Uint8
 function selectExpression(p: ColumnPlan): string {
   const ref = quoteIdent(p.field.name);
   if (isSameType(p.mapping.type, p.columnType)) return ref;
-  if (p.columnType.kind === 'bounded-text') return p.mapping.type.kind === 'text' || p.mapping.type.kind === 'json' ? ref : `CAST(${ref} AS TEXT)`;
+  if (p.columnType.family === 'text' && p.columnType.length !== undefined) return p.mapping.type.kind === 'text' || p.mapping.type.kind === 'json' ? ref : `CAST(${ref} AS TEXT)`;
   return `CAST(${ref} AS ${p.column.sqlType})`;
 }
 

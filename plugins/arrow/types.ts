@@ -36,6 +36,8 @@
  * non-nullable field). Everything else goes through a cast (see `index.ts`).
  */
 import { DataType, DateUnit, Precision, TimeUnit, type Field } from 'apache-arrow';
+import { isLosslessFit } from '../../src/column-fit.ts';
+import type { SqlType } from '../../src/sql-types.ts';
 import type { LogicalType } from '../../src/types.ts';
 
 /** Why a field's values must be rewritten before Hyper's ARROWSTREAM reader takes them. */
@@ -128,122 +130,39 @@ export function describeField(field: Field): string {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Table column types, as the database spells them (`TableColumn.sqlType`)
+// Fitting an existing table's column (its type read by `parseSqlType`)
 // ---------------------------------------------------------------------------------------------
 
-/** A table column's type, reduced to what matters for matching a file column to it. */
-export type ColumnType =
-  | LogicalType
-  /** `varchar(n)`, `char(n)`: text with a length limit the database checks. */
-  | { readonly kind: 'bounded-text' }
-  | { readonly kind: 'other'; readonly sql: string };
-
 /**
- * Parses `format_type()` output from Hyper and PostgreSQL: `integer`, `numeric(18,3)`,
- * `timestamp without time zone`, `timestamptz`, `character varying(10)`, ...
+ * Arrow's rules are made for the column types Hyper reports, where a numeric always has its
+ * precision and a time type never has a `(p)`: PostgreSQL's `numeric` without a precision and
+ * `timestamp(p)` are refused rather than assumed to fit.
  */
-export function parseSqlType(sqlType: string): ColumnType {
-  const sql = sqlType.trim().toLowerCase();
-  const numeric = /^(?:numeric|decimal)\s*\(\s*(\d+)\s*(?:,\s*(\d+)\s*)?\)$/.exec(sql);
-  if (numeric) return { kind: 'decimal', precision: Number(numeric[1]), scale: Number(numeric[2] ?? 0) };
-  switch (sql) {
-    case 'boolean':
-    case 'bool':
-      return { kind: 'boolean' };
-    case 'smallint':
-    case 'int2':
-      return { kind: 'smallint' };
-    case 'integer':
-    case 'int':
-    case 'int4':
-      return { kind: 'integer' };
-    case 'bigint':
-    case 'int8':
-      return { kind: 'bigint' };
-    case 'real':
-    case 'float4':
-      return { kind: 'real' };
-    case 'double precision':
-    case 'float8':
-    case 'double':
-      return { kind: 'double' };
-    case 'text':
-    case 'character varying':
-    case 'varchar':
-    case 'name':
-    case 'citext':
-      return { kind: 'text' };
-    case 'json':
-    case 'jsonb':
-      return { kind: 'json' };
-    case 'bytea':
-    case 'bytes':
-      return { kind: 'bytes' };
-    case 'date':
-      return { kind: 'date' };
-    case 'time':
-    case 'time without time zone':
-      return { kind: 'time' };
-    case 'timestamp':
-    case 'timestamp without time zone':
-      return { kind: 'timestamp' };
-    case 'timestamptz':
-    case 'timestamp with time zone':
-      return { kind: 'timestamptz' };
-  }
-  if (/^(?:character varying|varchar|character|char|bpchar)\s*(?:\(\s*\d+\s*\))?$/.test(sql)) return { kind: 'bounded-text' };
-  return { kind: 'other', sql: sqlType };
-}
-
-const INTEGER_DIGITS: Record<string, number> = { smallint: 5, integer: 10, bigint: 19 };
-const INTEGER_RANK: Record<string, number> = { smallint: 1, integer: 2, bigint: 3 };
-
-/** Digits left of the decimal point a logical number type can need. */
-function integerDigits(type: LogicalType): number | undefined {
-  if (type.kind === 'decimal') return type.precision - type.scale;
-  return INTEGER_DIGITS[type.kind];
+function isOutsideArrowRules(to: SqlType): boolean {
+  if (to.family === 'numeric') return to.precision === undefined;
+  return (to.family === 'time' || to.family === 'timestamp' || to.family === 'timestamptz') && to.fractionalDigits !== undefined;
 }
 
 /**
- * Can values of file type `from` go into a column of type `to` without losing anything that
- * matters? Lenient on widening (smallint → bigint, integer → numeric(12,0), real → double,
- * integers → double, date → timestamp, timestamp ↔ timestamptz) and on anything → text; narrowing
- * (bigint → integer, double → real, numeric(12,2) → numeric(10,2)) is refused, so a file never
- * fails half-way on the first value that does not fit.
+ * Can values of file type `from` go into a column of type `to`? Whatever loses nothing does
+ * (`isLosslessFit`); beyond that Arrow is lenient on bigint → double (values past 2^53 round) and
+ * timestamp ↔ timestamptz. Narrowing is refused, so a file never fails half-way on the first value
+ * that does not fit.
  */
-export function isCompatible(from: LogicalType, to: ColumnType): boolean {
-  if (to.kind === 'text' || to.kind === 'bounded-text') return true;
-  if (to.kind === 'other') return false;
-  if (from.kind === to.kind && from.kind !== 'decimal') return true;
-  switch (from.kind) {
-    case 'smallint':
-    case 'integer':
-    case 'bigint':
-      if (to.kind === 'smallint' || to.kind === 'integer' || to.kind === 'bigint') return INTEGER_RANK[to.kind]! >= INTEGER_RANK[from.kind]!;
-      if (to.kind === 'decimal') return to.precision - to.scale >= integerDigits(from)!;
-      return to.kind === 'double' || (to.kind === 'real' && from.kind === 'smallint');
-    case 'decimal':
-      if (to.kind === 'decimal') return to.scale >= from.scale && to.precision - to.scale >= from.precision - from.scale;
-      // numeric(20,0) (Uint64) fits no integer column; small-scale decimals fit a double well enough.
-      return to.kind === 'double' && from.precision <= 15;
-    case 'real':
-      return to.kind === 'double';
-    case 'date':
-      return to.kind === 'timestamp' || to.kind === 'timestamptz';
-    case 'timestamp':
-      return to.kind === 'timestamptz';
-    case 'timestamptz':
-      return to.kind === 'timestamp';
-    default:
-      return false;
-  }
+export function isCompatible(from: LogicalType, to: SqlType): boolean {
+  if (isOutsideArrowRules(to)) return false;
+  if (isLosslessFit(from, to)) return true;
+  if (from.kind === 'bigint') return to.family === 'double';
+  if (from.kind === 'timestamp') return to.family === 'timestamptz';
+  if (from.kind === 'timestamptz') return to.family === 'timestamp';
+  return false;
 }
 
 /** Is the table column's type exactly the file column's (no cast needed at all)? */
-export function isSameType(from: LogicalType, to: ColumnType): boolean {
-  if (from.kind === 'decimal') return to.kind === 'decimal' && to.precision === from.precision && to.scale === from.scale;
-  // Arrow carries JSON as plain text: only a TEXT column takes it without a cast.
-  if (from.kind === 'json') return to.kind === 'text';
-  return from.kind === to.kind;
+export function isSameType(from: LogicalType, to: SqlType): boolean {
+  if (isOutsideArrowRules(to)) return false;
+  if (from.kind === 'decimal') return to.family === 'numeric' && to.precision === from.precision && to.scale === from.scale;
+  // Arrow carries JSON as plain text: only a TEXT column (no length limit) takes it without a cast.
+  if (from.kind === 'json' || from.kind === 'text') return to.family === 'text' && to.length === undefined;
+  return from.kind === to.family;
 }
-

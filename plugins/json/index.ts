@@ -11,6 +11,7 @@ import { fromDbError, ingestError, IngestFailure, isIngestFailure } from '../../
 import { defineIngester } from '../../src/plugins.ts';
 import { columnList, createTable, matchColumns } from '../../src/schema.ts';
 import { qualifiedName, tableLabel } from '../../src/sql.ts';
+import { parseSqlType } from '../../src/sql-types.ts';
 import type { AppendResult, ClaimedFile, ColumnSpec, DbConnection, IngestContext, IngestError, IngesterPlugin, LogicalType, TableColumn, TableName } from '../../src/types.ts';
 import { widen } from '../csv/infer.ts';
 import { encodeField } from './csv.ts';
@@ -128,7 +129,7 @@ function planExisting(file: ClaimedFile, table: TableName, existing: readonly Ta
   for (const key of sample.keys) keys.lookup(key);
   return {
     columns: existing,
-    asJson: existing.map((c) => /^jsonb?$/i.test(c.sqlType)),
+    asJson: existing.map((c) => parseSqlType(c.sqlType).family === 'json'),
     keys,
     sampleSize: sample.records.length,
   };

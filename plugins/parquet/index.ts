@@ -13,10 +13,11 @@ import { fromDbError, ingestError, IngestFailure, isIngestFailure } from '../../
 import { defineIngester } from '../../src/plugins.ts';
 import { columnList, createTable, matchColumns } from '../../src/schema.ts';
 import { describeLogicalType, qualifiedName, quoteIdent, quoteLiteral, tableLabel } from '../../src/sql.ts';
+import { parseSqlType } from '../../src/sql-types.ts';
 import type { AppendResult, ClaimedFile, DbConnection, IngestContext, IngestError, IngesterPlugin, TableName } from '../../src/types.ts';
 import { csvBatches, withRawDecimals } from './csv.ts';
 import { asyncBufferOf, readFooter } from './footer.ts';
-import { isCompatible, mapParquetColumn, type ParquetColumn, sqlFamily } from './types.ts';
+import { isCompatible, mapParquetColumn, type ParquetColumn } from './types.ts';
 
 /**
  * `fileState` key: hyperd refused to read this file itself (a type it cannot read that our table
@@ -83,7 +84,7 @@ async function targetsOf(conn: DbConnection, file: ClaimedFile, table: TableName
     if (matched.isErr()) throw new IngestFailure(matched.error);
     return columns.map((column, i) => {
       const target = matched.value[i]!;
-      if (!isCompatible(column.type, target.sqlType)) {
+      if (!isCompatible(column.type, parseSqlType(target.sqlType))) {
         throw schemaError(
           file,
           'PARQUET_TYPE_MISMATCH',
@@ -141,10 +142,10 @@ async function loadOnServer(conn: DbConnection, file: ClaimedFile, table: TableN
  */
 async function checkLengths(conn: DbConnection, file: ClaimedFile, table: TableName, targets: readonly Target[], source: string): Promise<void> {
   for (const target of targets) {
-    const limit = /^(?:character varying|varchar|character|char|bpchar)\((\d+)\)$/i.exec(target.sqlType.trim());
-    if (!limit) continue;
+    const type = parseSqlType(target.sqlType);
+    if (type.family !== 'text' || type.length === undefined) continue;
     const text = `CAST(${quoteIdent(target.column.name)} AS TEXT)`;
-    const found = await conn.query<{ v: string }>(`SELECT ${text} AS v FROM ${source} WHERE length(${text}) > ${Number(limit[1])} LIMIT 1`);
+    const found = await conn.query<{ v: string }>(`SELECT ${text} AS v FROM ${source} WHERE length(${text}) > ${type.length} LIMIT 1`);
     if (found.length > 0) {
       const value = found[0]!.v;
       throw new IngestFailure(
@@ -165,7 +166,7 @@ async function checkLengths(conn: DbConnection, file: ClaimedFile, table: TableN
  * would cut a long value (`checkLengths` reports it instead).
  */
 function castType(sqlType: string): string {
-  return sqlFamily(sqlType).kind === 'text' ? 'TEXT' : sqlType;
+  return parseSqlType(sqlType).family === 'text' ? 'TEXT' : sqlType;
 }
 
 /** hyperd's own errors about the file, made readable (and its own path replaced by the file's name). */

@@ -47,6 +47,8 @@
  * (decoded here, streamed as CSV) even when hyperd could read the file itself.
  */
 import type { SchemaTree } from 'hyparquet';
+import { isLosslessFit } from '../../src/column-fit.ts';
+import { INTEGER_DIGITS, isIntegerFamily, type SqlType } from '../../src/sql-types.ts';
 import type { LogicalType } from '../../src/types.ts';
 
 /** How the fallback turns one decoded value of a column into CSV text (see `csv.ts`). */
@@ -252,112 +254,36 @@ export function mapParquetColumn(node: SchemaTree): MapResult {
   }
 }
 
-/** `decimal(10,2)`, `bigint`: a LogicalType as messages spell it. */
-
 // ---------------------------------------------------------------------------------------------
-// Compatibility with an existing table's column
+// Compatibility with an existing table's column (its type read by `parseSqlType`)
 // ---------------------------------------------------------------------------------------------
-
-/** A table column's type, as far as the compatibility check cares. */
-export type SqlFamily =
-  | { readonly kind: 'smallint' | 'integer' | 'bigint' | 'real' | 'double' | 'boolean' | 'text' | 'json' | 'bytes' | 'date' | 'time' | 'timestamp' | 'timestamptz' | 'uuid' }
-  /** `precision` undefined: unconstrained `numeric` (PostgreSQL). */
-  | { readonly kind: 'numeric'; readonly precision?: number; readonly scale: number }
-  | { readonly kind: 'other'; readonly sqlType: string };
-
-/** Reads the database's spelling (`format_type`, as `describeTable` reports it) of a column type. */
-export function sqlFamily(sqlType: string): SqlFamily {
-  const t = sqlType.trim().toLowerCase().replace(/\s+/g, ' ');
-  const numeric = /^(?:numeric|decimal)(?:\((\d+)(?:,\s*(\d+))?\))?$/.exec(t);
-  if (numeric) return numeric[1] === undefined ? { kind: 'numeric', scale: 0 } : { kind: 'numeric', precision: Number(numeric[1]), scale: Number(numeric[2] ?? 0) };
-  if (/^(?:text|character varying|varchar|character|char|bpchar|name|citext)\b/.test(t)) return { kind: 'text' };
-  if (/^timestamp(?:\(\d\))? with time zone$|^timestamptz(?:\(\d\))?$/.test(t)) return { kind: 'timestamptz' };
-  if (/^timestamp(?:\(\d\))?(?: without time zone)?$/.test(t)) return { kind: 'timestamp' };
-  if (/^time(?:\(\d\))?(?: without time zone)?$/.test(t)) return { kind: 'time' };
-  switch (t) {
-    case 'smallint':
-    case 'int2':
-      return { kind: 'smallint' };
-    case 'integer':
-    case 'int':
-    case 'int4':
-      return { kind: 'integer' };
-    case 'bigint':
-    case 'int8':
-      return { kind: 'bigint' };
-    case 'real':
-    case 'float4':
-      return { kind: 'real' };
-    case 'double precision':
-    case 'float8':
-    case 'float':
-      return { kind: 'double' };
-    case 'boolean':
-    case 'bool':
-      return { kind: 'boolean' };
-    case 'json':
-    case 'jsonb':
-      return { kind: 'json' };
-    case 'bytea':
-      return { kind: 'bytes' };
-    case 'date':
-      return { kind: 'date' };
-    case 'uuid':
-      return { kind: 'uuid' };
-    default:
-      return { kind: 'other', sqlType };
-  }
-}
-
-/** Digits left of the decimal point that a numeric column holds (Infinity when unconstrained). */
-function integerDigits(family: { precision?: number; scale: number }): number {
-  return family.precision === undefined ? Infinity : family.precision - family.scale;
-}
-
-const INTEGER_DIGITS = { smallint: 5, integer: 10, bigint: 19 } as const;
 
 /**
- * Whether values of the file's `type` can go into a table column of type `sqlType` without losing
- * anything. Lenient where nothing is lost: smallint → integer → bigint → numeric wide enough,
- * real → double, date → timestamp, decimal → wider decimal, and anything → text. Also decimal →
- * double (approximate, as the producer of a decimal column usually means), and text → json/uuid
- * (the database checks each value). Everything else (e.g. text → bigint, timestamp → timestamptz,
- * bigint → integer) is a schema error: converting it is the producer's call, not ours.
+ * Columns that take any file column as text. An array of text (PostgreSQL's `text[]`,
+ * `varchar(n)[]`) too: the database parses each value as an array literal such as `{a,b}` and
+ * rejects any other.
  */
-export function isCompatible(type: LogicalType, sqlType: string): boolean {
-  const table = sqlFamily(sqlType);
-  if (table.kind === 'text') return true;
+export function takesText(table: SqlType): boolean {
+  return table.family === 'text' || (table.family === 'array' && table.element.family === 'text');
+}
+
+/**
+ * Whether values of the file's `type` can go into a table column of type `table`. Whatever loses
+ * nothing does (`isLosslessFit`), and so does every column of `takesText`. Also decimal → double
+ * (approximate, as the producer of a decimal column usually means), a decimal of scale 0 → an
+ * integer type with more digits, and text → json/uuid (the database checks each value).
+ * Everything else (e.g. text → bigint, timestamp → timestamptz, bigint → integer or double) is a
+ * schema error: converting it is the producer's call, not ours.
+ */
+export function isCompatible(type: LogicalType, table: SqlType): boolean {
+  if (takesText(table) || isLosslessFit(type, table)) return true;
   switch (type.kind) {
-    case 'boolean':
-    case 'json':
-    case 'bytes':
-    case 'time':
-    case 'timestamp':
-    case 'timestamptz':
-    case 'double':
-      return table.kind === type.kind;
-    case 'smallint':
-    case 'integer':
-    case 'bigint': {
-      const order = ['smallint', 'integer', 'bigint'] as const;
-      if (table.kind === 'smallint' || table.kind === 'integer' || table.kind === 'bigint') return order.indexOf(table.kind) >= order.indexOf(type.kind);
-      if (table.kind === 'numeric') return integerDigits(table) >= INTEGER_DIGITS[type.kind];
-      // Floats hold every smallint (real, 24-bit mantissa) or integer (double, 53-bit) exactly.
-      if (table.kind === 'double') return type.kind !== 'bigint';
-      if (table.kind === 'real') return type.kind === 'smallint';
-      return false;
-    }
-    case 'real':
-      return table.kind === 'real' || table.kind === 'double';
-    case 'decimal': {
-      if (table.kind === 'numeric') return (table.precision === undefined || table.scale >= type.scale) && integerDigits(table) >= type.precision - type.scale;
-      if (table.kind === 'double') return true;
-      if (type.scale === 0 && (table.kind === 'smallint' || table.kind === 'integer' || table.kind === 'bigint')) return type.precision < INTEGER_DIGITS[table.kind];
-      return false;
-    }
+    case 'decimal':
+      if (table.family === 'double') return true;
+      return type.scale === 0 && isIntegerFamily(table.family) && type.precision < INTEGER_DIGITS[table.family];
     case 'text':
-      return table.kind === 'json' || table.kind === 'uuid';
-    case 'date':
-      return table.kind === 'date' || table.kind === 'timestamp' || table.kind === 'timestamptz';
+      return table.family === 'json' || table.family === 'uuid';
+    default:
+      return false;
   }
 }
