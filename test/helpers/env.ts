@@ -2,6 +2,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { after, before } from 'node:test';
 import { createHyperAdapter, type HyperAdapter } from '../../adapters/db/hyper/index.ts';
 import type { DbPool } from '../../src/types.ts';
 
@@ -38,9 +39,37 @@ export async function hyperFixture(): Promise<HyperFixture> {
   };
 }
 
+/**
+ * Something the tests of the enclosing `describe` share, opened by its `before` hook and closed by
+ * its `after` hook (registered here, so call this in the describe's body). The getter throws if a
+ * test reaches the value outside the hooks' span, instead of handing out undefined.
+ */
+export function suiteResource<T>(open: () => Promise<T>, close: (value: T) => Promise<void>, what: string): () => T {
+  let value: T | undefined;
+  before(async () => {
+    value = await open();
+  });
+  after(async () => {
+    if (value === undefined) return;
+    const closing = value;
+    value = undefined;
+    await close(closing);
+  });
+  return () => {
+    if (value === undefined) throw new Error(`${what} is only open while the suite's tests run`);
+    return value;
+  };
+}
+
 export async function count(pool: DbPool, table: string, where = 'TRUE'): Promise<number> {
   const rows = await pool.query<{ n: string | number }>(`SELECT COUNT(*) AS n FROM ${table} WHERE ${where}`);
   return Number(rows[0]!.n);
+}
+
+/** The SQL types of the table's columns, in column order (undefined when there is no such table). */
+export async function sqlTypes(pool: DbPool, table: string): Promise<string[] | undefined> {
+  const columns = await pool.transaction((conn) => conn.describeTable({ name: table }));
+  return columns?.map((c) => c.sqlType);
 }
 
 /**
