@@ -39,7 +39,7 @@ import { count, hyperFixture, removeDir, tempDir } from './helpers/env.ts';
 import { startPostgres } from './helpers/postgres.ts';
 import { ROOT } from './helpers/proc.ts';
 import { protocolCases } from './helpers/protocol-suite.ts';
-import { useWatchBench, type WatchTarget } from './helpers/watch-bench.ts';
+import { groupLogger, useWatchBench, type WatchTarget } from './helpers/watch-bench.ts';
 
 // One cluster for the whole file, started before any test is registered (the contract kit takes
 // its `db` when it is registered). The helper also stops it at process exit, whatever happens.
@@ -263,15 +263,7 @@ describe('watcher on a real PostgreSQL server', () => {
 
   it('groups small files into one COPY FROM STDIN: bad ones among 120 fail alone, each good one lands once with its row count', async () => {
     const { dir, table, opts } = await t.inbox();
-    const groups: number[] = [];
-    const logger = {
-      debug() {},
-      warn() {},
-      error() {},
-      info(message: string, fields?: Record<string, unknown>) {
-        if (message === 'ingested') groups.push(Number(fields?.group ?? 1));
-      },
-    };
+    const logger = groupLogger();
     const content = (i: number) => {
       const rows = Array.from({ length: 1 + (i % 5) }, (_, r) => `${i * 10 + r},"f${i}\nline ${r}"`);
       // Every shape the concatenated stream must keep apart: CRLF, no final line break, header only.
@@ -289,7 +281,7 @@ describe('watcher on a real PostgreSQL server', () => {
     const names = Array.from({ length: 120 }, (_, k) => `g${String(k + 1).padStart(3, '0')}.csv`);
     await Promise.all(names.map((name, k) => drop(dir, name, bad.get(k + 1) ?? (k + 1 === 50 ? 'id,label\n' : content(k + 1)))));
     await waitFor(() => handle.stats.filesIngested + handle.stats.filesFailed === 121, 'all files settled', 60000);
-    assert.ok(Math.max(...groups) > 1, 'files were committed in groups');
+    assert.ok(Math.max(...logger.groups) > 1, 'files were committed in groups');
     assert.deepEqual(
       (await failedEntries(dir)).filter((f) => f.endsWith('.error')),
       ['g041.csv.error', 'g077.csv.error', 'g078.csv.error'],

@@ -8,7 +8,7 @@ import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { WatchOptions } from '../../src/options.ts';
 import { WatcherRegistry } from '../../src/registry.ts';
-import type { DbAdapter, DbPool } from '../../src/types.ts';
+import type { DbAdapter, DbPool, Logger } from '../../src/types.ts';
 import { suiteResource } from './env.ts';
 
 /** A database to watch into, with a temp directory for inboxes. A HyperFixture is one. */
@@ -72,6 +72,20 @@ export function useWatchBench(open: () => Promise<WatchTarget>, tablePrefix: str
       const dir = join(target.root, `inbox-${++n}`);
       await mkdir(dir);
       return { dir, table: `${tablePrefix}${n}`, opts: { db: target.db, registry, rescanIntervalMs: 200 } };
+    },
+  };
+}
+
+/** A logger that keeps the size of every group a file was committed in (1 for a file alone). */
+export function groupLogger(): Logger & { readonly groups: number[] } {
+  const groups: number[] = [];
+  return {
+    groups,
+    debug() {},
+    warn() {},
+    error() {},
+    info(message, fields) {
+      if (message === 'ingested') groups.push(Number(fields?.group ?? 1));
     },
   };
 }
