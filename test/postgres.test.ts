@@ -35,7 +35,8 @@ import { testIngester } from '../src/testing.ts';
 import type { DbPool } from '../src/types.ts';
 import { builtinContracts } from './helpers/contract-samples.ts';
 import { csv, drop, failedEntries, leftovers, stagedEntries, waitFor } from './helpers/drop.ts';
-import { count, hyperFixture, removeDir, tempDir } from './helpers/env.ts';
+import { columnsOf, count, hyperFixture, removeDir, sqlTypes, tempDir } from './helpers/env.ts';
+import { createManyTypes } from './helpers/many-types.ts';
 import { startPostgres } from './helpers/postgres.ts';
 import { ROOT } from './helpers/proc.ts';
 import { protocolCases } from './helpers/protocol-suite.ts';
@@ -333,8 +334,7 @@ describe('watcher on a real PostgreSQL server', () => {
     const pqStats = await startWatching(pq.dir, pq.table, pq.opts);
     assert.equal(pqStats.filesIngested, 1, JSON.stringify(pqStats.lastError));
     assert.equal(pqStats.rowsIngested, 25);
-    const cols = await t.pool.transaction((c) => c.describeTable({ name: pq.table }));
-    assert.deepEqual(cols?.map((c) => `${c.name} ${c.sqlType}`), ['id integer', 'name text', 'score numeric(12,1)', 'day date']);
+    assert.deepEqual(await columnsOf(t.pool, pq.table), ['id integer', 'name text', 'score numeric(12,1)', 'day date']);
     const pqRows = await t.pool.query<{ line: string }>(`SELECT concat_ws('|', id, name, score, day) AS line FROM ${pq.table} ORDER BY id`);
     assert.deepEqual(
       pqRows.map((r) => r.line),
@@ -345,21 +345,12 @@ describe('watcher on a real PostgreSQL server', () => {
   });
 
   it('loads a Parquet file of many types (written by hyperd) through the decoding fallback with exact values', async () => {
-    const columns = `id INTEGER NOT NULL, si SMALLINT, i INTEGER, b BIGINT, d DOUBLE PRECISION, n NUMERIC(10,3), n18 NUMERIC(18,3), bo BOOLEAN, t TEXT, dt DATE, tm TIME, ts TIMESTAMP, tz TIMESTAMPTZ, by BYTEA, j JSON`;
-    const values = [
-      `1, 1, 2, 3, 2.5, 12.345, 123456789012345.678, true, 'héllo wörld ✓', DATE '2024-02-29', TIME '12:34:56.789012', TIMESTAMP '2024-01-02 03:04:05.123456', TIMESTAMPTZ '2024-01-02 03:04:05.123456+00', '\\xdeadbeef'::bytea, '{"a": [1, 2]}'`,
-      `2, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL`,
-      `3, -32768, -2147483648, 9223372036854775807, 'NaN', -0.005, -999999999999999.999, false, '', DATE '0044-03-15 BC', TIME '00:00:00', TIMESTAMP '1900-01-01 00:00:00.000001', TIMESTAMPTZ '1969-12-31 23:59:59.999999+00', '\\x'::bytea, 'null'`,
-      `4, 32767, 2147483647, -9223372036854775808, 1e308, 0, 0, true, 'a,"b"' || chr(10) || 'c' || chr(13), DATE '9999-12-31', TIME '23:59:59.999999', TIMESTAMP '0044-03-15 12:00:00 BC', TIMESTAMPTZ '2262-04-11 23:47:16.854775+00', '\\x00ff2c22'::bytea, '[]'`,
-      `5, 0, 0, 0, -0.1, 1.5, 1.5, false, '\\.', DATE '1970-01-01', TIME '01:02:03', TIMESTAMP '1970-01-01 00:00:00', TIMESTAMPTZ '1970-01-01 00:00:00+00', '\\x0a0d'::bytea, '"x,y"'`,
-    ];
     // The file comes from hyperd (PostgreSQL writes no Parquet); the expected rows from the same
     // values inserted into PostgreSQL.
     const hyper = await hyperFixture();
     let parquet: Buffer;
     try {
-      await hyper.pool.query(`CREATE TABLE src (${columns})`);
-      for (const row of values) await hyper.pool.query(`INSERT INTO src VALUES (${row})`);
+      await createManyTypes(hyper.pool, 'src');
       const path = join(hyper.root, 'many.parquet');
       await hyper.pool.query(`COPY (SELECT * FROM src ORDER BY id) TO '${path}' WITH (FORMAT parquet)`);
       parquet = await readFile(path);
@@ -367,14 +358,12 @@ describe('watcher on a real PostgreSQL server', () => {
       await hyper.close();
     }
     const { dir, table, opts } = await t.inbox();
-    await t.pool.query(`CREATE TABLE ${table}_src (${columns})`);
-    for (const row of values) await t.pool.query(`INSERT INTO ${table}_src VALUES (${row})`);
+    await createManyTypes(t.pool, `${table}_src`);
     await drop(dir, 'many.parquet', parquet);
     const stats = await startWatching(dir, table, opts);
     assert.equal(stats.filesIngested, 1, JSON.stringify(stats.lastError));
     assert.equal(stats.rowsIngested, 5);
-    const cols = await t.pool.transaction((c) => c.describeTable({ name: table }));
-    assert.deepEqual(cols?.map((c) => c.sqlType), [
+    assert.deepEqual(await sqlTypes(t.pool, table), [
       'integer',
       'smallint',
       'integer',
@@ -418,8 +407,7 @@ describe('watcher on a real PostgreSQL server', () => {
     await drop(dir, 'types.arrow', tableToIPC(typed, 'file'));
     const stats = await startWatching(dir, table, opts);
     assert.equal(stats.filesIngested, 1, JSON.stringify(stats.lastError));
-    const cols = await t.pool.transaction((c) => c.describeTable({ name: table }));
-    assert.deepEqual(cols?.map((c) => c.sqlType), [
+    assert.deepEqual(await sqlTypes(t.pool, table), [
       'smallint',
       'bigint',
       'real',

@@ -72,6 +72,12 @@ export async function sqlTypes(pool: DbPool, table: string): Promise<string[] | 
   return columns?.map((c) => c.sqlType);
 }
 
+/** The table's columns in order as `name type`, e.g. `id bigint` (undefined when there is no such table). */
+export async function columnsOf(pool: DbPool, table: string): Promise<string[] | undefined> {
+  const columns = await pool.transaction((conn) => conn.describeTable({ name: table }));
+  return columns?.map((c) => `${c.name} ${c.sqlType}`);
+}
+
 /**
  * Environment for a child that must not need the network: every request fails fast through this
  * proxy (Deno, npm and Bun honour HTTP(S)_PROXY).
