@@ -22,10 +22,13 @@ export interface HyperFixture {
   close(): Promise<void>;
 }
 
-/** A fresh `.hyper` database in a temp dir, on a real embedded hyperd. */
-export async function hyperFixture(): Promise<HyperFixture> {
+/**
+ * A fresh `.hyper` database in a temp dir, on a real embedded hyperd (one server for every
+ * fixture of the process). `databaseVersion` as in createHyperAdapter (the server's default: 2).
+ */
+export async function hyperFixture(options: { databaseVersion?: number } = {}): Promise<HyperFixture> {
   const root = await tempDir();
-  const db = createHyperAdapter({ database: join(root, 'test.hyper') });
+  const db = createHyperAdapter({ database: join(root, 'test.hyper'), databaseVersion: options.databaseVersion });
   const pool = await db.openPool({ maxConnections: 2 });
   return {
     root,
@@ -58,6 +61,22 @@ export function suiteResource<T>(open: () => Promise<T>, close: (value: T) => Pr
   return () => {
     if (value === undefined) throw new Error(`${what} is only open while the suite's tests run`);
     return value;
+  };
+}
+
+/** A hyperFixture for the tests of the enclosing `describe`, opened before them and closed after. */
+export function useHyperFixture(options: { databaseVersion?: number } = {}): Omit<HyperFixture, 'close'> {
+  const fx = suiteResource(() => hyperFixture(options), (f) => f.close(), 'the hyper fixture');
+  return {
+    get root() {
+      return fx().root;
+    },
+    get db() {
+      return fx().db;
+    },
+    get pool() {
+      return fx().pool;
+    },
   };
 }
 
