@@ -1,5 +1,5 @@
 /** Shared set-up for integration tests: temp directories and a real embedded hyperd. */
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before } from 'node:test';
@@ -76,6 +76,26 @@ export function useHyperFixture(options: { databaseVersion?: number } = {}): Omi
     },
     get pool() {
       return fx().pool;
+    },
+  };
+}
+
+export interface SuiteTempDir {
+  /** A path inside the directory (the directory itself without arguments). */
+  path(...parts: string[]): string;
+  /** Creates the subdirectory `name` and returns its path. */
+  dir(name: string): Promise<string>;
+}
+
+/** A temp directory for the tests of the enclosing `describe`: made before them, removed after. */
+export function useTempDir(prefix?: string): SuiteTempDir {
+  const root = suiteResource(() => tempDir(prefix), removeDir, 'the temp directory');
+  return {
+    path: (...parts) => join(root(), ...parts),
+    async dir(name) {
+      const dir = join(root(), name);
+      await mkdir(dir);
+      return dir;
     },
   };
 }
