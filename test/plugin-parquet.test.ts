@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { copyFile, mkdir, readFile, truncate, writeFile } from 'node:fs/promises';
 import { basename, dirname, extname, join } from 'node:path';
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import type { SchemaElement, SchemaTree } from 'hyparquet';
 import { err, type Result } from 'neverthrow';
 import { formatDate, formatDecimal, formatMicros, formatTime, hexBytes, quoteCsv, toJson } from '../plugins/parquet/csv.ts';
@@ -18,7 +18,7 @@ import { claimFile, type OpenedFile } from '../src/files.ts';
 import { silentLogger } from '../src/log.ts';
 import { standardSqlType } from '../src/sql.ts';
 import type { AppendResult, DbCapabilities, DbConnection, IngestContext, IngestError, LogicalType, Row, TableColumn } from '../src/types.ts';
-import { columnsOf, count, hyperFixture, type HyperFixture, removeDir, tempDir } from './helpers/env.ts';
+import { columnsOf, count, removeDir, tempDir, useHyperFixture } from './helpers/env.ts';
 import { createManyTypes } from './helpers/many-types.ts';
 
 const LOCAL: DbCapabilities = { readsLocalFiles: true, arrowStream: true, parquet: true, durableCommit: false };
@@ -436,15 +436,10 @@ async function claimInto(root: string, path: string): Promise<OpenedFile> {
 }
 
 describe('parquet ingester', () => {
-  let fx: HyperFixture;
-  let inbox: string;
-
-  before(async () => {
-    fx = await hyperFixture();
-    inbox = join(fx.root, 'inbox');
-    await mkdir(inbox, { recursive: true });
-  });
-  after(() => fx.close());
+  const fx = useHyperFixture();
+  /** Where ingest() puts the copy of a fixture it claims. */
+  const inbox = (): string => join(fx.root, 'inbox');
+  before(() => mkdir(inbox(), { recursive: true }));
 
   /** A fixture written by hyperd; `options` e.g. `CODEC 'zstd'`. */
   async function hyperParquet(name: string, select: string, options = ''): Promise<string> {
@@ -456,7 +451,7 @@ describe('parquet ingester', () => {
 
   /** Claims a copy of `fixture` (claiming moves it) and appends it inside a transaction, rolled back on error. */
   async function ingest(fixture: string, table: string, ctx: IngestContext = context(LOCAL), as = basename(fixture)): Promise<Result<AppendResult, IngestError>> {
-    const copy = join(inbox, as);
+    const copy = join(inbox(), as);
     await copyFile(fixture, copy);
     const file = await claimInto(fx.root, copy);
     try {
