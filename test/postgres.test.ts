@@ -35,12 +35,12 @@ import { testIngester } from '../src/testing.ts';
 import type { DbPool } from '../src/types.ts';
 import { builtinContracts } from './helpers/contract-samples.ts';
 import { csv, drop, failedEntries, leftovers, stagedEntries, waitFor } from './helpers/drop.ts';
-import { columnsOf, count, hyperFixture, removeDir, sqlTypes, tempDir } from './helpers/env.ts';
+import { columnsOf, count, type DbFixture, dbFixture, hyperFixture, sqlTypes, tempDir } from './helpers/env.ts';
 import { createManyTypes } from './helpers/many-types.ts';
 import { startPostgres } from './helpers/postgres.ts';
 import { ROOT } from './helpers/proc.ts';
 import { protocolCases } from './helpers/protocol-suite.ts';
-import { groupLogger, useWatchBench, type WatchTarget } from './helpers/watch-bench.ts';
+import { groupLogger, useWatchBench } from './helpers/watch-bench.ts';
 
 // One cluster for the whole file, started before any test is registered (the contract kit takes
 // its `db` when it is registered). The helper also stops it at process exit, whatever happens.
@@ -64,18 +64,8 @@ async function* chunks(...texts: string[]): AsyncIterable<string> {
 }
 
 /** A temp directory for inboxes and a pool of its own on the file's cluster; the adapter stays open for the other suites. */
-async function pgTarget(): Promise<WatchTarget> {
-  const root = await tempDir('hyperwatch-pgtest-');
-  const pool = await db.openPool({ maxConnections: 2 });
-  return {
-    root,
-    db,
-    pool,
-    async close() {
-      await pool.close();
-      await removeDir(root);
-    },
-  };
+async function pgFixture(): Promise<DbFixture> {
+  return dbFixture(await tempDir('hyperwatch-pgtest-'), db, { ownsDb: false });
 }
 
 describe('PostgreSQL adapter', () => {
@@ -212,7 +202,7 @@ describe('PostgreSQL adapter', () => {
 
 describe('watcher on a real PostgreSQL server', () => {
   /** The file's cluster for the suite; a fresh inbox and table per test. */
-  const t = useWatchBench(pgTarget, 'w');
+  const t = useWatchBench(pgFixture, 'w');
 
   protocolCases(t, {
     description: () => `postgres 127.0.0.1:${pg.port}/${pg.database}`,

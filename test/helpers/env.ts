@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before } from 'node:test';
 import { createHyperAdapter, type HyperAdapter } from '../../adapters/db/hyper/index.ts';
-import type { DbPool } from '../../src/types.ts';
+import type { DbAdapter, DbPool } from '../../src/types.ts';
 
 export async function tempDir(prefix = 'hyperwatch-test-'): Promise<string> {
   return mkdtemp(join(tmpdir(), prefix));
@@ -14,12 +14,33 @@ export async function removeDir(dir: string): Promise<void> {
   await rm(dir, { recursive: true, force: true });
 }
 
-export interface HyperFixture {
+/** A database to test against, with a temp directory for the test's files. */
+export interface DbFixture<D extends DbAdapter = DbAdapter> {
   readonly root: string;
-  readonly db: HyperAdapter;
+  readonly db: D;
   /** A pool for the test's own checks (separate from any watcher's pool). */
   readonly pool: DbPool;
   close(): Promise<void>;
+}
+
+export type HyperFixture = DbFixture<HyperAdapter>;
+
+/**
+ * A pool on `db` and the temp directory `root`, closed and removed together; `db` is closed too
+ * when the fixture owns it (not when the test file shares one adapter between suites).
+ */
+export async function dbFixture<D extends DbAdapter>(root: string, db: D, options: { ownsDb: boolean }): Promise<DbFixture<D>> {
+  const pool = await db.openPool({ maxConnections: 2 });
+  return {
+    root,
+    db,
+    pool,
+    async close() {
+      await pool.close();
+      if (options.ownsDb) await db.close();
+      await removeDir(root);
+    },
+  };
 }
 
 /**
@@ -28,18 +49,7 @@ export interface HyperFixture {
  */
 export async function hyperFixture(options: { databaseVersion?: number } = {}): Promise<HyperFixture> {
   const root = await tempDir();
-  const db = createHyperAdapter({ database: join(root, 'test.hyper'), databaseVersion: options.databaseVersion });
-  const pool = await db.openPool({ maxConnections: 2 });
-  return {
-    root,
-    db,
-    pool,
-    async close() {
-      await pool.close();
-      await db.close();
-      await removeDir(root);
-    },
-  };
+  return dbFixture(root, createHyperAdapter({ database: join(root, 'test.hyper'), databaseVersion: options.databaseVersion }), { ownsDb: true });
 }
 
 /**
@@ -64,20 +74,33 @@ export function suiteResource<T>(open: () => Promise<T>, close: (value: T) => Pr
   };
 }
 
+/**
+ * The root, adapter and pool of a fixture that a `before` hook opens, read at each use: the
+ * describe body holds this view from the start, before there is anything to read.
+ */
+export class LiveFixture<D extends DbAdapter = DbAdapter> {
+  readonly #current: () => DbFixture<D>;
+
+  constructor(current: () => DbFixture<D>) {
+    this.#current = current;
+  }
+
+  get root(): string {
+    return this.#current().root;
+  }
+
+  get db(): D {
+    return this.#current().db;
+  }
+
+  get pool(): DbPool {
+    return this.#current().pool;
+  }
+}
+
 /** A hyperFixture for the tests of the enclosing `describe`, opened before them and closed after. */
-export function useHyperFixture(options: { databaseVersion?: number } = {}): Omit<HyperFixture, 'close'> {
-  const fx = suiteResource(() => hyperFixture(options), (f) => f.close(), 'the hyper fixture');
-  return {
-    get root() {
-      return fx().root;
-    },
-    get db() {
-      return fx().db;
-    },
-    get pool() {
-      return fx().pool;
-    },
-  };
+export function useHyperFixture(options: { databaseVersion?: number } = {}): LiveFixture<HyperAdapter> {
+  return new LiveFixture(suiteResource(() => hyperFixture(options), (f) => f.close(), 'the hyper fixture'));
 }
 
 export interface SuiteTempDir {

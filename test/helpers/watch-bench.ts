@@ -8,40 +8,53 @@ import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { WatchOptions } from '../../src/options.ts';
 import { WatcherRegistry } from '../../src/registry.ts';
-import type { DbAdapter, DbPool, Logger } from '../../src/types.ts';
-import { suiteResource } from './env.ts';
-
-/** A database to watch into, with a temp directory for inboxes. A HyperFixture is one. */
-export interface WatchTarget {
-  readonly root: string;
-  readonly db: DbAdapter;
-  /** For the test's own checks, separate from any watcher's pool. */
-  readonly pool: DbPool;
-  close(): Promise<void>;
-}
+import type { Logger } from '../../src/types.ts';
+import { type DbFixture, LiveFixture, suiteResource } from './env.ts';
 
 export interface Inbox {
   readonly dir: string;
   readonly table: string;
-  /** The target's adapter, the suite's registry, a short rescan interval. */
+  /** The fixture's adapter, the suite's registry, a short rescan interval. */
   readonly opts: WatchOptions;
 }
 
-export interface WatchBench {
-  readonly root: string;
-  readonly db: DbAdapter;
-  readonly pool: DbPool;
+interface BenchState {
+  readonly target: DbFixture;
   readonly registry: WatcherRegistry;
+}
+
+/** The suite's database (root, adapter, pool) and registry, and an inbox per test. */
+export class WatchBench extends LiveFixture {
+  readonly #state: () => BenchState;
+  readonly #tablePrefix: string;
+  #inboxes = 0;
+
+  constructor(state: () => BenchState, tablePrefix: string) {
+    super(() => state().target);
+    this.#state = state;
+    this.#tablePrefix = tablePrefix;
+  }
+
+  get registry(): WatcherRegistry {
+    return this.#state().registry;
+  }
+
   /** A new empty directory under the root and a table name no other test of the suite uses. */
-  inbox(): Promise<Inbox>;
+  async inbox(): Promise<Inbox> {
+    const { target, registry } = this.#state();
+    const n = ++this.#inboxes;
+    const dir = join(target.root, `inbox-${n}`);
+    await mkdir(dir);
+    return { dir, table: `${this.#tablePrefix}${n}`, opts: { db: target.db, registry, rescanIntervalMs: 200 } };
+  }
 }
 
 /**
- * Opens the target before the tests of the enclosing `describe` (call this in its body) and,
- * after them, stops every watcher still registered, then closes the target. Tables are named
+ * Opens the fixture before the tests of the enclosing `describe` (call this in its body) and,
+ * after them, stops every watcher still registered, then closes the fixture. Tables are named
  * `${tablePrefix}${n}`: suites that share one database need prefixes of their own.
  */
-export function useWatchBench(open: () => Promise<WatchTarget>, tablePrefix: string): WatchBench {
+export function useWatchBench(open: () => Promise<DbFixture>, tablePrefix: string): WatchBench {
   const state = suiteResource(
     async () => ({ target: await open(), registry: new WatcherRegistry() }),
     async ({ target, registry }) => {
@@ -53,27 +66,7 @@ export function useWatchBench(open: () => Promise<WatchTarget>, tablePrefix: str
     },
     'the watch bench',
   );
-  let n = 0;
-  return {
-    get root() {
-      return state().target.root;
-    },
-    get db() {
-      return state().target.db;
-    },
-    get pool() {
-      return state().target.pool;
-    },
-    get registry() {
-      return state().registry;
-    },
-    async inbox() {
-      const { target, registry } = state();
-      const dir = join(target.root, `inbox-${++n}`);
-      await mkdir(dir);
-      return { dir, table: `${tablePrefix}${n}`, opts: { db: target.db, registry, rescanIntervalMs: 200 } };
-    },
-  };
+  return new WatchBench(state, tablePrefix);
 }
 
 /** A logger that keeps the size of every group a file was committed in (1 for a file alone). */
