@@ -2,22 +2,18 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { Hyperd } from '../adapters/db/hyper/hyperd.ts';
 import { locateHyperd } from '../adapters/db/hyper/locate.ts';
 import { silentLogger } from '../src/log.ts';
-import { count, hyperFixture, type HyperFixture } from './helpers/env.ts';
+import { count, useHyperFixture } from './helpers/env.ts';
 
 async function* chunks(...parts: string[]): AsyncIterable<string> {
   yield* parts;
 }
 
 describe('hyper adapter', () => {
-  let fx: HyperFixture;
-  before(async () => {
-    fx = await hyperFixture();
-  });
-  after(() => fx.close());
+  const fx = useHyperFixture();
 
   it('creates the database and runs queries', async () => {
     const rows = await fx.pool.query<{ x: number }>('SELECT 1 + 1 AS x');

@@ -5,30 +5,14 @@
  * is settled on its own.
  */
 import assert from 'node:assert/strict';
-import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { scanCsv } from '../plugins/csv/index.ts';
 import { openWatcher, startWatching, stopWatching } from '../src/api.ts';
-import type { WatchOptions } from '../src/options.ts';
-import { WatcherRegistry } from '../src/registry.ts';
-import type { Logger } from '../src/types.ts';
-import { csv, drop, failedEntries, leftovers, waitFor } from './helpers/drop.ts';
-import { count, hyperFixture, type HyperFixture } from './helpers/env.ts';
-
-/** A logger that keeps the size of every group a file was committed in. */
-function groupLogger(): Logger & { groups: number[] } {
-  const groups: number[] = [];
-  return {
-    groups,
-    debug() {},
-    warn() {},
-    error() {},
-    info(message, fields) {
-      if (message === 'ingested') groups.push(Number(fields?.group ?? 1));
-    },
-  };
-}
+import { csv, drop, failedEntries, leftovers, stagedEntries, waitFor } from './helpers/drop.ts';
+import { count, hyperFixture } from './helpers/env.ts';
+import { groupLogger, useWatchBench } from './helpers/watch-bench.ts';
 
 const encoder = new TextEncoder();
 
@@ -63,23 +47,8 @@ describe('scanCsv: record counts the way a CSV parser splits records', () => {
 });
 
 describe('batched ingest on a real hyperd', () => {
-  let fx: HyperFixture;
-  let registry: WatcherRegistry;
-  let n = 0;
-  async function inbox(): Promise<{ dir: string; table: string; opts: WatchOptions }> {
-    const dir = join(fx.root, `inbox-${++n}`);
-    await mkdir(dir);
-    return { dir, table: `b${n}`, opts: { db: fx.db, registry, rescanIntervalMs: 200 } };
-  }
-
-  before(async () => {
-    fx = await hyperFixture();
-    registry = new WatcherRegistry();
-  });
-  after(async () => {
-    await registry.stopAll();
-    await fx.close();
-  });
+  /** One hyperd and database for the suite; a fresh inbox and table per test. */
+  const t = useWatchBench(hyperFixture, 'b');
 
   /** 1 + i % 7 rows for file i: ids i * 10 + r, so every file's rows and count are its own. */
   function goodFile(i: number): string {
@@ -87,14 +56,14 @@ describe('batched ingest on a real hyperd', () => {
   }
 
   async function ledgerOf(table: string): Promise<Map<string, number[]>> {
-    const rows = await fx.pool.query<{ file_name: string; row_count: string }>(`SELECT file_name, row_count FROM hyperwatch_ingest_log WHERE target_table = '${table}'`);
+    const rows = await t.pool.query<{ file_name: string; row_count: string }>(`SELECT file_name, row_count FROM hyperwatch_ingest_log WHERE target_table = '${table}'`);
     const byName = new Map<string, number[]>();
     for (const r of rows) byName.set(r.file_name, [...(byName.get(r.file_name) ?? []), Number(r.row_count)]);
     return byName;
   }
 
   it('a bad file among 200 good ones fails alone with its own report; every good one lands once with its row count', async () => {
-    const { dir, table, opts } = await inbox();
+    const { dir, table, opts } = await t.inbox();
     const logger = groupLogger();
     await drop(dir, 'f000.csv', goodFile(0));
     const handle = await openWatcher(dir, table, { ...opts, logger, maxConcurrent: 2 });
@@ -119,12 +88,12 @@ describe('batched ingest on a real hyperd', () => {
 
     const goods = Array.from({ length: 201 }, (_, i) => i).filter((i) => i !== 137);
     const expectedRows = goods.reduce((sum, i) => sum + 1 + (i % 7), 0);
-    assert.equal(await count(fx.pool, table), expectedRows);
-    const distinct = await fx.pool.query<{ n: string }>(`SELECT COUNT(DISTINCT id) AS n FROM ${table}`);
+    assert.equal(await count(t.pool, table), expectedRows);
+    const distinct = await t.pool.query<{ n: string }>(`SELECT COUNT(DISTINCT id) AS n FROM ${table}`);
     assert.equal(Number(distinct[0]!.n), expectedRows, 'no row twice');
-    assert.equal(await count(fx.pool, table, 'file = 500'), 0, 'nothing of the bad file');
+    assert.equal(await count(t.pool, table, 'file = 500'), 0, 'nothing of the bad file');
     // Each file's rows are the ones it carried, label included (quoted, with a comma).
-    const perFile = await fx.pool.query<{ file: string; n: string; labels: string }>(
+    const perFile = await t.pool.query<{ file: string; n: string; labels: string }>(
       `SELECT file, COUNT(*) AS n, MIN(label) AS labels FROM ${table} GROUP BY file ORDER BY file`,
     );
     assert.deepEqual(
@@ -140,11 +109,11 @@ describe('batched ingest on a real hyperd', () => {
     assert.equal(ledger.has('f137-bad.csv'), false);
     assert.deepEqual(await leftovers(dir), []);
     await handle.stop();
-    assert.deepEqual(await readdir(join(dir, '.hyperwatch', 'staging')), []);
+    assert.deepEqual(await stagedEntries(dir), []);
   });
 
   it('groups files of every CSV shape and header order; several bad ones each fail alone', async () => {
-    const { dir, table, opts } = await inbox();
+    const { dir, table, opts } = await t.inbox();
     const logger = groupLogger();
     await drop(dir, 'a00-first.csv', 'id,name\n0,zero\n');
     const files: [string, string, number][] = [
@@ -175,7 +144,7 @@ describe('batched ingest on a real hyperd', () => {
     const codes = await Promise.all(bad.map(async (name) => JSON.parse(await readFile(join(dir, 'failed', `${name}.error`), 'utf8')).code as string));
     assert.equal(codes[bad.indexOf('a10-unknown-column.csv')], 'UNKNOWN_COLUMN');
     assert.equal(codes[bad.indexOf('a12-bad-number.csv')], 'DB_22P02');
-    const rows = await fx.pool.query<{ id: string; name: string }>(`SELECT id, name FROM ${table} ORDER BY id`);
+    const rows = await t.pool.query<{ id: string; name: string }>(`SELECT id, name FROM ${table} ORDER BY id`);
     assert.deepEqual(
       rows.map((r) => `${r.id}:${r.name}`),
       ['0:zero', '1:one', '2:two', '3:three', '4:four', '5:five', '6:six\nlines', '7:say "7"', '8:eight', '9:nine', '10:ten', '15:fifteen', '17:seventeen', '18:eighteen', '19:nineteen'],
@@ -183,11 +152,11 @@ describe('batched ingest on a real hyperd', () => {
     const ledger = await ledgerOf(table);
     for (const [name, , expected] of files.filter(([, , r]) => r >= 0)) assert.deepEqual(ledger.get(name), [expected], name);
     assert.equal(ledger.size, 1 + files.length - bad.length);
-    await stopWatching(dir, { registry });
+    await stopWatching(dir, { registry: t.registry });
   });
 
   it('never holds a lone file back waiting for company: it is committed on its own', async () => {
-    const { dir, table, opts } = await inbox();
+    const { dir, table, opts } = await t.inbox();
     const logger = groupLogger();
     await drop(dir, 'first.csv', csv('id', [[1]]));
     const handle = await openWatcher(dir, table, { ...opts, logger });
@@ -198,7 +167,7 @@ describe('batched ingest on a real hyperd', () => {
   });
 
   it('groups a format without a multi-file path (JSON lines) file by file in one transaction', async () => {
-    const { dir, table, opts } = await inbox();
+    const { dir, table, opts } = await t.inbox();
     const logger = groupLogger();
     await drop(dir, 'j000.jsonl', '{"id":0}\n');
     const handle = await openWatcher(dir, table, { ...opts, logger });
@@ -212,7 +181,7 @@ describe('batched ingest on a real hyperd', () => {
     assert.ok(Math.max(...logger.groups) > 1, 'files were committed in groups');
     assert.deepEqual(await failedEntries(dir), ['j030.jsonl', 'j030.jsonl.error', 'j030.jsonl.ready']);
     assert.equal(JSON.parse(await readFile(join(dir, 'failed', 'j030.jsonl.error'), 'utf8')).line, 2);
-    assert.equal(await count(fx.pool, table), 1 + 59 * 2);
+    assert.equal(await count(t.pool, table), 1 + 59 * 2);
     const ledger = await ledgerOf(table);
     assert.equal(ledger.size, 60);
     assert.deepEqual(ledger.get('j001.jsonl'), [2]);
@@ -220,27 +189,27 @@ describe('batched ingest on a real hyperd', () => {
   });
 
   it('sees a table changed behind its back: a new column is filled, not reported unknown', async () => {
-    const { dir, table, opts } = await inbox();
+    const { dir, table, opts } = await t.inbox();
     await drop(dir, '1.csv', csv('id', [[1]]));
     const handle = await openWatcher(dir, table, opts);
     await drop(dir, '2.csv', csv('id', [[2]]));
     await waitFor(() => handle.stats.filesIngested === 2, 'two files');
-    await fx.pool.query(`ALTER TABLE ${table} ADD COLUMN note TEXT`);
+    await t.pool.query(`ALTER TABLE ${table} ADD COLUMN note TEXT`);
     await drop(dir, '3.csv', csv('id,note', [[3, 'added']]));
     await waitFor(() => handle.stats.filesIngested + handle.stats.filesFailed === 3, 'third file');
     assert.equal(handle.stats.filesFailed, 0, JSON.stringify(handle.stats.lastError));
-    assert.equal(await count(fx.pool, table, `note = 'added'`), 1);
+    assert.equal(await count(t.pool, table, `note = 'added'`), 1);
     await handle.stop();
   });
 
   it('recovers the claims a killed run left, in groups: committed ones only cleaned up, the rest ingested once', async () => {
-    const { dir, table, opts } = await inbox();
+    const { dir, table, opts } = await t.inbox();
     await drop(dir, 'seed.csv', csv('id', [[-1]]));
     await (await openWatcher(dir, table, opts)).stop();
     const staging = join(dir, '.hyperwatch', 'staging');
     // 40 claims left by a "killed" run: the first 15 committed (in the ledger), the others not.
     const claims = Array.from({ length: 40 }, (_, i) => `0zzzzzzzz-${String(i).padStart(16, '0')}`);
-    await fx.pool.query(
+    await t.pool.query(
       `INSERT INTO hyperwatch_ingest_log (claim_id, file_name, file_size, row_count, target_table, directory, committed_at)
        VALUES ${claims
          .slice(0, 15)
@@ -256,9 +225,9 @@ describe('batched ingest on a real hyperd', () => {
     assert.equal(again.stats.recovered, 40);
     assert.equal(again.stats.filesIngested, 25);
     assert.ok(Math.max(...logger.groups) > 1, 'recovered files were committed in groups');
-    assert.equal(await count(fx.pool, table, 'id >= 0 AND id < 15'), 0, 'committed claims not ingested again');
-    assert.equal(await count(fx.pool, table, 'id >= 15'), 50);
+    assert.equal(await count(t.pool, table, 'id >= 0 AND id < 15'), 0, 'committed claims not ingested again');
+    assert.equal(await count(t.pool, table, 'id >= 15'), 50);
     await again.stop();
-    assert.deepEqual(await readdir(staging), []);
+    assert.deepEqual(await stagedEntries(dir), []);
   });
 });

@@ -1,26 +1,21 @@
 /** The `hyperwatch` command, run as a user would, against a real embedded hyperd. */
 import assert from 'node:assert/strict';
-import { mkdir, readdir } from 'node:fs/promises';
+import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { csv, drop, waitFor } from './helpers/drop.ts';
-import { removeDir, tempDir } from './helpers/env.ts';
+import { useTempDir } from './helpers/env.ts';
 import { cli, hyperdChildrenOf, isRunning } from './helpers/proc.ts';
 
 describe('hyperwatch CLI', () => {
-  let root: string;
-  before(async () => {
-    root = await tempDir('hyperwatch-cli-');
-  });
-  after(() => removeDir(root));
+  const tmp = useTempDir('hyperwatch-cli-');
 
   it('watch --once --json ingests what is ready, exits 1 when a file failed, and query reads the rows', async () => {
-    const inbox = join(root, 'once');
-    await mkdir(inbox);
+    const inbox = await tmp.dir('once');
     await drop(inbox, 'a.csv', csv('id,name', [[1, 'a'], [2, 'b']]));
     await drop(inbox, 'b.csv', csv('id,name', [[3, 'c']]));
     await drop(inbox, 'c.csv', 'id,name\nxx,d\n');
-    const db = join(root, 'once.hyper');
+    const db = tmp.path('once.hyper');
     const run = await cli(['watch', inbox, '--table', 'people', '--database', db, '--once', '--json', '--quiet']).done;
     assert.equal(run.code, 1, run.stderr);
     const summary = JSON.parse(run.stdout);
@@ -40,10 +35,9 @@ describe('hyperwatch CLI', () => {
   });
 
   it('exits 0 for --once when everything landed', async () => {
-    const inbox = join(root, 'clean');
-    await mkdir(inbox);
+    const inbox = await tmp.dir('clean');
     await drop(inbox, 'ok.csv', csv('id', [[1]]));
-    const run = await cli(['watch', inbox, '--table', 't', '--database', join(root, 'clean.hyper'), '--once']).done;
+    const run = await cli(['watch', inbox, '--table', 't', '--database', tmp.path('clean.hyper'), '--once']).done;
     assert.equal(run.code, 0, run.stderr);
     assert.match(run.stdout, /files ingested: 1/);
     assert.match(run.stderr, /ingested file=ok\.csv rows=1/);
@@ -80,9 +74,8 @@ describe('hyperwatch CLI', () => {
   });
 
   it('stops cleanly on SIGTERM: summary printed, exit 0, its hyperd gone', async () => {
-    const inbox = join(root, 'term');
-    await mkdir(inbox);
-    const { child, done } = cli(['watch', inbox, '--table', 't', '--database', join(root, 'term.hyper'), '--json']);
+    const inbox = await tmp.dir('term');
+    const { child, done } = cli(['watch', inbox, '--table', 't', '--database', tmp.path('term.hyper'), '--json']);
     let hyperd: number[] = [];
     await waitFor(() => (hyperd = hyperdChildrenOf(child.pid!)).length === 1, 'hyperd to start', 30000);
     await drop(inbox, 'x.csv', csv('id', [[1], [2]]));
@@ -96,9 +89,8 @@ describe('hyperwatch CLI', () => {
   });
 
   it('leaves no hyperd behind when the watcher process is killed with SIGKILL', async () => {
-    const inbox = join(root, 'kill');
-    await mkdir(inbox);
-    const { child, done } = cli(['watch', inbox, '--table', 't', '--database', join(root, 'kill.hyper')]);
+    const inbox = await tmp.dir('kill');
+    const { child, done } = cli(['watch', inbox, '--table', 't', '--database', tmp.path('kill.hyper')]);
     let hyperd: number[] = [];
     await waitFor(() => (hyperd = hyperdChildrenOf(child.pid!)).length === 1, 'hyperd to start', 30000);
     assert.ok(isRunning(hyperd[0]!));

@@ -5,22 +5,18 @@
 import assert from 'node:assert/strict';
 import { mkdir, readdir, rename, symlink, unlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { createHyperAdapter } from '../adapters/db/hyper/index.ts';
 import { openWatcher } from '../src/api.ts';
 import { WatcherRegistry } from '../src/registry.ts';
 import { csv, drop, leftovers, waitFor } from './helpers/drop.ts';
-import { count, hyperFixture, type HyperFixture } from './helpers/env.ts';
+import { count, useHyperFixture } from './helpers/env.ts';
 import { startWatchChild } from './helpers/child.ts';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe('crash safety', () => {
-  let fx: HyperFixture;
-  before(async () => {
-    fx = await hyperFixture();
-  });
-  after(() => fx.close());
+  const fx = useHyperFixture();
 
   it('SIGKILL at random moments, 10+ times, while 1,000 files arrive: every id exactly once', async () => {
     const dir = join(fx.root, 'kill');

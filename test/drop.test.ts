@@ -5,22 +5,17 @@
 import assert from 'node:assert/strict';
 import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { DropError, dropFile } from '../src/drop.ts';
 import { replayFailed } from '../src/replay.ts';
 import { leftovers } from './helpers/drop.ts';
-import { removeDir, tempDir } from './helpers/env.ts';
+import { useTempDir } from './helpers/env.ts';
 
 describe('dropFile and replayFailed', () => {
-  let root: string;
-  before(async () => {
-    root = await tempDir('hyperwatch-drop-');
-  });
-  after(() => removeDir(root));
+  const tmp = useTempDir('hyperwatch-drop-');
 
   it('dropFile writes the data, then the sentinel, leaves no temp file, and refuses a name still waiting', async () => {
-    const dir = join(root, 'unit');
-    await mkdir(dir);
+    const dir = await tmp.dir('unit');
     async function* chunks() {
       yield 'id,name\n';
       yield new TextEncoder().encode('1,a\n');
@@ -38,7 +33,7 @@ describe('dropFile and replayFailed', () => {
   });
 
   it('replay restores the original name of a file failed under a unique one, and refuses paths outside failed/', async () => {
-    const dir = join(root, 'unique');
+    const dir = tmp.path('unique');
     await mkdir(join(dir, 'failed'), { recursive: true });
     await writeFile(join(dir, 'failed', 'x.0abc-123.csv'), 'id\n1\n');
     await writeFile(join(dir, 'failed', 'x.0abc-123.csv.ready'), '');

@@ -6,12 +6,12 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { mkdir, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { openWatcher } from '../src/api.ts';
 import { ContentGate, splitRepeats } from '../src/content-gate.ts';
 import { WatcherRegistry } from '../src/registry.ts';
 import { csv, drop, leftovers, waitFor } from './helpers/drop.ts';
-import { count, hyperFixture, type HyperFixture } from './helpers/env.ts';
+import { count, useHyperFixture } from './helpers/env.ts';
 
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
 
@@ -52,11 +52,7 @@ describe('ContentGate and splitRepeats', () => {
 });
 
 describe('checksums and skipDuplicateContent', () => {
-  let fx: HyperFixture;
-  before(async () => {
-    fx = await hyperFixture();
-  });
-  after(() => fx.close());
+  const fx = useHyperFixture();
 
   async function ledger(table: string) {
     return fx.pool.query<{ file_name: string; row_count: string; checksum: string | null }>(

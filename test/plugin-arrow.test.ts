@@ -1,8 +1,5 @@
 import assert from 'node:assert/strict';
-import { randomUUID } from 'node:crypto';
-import { mkdir, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import {
   Binary,
   Bool,
@@ -51,25 +48,12 @@ import {
   type DataType,
   type Vector,
 } from 'apache-arrow';
-import { createHyperAdapter, type HyperAdapter } from '../adapters/db/hyper/index.ts';
 import { arrowIngester } from '../plugins/arrow/index.ts';
-import { IngestFailure, isIngestFailure } from '../src/errors.ts';
-import { claimFile, reopenStaged, type OpenedFile } from '../src/files.ts';
-import type { DbPool, IngestContext, IngestError, Logger } from '../src/types.ts';
-import { count, hyperFixture, type HyperFixture } from './helpers/env.ts';
+import type { Logger } from '../src/types.ts';
+import { count, useHyperFixture } from './helpers/env.ts';
+import { columnTypes, expectError, type PluginTarget, usePluginBench } from './helpers/plugin-bench.ts';
 
 const quiet: Logger = { debug() {}, info() {}, warn: (m) => { if (process.env.ARROW_TEST_LOG) console.log('WARN', m); }, error() {} };
-
-interface Outcome {
-  readonly rows?: number;
-  readonly error?: IngestError;
-  readonly attempts: number;
-}
-
-interface Target {
-  readonly db: HyperAdapter;
-  readonly pool: DbPool;
-}
 
 /** A column of test data: an Arrow vector, nullable unless said otherwise. */
 function col(values: readonly unknown[], type: DataType): Vector {
@@ -89,102 +73,20 @@ function table(columns: Record<string, Vector>): Table {
 }
 
 describe('arrow ingester', () => {
-  let fx: HyperFixture;
-  /** A database of version 4 (128-bit numerics, 32-bit floats) on the same hyperd. */
-  let v4: Target;
-  let inbox: string;
-  let staging: string;
-  const opened: OpenedFile[] = [];
-
-  before(async () => {
-    fx = await hyperFixture();
-    inbox = join(fx.root, 'in');
-    staging = join(fx.root, 'staging');
-    await mkdir(inbox);
-    await mkdir(staging);
-    // Version 4 databases have REAL and 38-digit NUMERIC, so every mapped type keeps its own column type.
-    const db = createHyperAdapter({ database: join(fx.root, 'v4.hyper'), databaseVersion: 4 });
-    v4 = { db, pool: await db.openPool({ maxConnections: 2 }) };
-  });
-  after(async () => {
-    for (const file of opened) await file.close();
-    await v4.pool.close();
-    await v4.db.close();
-    await fx.close();
-  });
-
-  function extensionOf(name: string): string {
-    return name.slice(name.lastIndexOf('.')).toLowerCase();
-  }
-
-  /** Claims a real file the way the watcher does, so the plugin reads it through its descriptor. */
-  async function claim(name: string, content: Uint8Array): Promise<OpenedFile> {
-    await writeFile(join(inbox, name), content);
-    const claimId = randomUUID();
-    const outcome = await claimFile(inbox, name, join(staging, `${claimId}-${name}`), { claimId, extension: extensionOf(name) });
-    if (outcome.status !== 'claimed') throw new Error(`claim failed: ${outcome.status}`);
-    opened.push(outcome.file);
-    return outcome.file;
-  }
-
-  /** Opens the same staged file again (as after a crash), for a second load of the same bytes. */
-  async function reopen(file: OpenedFile): Promise<OpenedFile> {
-    const outcome = await reopenStaged(file.stagedPath, file.name, { claimId: file.claimId, extension: file.extension });
-    if (outcome.status !== 'claimed') throw new Error(`reopen failed: ${outcome.status}`);
-    opened.push(outcome.file);
-    return outcome.file;
-  }
-
-  async function tableColumns(target: Target, name: string): Promise<Record<string, string> | null> {
-    const columns = await target.pool.transaction((conn) => conn.describeTable({ name }));
-    return columns && Object.fromEntries(columns.map((c) => [c.name, c.sqlType]));
-  }
-
+  // The Arrow ingester asks for one retry at most (as CSV, when Hyper refuses the Arrow data).
+  const bench = usePluginBench(arrowIngester, { maxAttempts: 5, logger: quiet });
   /**
-   * Runs the plugin like the core does (src/watcher.ts): one transaction per attempt, retried at
-   * once when the plugin asks to be, and a table a failed attempt created dropped while empty
-   * (Hyper keeps a CREATE TABLE even when the transaction rolls back).
+   * A database of version 4 on the same hyperd: it has REAL and 38-digit NUMERIC, so every mapped
+   * type keeps its own column type.
    */
-  async function ingest(file: OpenedFile, name: string, options: { csv?: boolean; target?: Target; createTable?: boolean } = {}): Promise<Outcome> {
-    const target = options.target ?? fx;
-    const fileState = new Map<string, unknown>();
-    for (let attempt = 1; attempt <= 5; attempt++) {
-      const existedBefore = (await tableColumns(target, name)) !== null;
-      const ctx: IngestContext = {
-        capabilities: options.csv ? { ...target.db.capabilities, arrowStream: false, readsLocalFiles: false } : target.db.capabilities,
-        attempt,
-        fileState,
-        sqlType: (t) => target.db.sqlType(t),
-        schema: { createTable: options.createTable ?? true },
-        logger: quiet,
-      };
-      try {
-        const rows = await target.pool.transaction(async (conn) => {
-          const result = await arrowIngester.append(conn, file, { name }, ctx);
-          if (result.isErr()) throw new IngestFailure(result.error);
-          return result.value.rows;
-        });
-        return { rows, attempts: attempt };
-      } catch (error) {
-        if (!isIngestFailure(error)) throw error;
-        if (!existedBefore && (await tableColumns(target, name)) !== null && (await count(target.pool, `"${name}"`)) === 0) {
-          await target.pool.query(`DROP TABLE "${name}"`);
-        }
-        if (error.error.retry && attempt < 5) continue;
-        return { error: error.error, attempts: attempt };
-      }
-    }
-    throw new Error('unreachable');
-  }
+  const v4 = useHyperFixture({ databaseVersion: 4 });
 
-  function expectError(outcome: Outcome): IngestError {
-    assert.ok(outcome.error, `expected an error, got ${JSON.stringify(outcome)}`);
-    assert.equal(outcome.rows, undefined);
-    return outcome.error;
+  function tableColumns(target: PluginTarget, name: string): Promise<Record<string, string> | null> {
+    return columnTypes(target.pool, name);
   }
 
   /** Every column as text, rows ordered by the first column. */
-  async function rowsOf(target: Target, name: string): Promise<Record<string, string | null>[]> {
+  async function rowsOf(target: PluginTarget, name: string): Promise<Record<string, string | null>[]> {
     const columns = await target.pool.transaction((conn) => conn.describeTable({ name }));
     assert.ok(columns, `table ${name} exists`);
     const list = columns.map((c) => `"${c.name}"::text AS "${c.name}"`).join(', ');
@@ -207,18 +109,18 @@ describe('arrow ingester', () => {
   ];
 
   it('loads the file format and the stream format, under each extension', async () => {
-    const file = await claim('basic.arrow', tableToIPC(basic(), 'file'));
-    assert.deepEqual(await ingest(file, 'fmt_file'), { rows: 3, attempts: 1 });
-    assert.deepEqual(await rowsOf(fx, 'fmt_file'), expectedBasic);
-    assert.deepEqual(await tableColumns(fx, 'fmt_file'), { id: 'integer', name: 'text', score: 'double precision', at: 'timestamp' });
+    const file = await bench.claim('basic.arrow', tableToIPC(basic(), 'file'));
+    assert.deepEqual(await bench.ingest(file, 'fmt_file'), { rows: 3, attempts: 1 });
+    assert.deepEqual(await rowsOf(bench, 'fmt_file'), expectedBasic);
+    assert.deepEqual(await tableColumns(bench, 'fmt_file'), { id: 'integer', name: 'text', score: 'double precision', at: 'timestamp' });
 
-    const stream = await claim('basic.ipc', tableToIPC(basic(), 'stream'));
-    assert.deepEqual(await ingest(stream, 'fmt_stream'), { rows: 3, attempts: 1 });
-    assert.deepEqual(await rowsOf(fx, 'fmt_stream'), expectedBasic);
+    const stream = await bench.claim('basic.ipc', tableToIPC(basic(), 'stream'));
+    assert.deepEqual(await bench.ingest(stream, 'fmt_stream'), { rows: 3, attempts: 1 });
+    assert.deepEqual(await rowsOf(bench, 'fmt_stream'), expectedBasic);
 
-    const feather = await claim('basic.feather', tableToIPC(basic(), 'file'));
-    assert.deepEqual(await ingest(feather, 'fmt_stream'), { rows: 3, attempts: 1 });
-    assert.equal(await count(fx.pool, 'fmt_stream'), 6);
+    const feather = await bench.claim('basic.feather', tableToIPC(basic(), 'file'));
+    assert.deepEqual(await bench.ingest(feather, 'fmt_stream'), { rows: 3, attempts: 1 });
+    assert.equal(await count(bench.pool, 'fmt_stream'), 6);
   });
 
   it('loads a file with several record batches and dictionaries, in both formats', async () => {
@@ -226,9 +128,9 @@ describe('arrow ingester', () => {
     const whole = table({ id: col([0n, 1n, 2n, 3n, 4n, 5n], new Int64()), tag: vectorFromArray(['t0', null, 't1', null, 't2', null]) }).batches[0]!;
     const multi = new Table([whole.slice(0, 2), whole.slice(2, 4), whole.slice(4, 6)]);
     for (const format of ['file', 'stream'] as const) {
-      const file = await claim(`multi-${format}.arrow`, tableToIPC(multi, format));
-      assert.deepEqual(await ingest(file, `multi_${format}`), { rows: 6, attempts: 1 });
-      const rows = await rowsOf(fx, `multi_${format}`);
+      const file = await bench.claim(`multi-${format}.arrow`, tableToIPC(multi, format));
+      assert.deepEqual(await bench.ingest(file, `multi_${format}`), { rows: 6, attempts: 1 });
+      const rows = await rowsOf(bench, `multi_${format}`);
       assert.deepEqual(
         rows.map((r) => r.tag),
         ['t0', null, 't1', null, 't2', null],
@@ -313,25 +215,25 @@ describe('arrow ingester', () => {
   it('round-trips every mapped type, through ARROWSTREAM and through CSV alike', async () => {
     const { table: data, expected, types } = everyType();
     for (const format of ['file', 'stream'] as const) {
-      const file = await claim(`types-${format}.arrow`, tableToIPC(data, format));
-      const arrow = await ingest(file, `types_${format}`, { target: v4 });
+      const file = await bench.claim(`types-${format}.arrow`, tableToIPC(data, format));
+      const arrow = await bench.ingest(file, `types_${format}`, { target: v4 });
       assert.deepEqual(arrow, { rows: 3, attempts: 1 });
       assert.deepEqual(await tableColumns(v4, `types_${format}`), types);
       assert.deepEqual(await rowsOf(v4, `types_${format}`), expected);
 
-      const csv = await ingest(await reopen(file), `types_${format}_csv`, { target: v4, csv: true });
+      const csv = await bench.ingest(await bench.reopen(file), `types_${format}_csv`, { target: v4, remote: true });
       assert.deepEqual(csv, { rows: 3, attempts: 1 });
       assert.deepEqual(await rowsOf(v4, `types_${format}_csv`), expected);
     }
   });
 
   it('appends to an existing table by name: other order, a missing nullable column, wider types, another case', async () => {
-    await fx.pool.query(`CREATE TABLE ex ("Name" VARCHAR(20), extra TEXT, score DOUBLE PRECISION, id BIGINT NOT NULL, at TIMESTAMPTZ)`);
+    await bench.pool.query(`CREATE TABLE ex ("Name" VARCHAR(20), extra TEXT, score DOUBLE PRECISION, id BIGINT NOT NULL, at TIMESTAMPTZ)`);
     for (const csv of [false, true]) {
-      const file = await claim(`ex-${csv}.arrow`, tableToIPC(basic(), 'file'));
-      assert.deepEqual(await ingest(file, 'ex', { csv }), { rows: 3, attempts: 1 });
+      const file = await bench.claim(`ex-${csv}.arrow`, tableToIPC(basic(), 'file'));
+      assert.deepEqual(await bench.ingest(file, 'ex', { remote: csv }), { rows: 3, attempts: 1 });
     }
-    const rows = await fx.pool.query<Record<string, string | null>>(`SELECT "Name", extra, score::text AS score, id::text AS id, at::text AS at FROM ex ORDER BY id, at`);
+    const rows = await bench.pool.query<Record<string, string | null>>(`SELECT "Name", extra, score::text AS score, id::text AS id, at::text AS at FROM ex ORDER BY id, at`);
     const one = [
       { Name: 'alpha', extra: null, score: '1.5', id: '1', at: '2024-02-29 12:00:00+00' },
       { Name: 'b,"c"\nd', extra: null, score: null, id: '2', at: null },
@@ -341,17 +243,17 @@ describe('arrow ingester', () => {
   });
 
   it('appends straight into a table whose columns match exactly (pass-through), and into one needing only a rewrite', async () => {
-    await fx.pool.query(`CREATE TABLE exact (at TIMESTAMP, id INTEGER NOT NULL, name TEXT, score DOUBLE PRECISION)`);
+    await bench.pool.query(`CREATE TABLE exact (at TIMESTAMP, id INTEGER NOT NULL, name TEXT, score DOUBLE PRECISION)`);
     const schema = new Schema([new Field('id', new Int32(), false), new Field('name', new Utf8(), true)]);
     const batch = new RecordBatch(schema, makeData({ type: new Struct(schema.fields), length: 2, nullCount: 0, children: [col([7, 8], new Int32()).data[0]!, col(['p', null], new Utf8()).data[0]!] }));
-    const file = await claim('exact.arrow', tableToIPC(new Table([batch]), 'stream'));
-    assert.deepEqual(await ingest(file, 'exact'), { rows: 2, attempts: 1 });
+    const file = await bench.claim('exact.arrow', tableToIPC(new Table([batch]), 'stream'));
+    assert.deepEqual(await bench.ingest(file, 'exact'), { rows: 2, attempts: 1 });
     const dictSchema = new Schema([new Field('id', new Int32(), false), new Field('name', vectorFromArray(['q']).type, true), new Field('score', new Float64(), true)]);
     const dictColumns = [col([9, 10, 11], new Int32()), vectorFromArray(['q', 'q', null]), col([1, 2, 3], new Float64())];
     const dictBatch = new RecordBatch(dictSchema, makeData({ type: new Struct(dictSchema.fields), length: 3, nullCount: 0, children: dictColumns.map((v) => v.data[0]!) }));
-    const dict = await claim('exact-dict.arrow', tableToIPC(new Table([dictBatch]), 'file'));
-    assert.deepEqual(await ingest(dict, 'exact'), { rows: 3, attempts: 1 });
-    const exact = await fx.pool.query(`SELECT id::text AS id, name, score::text AS score FROM exact ORDER BY score NULLS FIRST, id`);
+    const dict = await bench.claim('exact-dict.arrow', tableToIPC(new Table([dictBatch]), 'file'));
+    assert.deepEqual(await bench.ingest(dict, 'exact'), { rows: 3, attempts: 1 });
+    const exact = await bench.pool.query(`SELECT id::text AS id, name, score::text AS score FROM exact ORDER BY score NULLS FIRST, id`);
     assert.deepEqual(exact.map((r) => ({ ...r })), [
       { id: '7', name: 'p', score: null },
       { id: '8', name: null, score: null },
@@ -359,24 +261,24 @@ describe('arrow ingester', () => {
       { id: '10', name: 'q', score: '2' },
       { id: '11', name: null, score: '3' },
     ]);
-    assert.equal(await count(fx.pool, 'exact'), 5);
+    assert.equal(await count(bench.pool, 'exact'), 5);
   });
 
   it('refuses a file column the table lacks', async () => {
-    await fx.pool.query(`CREATE TABLE narrow (id INTEGER, name TEXT)`);
-    const file = await claim('extra.arrow', tableToIPC(basic(), 'file'));
-    const error = expectError(await ingest(file, 'narrow'));
+    await bench.pool.query(`CREATE TABLE narrow (id INTEGER, name TEXT)`);
+    const file = await bench.claim('extra.arrow', tableToIPC(basic(), 'file'));
+    const error = expectError(await bench.ingest(file, 'narrow'));
     assert.equal(error.kind, 'schema');
     assert.equal(error.code, 'UNKNOWN_COLUMN');
     assert.equal(error.column, 'score');
     assert.match(error.message, /extra\.arrow.*"score"/);
-    assert.equal(await count(fx.pool, 'narrow'), 0);
+    assert.equal(await count(bench.pool, 'narrow'), 0);
   });
 
   it('refuses a column whose type does not fit, naming both types', async () => {
-    await fx.pool.query(`CREATE TABLE typed (id SMALLINT, name TEXT, score DOUBLE PRECISION, at TIMESTAMP)`);
-    const file = await claim('mismatch.arrow', tableToIPC(basic(), 'stream'));
-    const error = expectError(await ingest(file, 'typed'));
+    await bench.pool.query(`CREATE TABLE typed (id SMALLINT, name TEXT, score DOUBLE PRECISION, at TIMESTAMP)`);
+    const file = await bench.claim('mismatch.arrow', tableToIPC(basic(), 'stream'));
+    const error = expectError(await bench.ingest(file, 'typed'));
     assert.equal(error.kind, 'schema');
     assert.equal(error.code, 'TYPE_MISMATCH');
     assert.equal(error.column, 'id');
@@ -385,20 +287,20 @@ describe('arrow ingester', () => {
   });
 
   it('refuses a NULL for a NOT NULL column', async () => {
-    await fx.pool.query(`CREATE TABLE strict (id INTEGER, name TEXT NOT NULL, score DOUBLE PRECISION, at TIMESTAMP)`);
-    const error = expectError(await ingest(await claim('nulls.arrow', tableToIPC(basic(), 'file')), 'strict'));
+    await bench.pool.query(`CREATE TABLE strict (id INTEGER, name TEXT NOT NULL, score DOUBLE PRECISION, at TIMESTAMP)`);
+    const error = expectError(await bench.ingest(await bench.claim('nulls.arrow', tableToIPC(basic(), 'file')), 'strict'));
     assert.equal(error.kind, 'data');
-    assert.equal(await count(fx.pool, 'strict'), 0);
+    assert.equal(await count(bench.pool, 'strict'), 0);
   });
 
   it('refuses a type with no column type (Duration), naming the column', async () => {
-    const file = await claim('duration.arrow', tableToIPC(table({ id: col([1], new Int32()), took: col([5n], new DurationSecond()) }), 'file'));
-    const error = expectError(await ingest(file, 'durations'));
+    const file = await bench.claim('duration.arrow', tableToIPC(table({ id: col([1], new Int32()), took: col([5n], new DurationSecond()) }), 'file'));
+    const error = expectError(await bench.ingest(file, 'durations'));
     assert.equal(error.kind, 'schema');
     assert.equal(error.code, 'ARROW_UNSUPPORTED_TYPE');
     assert.equal(error.column, 'took');
     assert.match(error.message, /duration\.arrow: column "took" has Arrow type Duration/);
-    assert.equal(await tableColumns(fx, 'durations'), null);
+    assert.equal(await tableColumns(bench, 'durations'), null);
   });
 
   it('reports a zero-byte file, garbage, and truncated files and streams as data errors', async () => {
@@ -419,7 +321,7 @@ describe('arrow ingester', () => {
     cases.push(['scrambled.arrow', scrambled, 'ARROW_']);
     for (const csv of [false, true]) {
       for (const [name, bytes, code] of cases) {
-        const outcome = await ingest(await claim(`${csv ? 'csv-' : ''}${name}`, bytes), 'bad', { csv });
+        const outcome = await bench.ingest(await bench.claim(`${csv ? 'csv-' : ''}${name}`, bytes), 'bad', { remote: csv });
         const error = expectError(outcome);
         assert.equal(error.kind, 'data', `${name}: ${JSON.stringify(error)}`);
         assert.ok(error.code.startsWith(code), `${name}: ${error.code} ${error.message}`);
@@ -428,7 +330,7 @@ describe('arrow ingester', () => {
         assert.equal(error.file, `${csv ? 'csv-' : ''}${name}`);
       }
     }
-    assert.equal(await tableColumns(fx, 'bad'), null);
+    assert.equal(await tableColumns(bench, 'bad'), null);
   });
 
   it('reports compressed record batches clearly (Hyper reads none; no codec is registered here)', async () => {
@@ -441,7 +343,7 @@ describe('arrow ingester', () => {
     } finally {
       compressionRegistry.set(CompressionType.ZSTD, {});
     }
-    const outcome = await ingest(await claim('compressed.arrow', bytes), 'compressed');
+    const outcome = await bench.ingest(await bench.claim('compressed.arrow', bytes), 'compressed');
     const error = expectError(outcome);
     assert.equal(error.kind, 'data');
     assert.equal(error.code, 'ARROW_COMPRESSED');
@@ -449,17 +351,17 @@ describe('arrow ingester', () => {
     assert.match(error.hint, /uncompressed/);
     // First attempt: Hyper refuses compressed batches; the retry as CSV then names the cause.
     assert.equal(outcome.attempts, 2);
-    assert.equal(await tableColumns(fx, 'compressed'), null);
+    assert.equal(await tableColumns(bench, 'compressed'), null);
   });
 
   it('creates the table from the schema of a file without rows', async () => {
     const empty = table({ id: col([] as bigint[], new Int64()), name: col([], new Utf8()) });
-    assert.deepEqual(await ingest(await claim('empty-rows.arrow', tableToIPC(empty, 'stream')), 'no_rows'), { rows: 0, attempts: 1 });
-    assert.deepEqual(await tableColumns(fx, 'no_rows'), { id: 'bigint', name: 'text' });
+    assert.deepEqual(await bench.ingest(await bench.claim('empty-rows.arrow', tableToIPC(empty, 'stream')), 'no_rows'), { rows: 0, attempts: 1 });
+    assert.deepEqual(await tableColumns(bench, 'no_rows'), { id: 'bigint', name: 'text' });
   });
 
   it('does not create a table when creating tables is disabled', async () => {
-    const error = expectError(await ingest(await claim('nocreate.arrow', tableToIPC(basic(), 'file')), 'not_there', { createTable: false }));
+    const error = expectError(await bench.ingest(await bench.claim('nocreate.arrow', tableToIPC(basic(), 'file')), 'not_there', { createTable: false }));
     assert.equal(error.code, 'TABLE_MISSING');
     assert.equal(error.kind, 'schema');
   });
@@ -498,14 +400,14 @@ describe('arrow ingester', () => {
     ];
     for (const [k, variant] of variants.entries()) {
       const bytes = variant.bytes();
-      const file = await claim(`big-${k}.arrow`, bytes);
+      const file = await bench.claim(`big-${k}.arrow`, bytes);
       const name = `big_${k}`;
       const started = performance.now();
-      const outcome = await ingest(file, name, { csv: variant.csv ?? false });
+      const outcome = await bench.ingest(file, name, { remote: variant.csv ?? false });
       const ms = performance.now() - started;
       assert.deepEqual(outcome, { rows, attempts: 1 });
-      assert.equal(await count(fx.pool, name), rows);
-      const sums = await fx.pool.query<{ s: string }>(`SELECT SUM(id)::text AS s FROM ${name}`);
+      assert.equal(await count(bench.pool, name), rows);
+      const sums = await bench.pool.query<{ s: string }>(`SELECT SUM(id)::text AS s FROM ${name}`);
       assert.equal(sums[0]!.s, String((rows * (rows - 1)) / 2));
       console.log(
         `arrow ${variant.label}: ${rows} rows, ${batches.length} batches, ${(bytes.length / 1048576).toFixed(1)} MiB in ${ms.toFixed(0)} ms ` +

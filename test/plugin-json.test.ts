@@ -1,103 +1,22 @@
 import assert from 'node:assert/strict';
-import { randomUUID } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
-import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { jsonIngester } from '../plugins/json/index.ts';
-import { IngestFailure, isIngestFailure } from '../src/errors.ts';
-import { claimFile, type OpenedFile } from '../src/files.ts';
-import type { IngestContext, IngestError, Logger } from '../src/types.ts';
-import { count, hyperFixture, type HyperFixture } from './helpers/env.ts';
-
-const quiet: Logger = { debug() {}, info() {}, warn() {}, error() {} };
-
-interface Outcome {
-  readonly rows?: number;
-  readonly error?: IngestError;
-  readonly attempts: number;
-}
+import { silentLogger } from '../src/log.ts';
+import { count } from './helpers/env.ts';
+import { columnTypes as columnTypesIn, expectError, type Outcome, usePluginBench } from './helpers/plugin-bench.ts';
 
 describe('json ingester', () => {
-  let fx: HyperFixture;
-  let inbox: string;
-  let staging: string;
-  const opened: OpenedFile[] = [];
-
-  before(async () => {
-    fx = await hyperFixture();
-    inbox = join(fx.root, 'in');
-    staging = join(fx.root, 'staging');
-    await mkdir(inbox);
-    await mkdir(staging);
-  });
-  after(async () => {
-    for (const file of opened) await file.close();
-    await fx.close();
-  });
-
-  function extensionOf(name: string): string {
-    return name.slice(name.lastIndexOf('.')).toLowerCase();
-  }
-
-  /** Claims a real file the way the watcher does, so the plugin reads it through its descriptor. */
-  async function claim(name: string, content?: string | Uint8Array): Promise<OpenedFile> {
-    if (content !== undefined) await writeFile(join(inbox, name), content);
-    const claimId = randomUUID();
-    const outcome = await claimFile(inbox, name, join(staging, `${claimId}-${name}`), { claimId, extension: extensionOf(name) });
-    assert.equal(outcome.status, 'claimed');
-    if (outcome.status !== 'claimed') throw new Error('unreachable');
-    opened.push(outcome.file);
-    return outcome.file;
-  }
-
-  /**
-   * Runs the plugin like the core does (src/watcher.ts): one transaction per attempt, retried at
-   * once when the plugin asks to be, and, since Hyper commits CREATE TABLE even when the
-   * transaction rolls back, a table the failed attempt created is dropped while still empty.
-   */
-  async function ingest(file: OpenedFile, table: string, options: { createTable?: boolean } = {}): Promise<Outcome> {
-    const fileState = new Map<string, unknown>();
-    for (let attempt = 1; attempt <= 9; attempt++) {
-      const existedBefore = (await columnTypes(table)) !== null;
-      const ctx: IngestContext = {
-        capabilities: fx.db.capabilities,
-        attempt,
-        fileState,
-        sqlType: (t) => fx.db.sqlType(t),
-        schema: { createTable: options.createTable ?? true },
-        logger: quiet,
-      };
-      try {
-        const rows = await fx.pool.transaction(async (conn) => {
-          const result = await jsonIngester.append(conn, file, { name: table }, ctx);
-          if (result.isErr()) throw new IngestFailure(result.error);
-          return result.value.rows;
-        });
-        return { rows, attempts: attempt };
-      } catch (error) {
-        if (!isIngestFailure(error)) throw error;
-        if (!existedBefore && (await columnTypes(table)) !== null && (await count(fx.pool, table)) === 0) await fx.pool.query(`DROP TABLE "${table}"`);
-        if (error.error.retry && attempt < 9) continue;
-        return { error: error.error, attempts: attempt };
-      }
-    }
-    throw new Error('unreachable');
-  }
+  // The JSON ingester asks for a retry each time it widens a column: room for several in a file.
+  const bench = usePluginBench(jsonIngester, { maxAttempts: 9, logger: silentLogger });
 
   async function ingestText(name: string, content: string | Uint8Array, table: string, options?: { createTable?: boolean }): Promise<Outcome> {
-    return ingest(await claim(name, content), table, options);
+    return bench.ingest(await bench.claim(name, content), table, options);
   }
 
-  async function columnTypes(table: string): Promise<Record<string, string> | null> {
-    const columns = await fx.pool.transaction((conn) => conn.describeTable({ name: table }));
-    return columns && Object.fromEntries(columns.map((c) => [c.name, c.sqlType]));
-  }
-
-  function expectError(outcome: Outcome): IngestError {
-    assert.ok(outcome.error, `expected an error, got ${JSON.stringify(outcome)}`);
-    assert.equal(outcome.rows, undefined);
-    return outcome.error;
+  function columnTypes(table: string): Promise<Record<string, string> | null> {
+    return columnTypesIn(bench.pool, table);
   }
 
   it('loads an array of objects and infers column types', async () => {
@@ -122,7 +41,7 @@ describe('json ingester', () => {
       day: 'date',
       at: 'timestamp',
     });
-    const rows = await fx.pool.query<{ id: string; name: string | null; score: number; ok: boolean | null; day: string | null }>(
+    const rows = await bench.pool.query<{ id: string; name: string | null; score: number; ok: boolean | null; day: string | null }>(
       `SELECT id, name, score, ok, CAST(day AS TEXT) AS day FROM arr ORDER BY id`,
     );
     assert.deepEqual(
@@ -140,9 +59,9 @@ describe('json ingester', () => {
     assert.equal((await ingestText('a.jsonl', lines, 'lines')).rows, 3);
     assert.equal((await ingestText('b.ndjson', `${lines}\n`, 'lines')).rows, 3);
     assert.equal((await ingestText('c.json', `\n\n${lines}\n`, 'lines')).rows, 3);
-    assert.equal(await count(fx.pool, 'lines'), 9);
-    assert.equal(await count(fx.pool, 'lines', 'city IS NULL'), 3);
-    const cities = await fx.pool.query<{ city: string }>(`SELECT DISTINCT city FROM lines WHERE city IS NOT NULL ORDER BY city`);
+    assert.equal(await count(bench.pool, 'lines'), 9);
+    assert.equal(await count(bench.pool, 'lines', 'city IS NULL'), 3);
+    const cities = await bench.pool.query<{ city: string }>(`SELECT DISTINCT city FROM lines WHERE city IS NOT NULL ORDER BY city`);
     assert.deepEqual(
       cities.map((r) => r.city),
       ['Lima', 'Oslo'],
@@ -159,7 +78,7 @@ describe('json ingester', () => {
     const outcome = await ingestText('nested.jsonl', records.map((r) => JSON.stringify(r)).join('\n'), 'nested');
     assert.equal(outcome.rows, 4);
     assert.deepEqual(await columnTypes('nested'), { id: 'bigint', tags: 'text', meta: 'text', label: 'text' });
-    const rows = await fx.pool.query<{ id: string; tags: string | null; meta: string | null; label: string | null }>(`SELECT id, tags, meta, label FROM nested ORDER BY id`);
+    const rows = await bench.pool.query<{ id: string; tags: string | null; meta: string | null; label: string | null }>(`SELECT id, tags, meta, label FROM nested ORDER BY id`);
     assert.deepEqual(JSON.parse(rows[0]!.tags!), ['a', 'b']);
     assert.deepEqual(JSON.parse(rows[0]!.meta!), records[0]!.meta);
     assert.equal(rows[0]!.label, '');
@@ -176,7 +95,7 @@ describe('json ingester', () => {
   });
 
   it('appends to an existing table by column name, in any order, with NULL for a missing nullable column', async () => {
-    await fx.pool.query(`CREATE TABLE existing (note TEXT, id BIGINT NOT NULL, amount DOUBLE PRECISION, extra TEXT)`);
+    await bench.pool.query(`CREATE TABLE existing (note TEXT, id BIGINT NOT NULL, amount DOUBLE PRECISION, extra TEXT)`);
     const content = JSON.stringify([
       { amount: 2.5, id: 10, Note: 'first' },
       { id: 11, amount: 3 },
@@ -184,7 +103,7 @@ describe('json ingester', () => {
     ]);
     const outcome = await ingestText('existing.json', content, 'existing');
     assert.equal(outcome.rows, 3, JSON.stringify(outcome.error));
-    const rows = await fx.pool.query<{ id: string; note: string | null; amount: number | null; extra: string | null }>(`SELECT id, note, amount, extra FROM existing ORDER BY id`);
+    const rows = await bench.pool.query<{ id: string; note: string | null; amount: number | null; extra: string | null }>(`SELECT id, note, amount, extra FROM existing ORDER BY id`);
     assert.deepEqual(
       rows.map((r) => ({ ...r, id: Number(r.id) })),
       [
@@ -196,25 +115,25 @@ describe('json ingester', () => {
     // A key first seen late that the table has is fine: every table column is in the COPY.
     const late = [...Array.from({ length: 1500 }, (_, i) => JSON.stringify({ id: 100 + i })), JSON.stringify({ id: 9999, extra: 'late' })].join('\n');
     assert.equal((await ingestText('late.jsonl', late, 'existing')).rows, 1501);
-    assert.equal(await count(fx.pool, 'existing', `extra = 'late' AND id = 9999`), 1);
+    assert.equal(await count(bench.pool, 'existing', `extra = 'late' AND id = 9999`), 1);
     // Two spellings of one column in one file are ambiguous.
     const twice = expectError(await ingestText('twice.jsonl', '{"id": 1, "note": "a"}\n{"id": 2, "NOTE": "b"}\n', 'existing'));
     assert.equal(twice.kind, 'schema');
     assert.equal(twice.code, 'DUPLICATE_COLUMN');
     assert.equal(twice.column, 'NOTE');
     assert.equal(twice.line, 2);
-    assert.equal(await count(fx.pool, 'existing'), 1504);
+    assert.equal(await count(bench.pool, 'existing'), 1504);
   });
 
   it('rejects a key the existing table lacks with a schema error naming it', async () => {
-    await fx.pool.query(`CREATE TABLE strict (id BIGINT, name TEXT)`);
+    await bench.pool.query(`CREATE TABLE strict (id BIGINT, name TEXT)`);
     const error = expectError(await ingestText('extra.jsonl', '{"id": 1, "name": "a"}\n{"id": 2, "colour": "red"}\n', 'strict'));
     assert.equal(error.kind, 'schema');
     assert.equal(error.code, 'UNKNOWN_COLUMN');
     assert.equal(error.column, 'colour');
     assert.equal(error.line, 2);
     assert.match(error.message, /colour/);
-    assert.equal(await count(fx.pool, 'strict'), 0);
+    assert.equal(await count(bench.pool, 'strict'), 0);
   });
 
   it('rejects a key first seen after the sample of a new table, naming the key and the record', async () => {
@@ -265,7 +184,7 @@ describe('json ingester', () => {
   });
 
   it('rejects a value of the wrong type for an existing column, naming the record and column', async () => {
-    await fx.pool.query(`CREATE TABLE typed (id BIGINT, qty BIGINT NOT NULL, label TEXT)`);
+    await bench.pool.query(`CREATE TABLE typed (id BIGINT, qty BIGINT NOT NULL, label TEXT)`);
     const lines = ['{"id": 1, "qty": 5}', '', '{"id": 2, "qty": 6}', '{"id": 3, "qty": {"n": 7}}', '{"id": 4, "qty": 8}'].join('\n');
     const error = expectError(await ingestText('wrong.jsonl', lines, 'typed'));
     assert.equal(error.kind, 'data');
@@ -283,7 +202,7 @@ describe('json ingester', () => {
     assert.equal(missing.kind, 'data');
     assert.equal(missing.line, 2);
     assert.equal(missing.column, 'qty');
-    assert.equal(await count(fx.pool, 'typed'), 0);
+    assert.equal(await count(bench.pool, 'typed'), 0);
   });
 
   it('widens an inferred type when a later record does not fit it, with a fresh attempt', async () => {
@@ -295,13 +214,13 @@ describe('json ingester', () => {
     // n: bigint → double (seen by the plugin); day: date → text (rejected by the database).
     assert.equal(outcome.attempts, 3);
     assert.deepEqual(await columnTypes('widen'), { id: 'bigint', n: 'double precision', day: 'text', flag: 'boolean' });
-    assert.equal(await count(fx.pool, 'widen', 'n = 2.5'), 1);
-    assert.equal(await count(fx.pool, 'widen', `day = '2024-02-30'`), 1);
+    assert.equal(await count(bench.pool, 'widen', 'n = 2.5'), 1);
+    assert.equal(await count(bench.pool, 'widen', `day = '2024-02-30'`), 1);
 
     const objects = Array.from({ length: 1100 }, (_, i) => JSON.stringify({ v: i === 1050 ? { nested: i } : 'text' })).join('\n');
     const nested = await ingestText('widen-json.jsonl', objects, 'widen_json');
     assert.equal(nested.rows, 1100);
-    const rows = await fx.pool.query<{ v: string }>(`SELECT v FROM widen_json`);
+    const rows = await bench.pool.query<{ v: string }>(`SELECT v FROM widen_json`);
     for (const row of rows) JSON.parse(row.v);
   });
 
@@ -350,7 +269,7 @@ describe('json ingester', () => {
   it('accepts a UTF-8 byte order mark and rejects bytes that are not UTF-8', async () => {
     assert.equal((await ingestText('bom.json', '\ufeff[{"word": "größe"}]', 'utf8')).rows, 1);
     assert.equal((await ingestText('bom.jsonl', '\ufeff{"word": "naïve"}\n', 'utf8')).rows, 1);
-    const words = await fx.pool.query<{ word: string }>(`SELECT word FROM utf8 ORDER BY word`);
+    const words = await bench.pool.query<{ word: string }>(`SELECT word FROM utf8 ORDER BY word`);
     assert.deepEqual(
       words.map((r) => r.word),
       ['größe', 'naïve'],
@@ -359,7 +278,7 @@ describe('json ingester', () => {
     const error = expectError(await ingestText('latin1.jsonl', latin1, 'utf8'));
     assert.equal(error.kind, 'data');
     assert.equal(error.code, 'JSON_ENCODING');
-    assert.equal(await count(fx.pool, 'utf8'), 2);
+    assert.equal(await count(bench.pool, 'utf8'), 2);
   });
 
   it('appends nothing for an empty array and does not create the table', async () => {
@@ -383,7 +302,7 @@ describe('json ingester', () => {
     assert.ok(Buffer.byteLength(text) > 3 * 1024 * 1024);
     const outcome = await ingestText('tricky.json', text, 'tricky');
     assert.equal(outcome.rows, records.length);
-    const sample = await fx.pool.query<{ i: string; s: string; o: string }>(`SELECT i, s, o FROM tricky WHERE i IN (0, 1, 3, 39999) ORDER BY i`);
+    const sample = await bench.pool.query<{ i: string; s: string; o: string }>(`SELECT i, s, o FROM tricky WHERE i IN (0, 1, 3, 39999) ORDER BY i`);
     for (const row of sample) {
       const expected = records[Number(row.i)]!;
       assert.equal(row.s, expected.s);
@@ -393,17 +312,17 @@ describe('json ingester', () => {
 
   it('streams a 200k-record JSON-lines file', async () => {
     const name = 'big.jsonl';
-    const out = createWriteStream(join(inbox, name));
+    const out = createWriteStream(join(bench.inbox, name));
     const total = 200_000;
     for (let i = 1; i <= total; i++) {
       const line = `${JSON.stringify({ id: i, name: `user ${i}`, score: i / 4, active: i % 2 === 0, tags: i % 10 === 0 ? ['ten'] : null })}\n`;
       if (!out.write(line)) await new Promise<void>((resolve) => out.once('drain', () => resolve()));
     }
     await new Promise<void>((resolve, reject) => out.end((error?: Error | null) => (error ? reject(error) : resolve())));
-    const outcome = await ingest(await claim(name), 'big');
+    const outcome = await bench.ingest(await bench.claim(name), 'big');
     assert.equal(outcome.rows, total);
-    assert.equal(await count(fx.pool, 'big'), total);
-    const [sums] = await fx.pool.query<{ ids: string; active: string; tagged: string }>(
+    assert.equal(await count(bench.pool, 'big'), total);
+    const [sums] = await bench.pool.query<{ ids: string; active: string; tagged: string }>(
       `SELECT SUM(id) AS ids, SUM(CASE WHEN active THEN 1 ELSE 0 END) AS active, SUM(CASE WHEN tags IS NULL THEN 0 ELSE 1 END) AS tagged FROM big`,
     );
     assert.equal(Number(sums!.ids), (total * (total + 1)) / 2);

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { copyFile, mkdir, readFile, truncate, writeFile } from 'node:fs/promises';
 import { basename, dirname, extname, join } from 'node:path';
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import type { SchemaElement, SchemaTree } from 'hyparquet';
 import { err, type Result } from 'neverthrow';
 import { formatDate, formatDecimal, formatMicros, formatTime, hexBytes, quoteCsv, toJson } from '../plugins/parquet/csv.ts';
@@ -19,7 +19,8 @@ import { silentLogger } from '../src/log.ts';
 import { standardSqlType } from '../src/sql.ts';
 import { parseSqlType } from '../src/sql-types.ts';
 import type { AppendResult, DbCapabilities, DbConnection, IngestContext, IngestError, LogicalType, Row, TableColumn } from '../src/types.ts';
-import { count, hyperFixture, type HyperFixture, removeDir, tempDir } from './helpers/env.ts';
+import { columnsOf, count, removeDir, tempDir, useHyperFixture } from './helpers/env.ts';
+import { createManyTypes } from './helpers/many-types.ts';
 
 const LOCAL: DbCapabilities = { readsLocalFiles: true, arrowStream: true, parquet: true, durableCommit: false };
 /** What PostgreSQL or a remote hyperd offers: the file must be decoded by us. */
@@ -436,15 +437,10 @@ async function claimInto(root: string, path: string): Promise<OpenedFile> {
 }
 
 describe('parquet ingester', () => {
-  let fx: HyperFixture;
-  let inbox: string;
-
-  before(async () => {
-    fx = await hyperFixture();
-    inbox = join(fx.root, 'inbox');
-    await mkdir(inbox, { recursive: true });
-  });
-  after(() => fx.close());
+  const fx = useHyperFixture();
+  /** Where ingest() puts the copy of a fixture it claims. */
+  const inbox = (): string => join(fx.root, 'inbox');
+  before(() => mkdir(inbox(), { recursive: true }));
 
   /** A fixture written by hyperd; `options` e.g. `CODEC 'zstd'`. */
   async function hyperParquet(name: string, select: string, options = ''): Promise<string> {
@@ -456,7 +452,7 @@ describe('parquet ingester', () => {
 
   /** Claims a copy of `fixture` (claiming moves it) and appends it inside a transaction, rolled back on error. */
   async function ingest(fixture: string, table: string, ctx: IngestContext = context(LOCAL), as = basename(fixture)): Promise<Result<AppendResult, IngestError>> {
-    const copy = join(inbox, as);
+    const copy = join(inbox(), as);
     await copyFile(fixture, copy);
     const file = await claimInto(fx.root, copy);
     try {
@@ -495,27 +491,15 @@ describe('parquet ingester', () => {
   let manyTypes: string;
 
   before(async () => {
-    await fx.pool.query(
-      `CREATE TABLE src (id INTEGER NOT NULL, si SMALLINT, i INTEGER, b BIGINT, d DOUBLE PRECISION, n NUMERIC(10,3), n18 NUMERIC(18,3), bo BOOLEAN, t TEXT, dt DATE, tm TIME, ts TIMESTAMP, tz TIMESTAMPTZ, by BYTEA, j JSON)`,
-    );
-    const values = [
-      `1, 1, 2, 3, 2.5, 12.345, 123456789012345.678, true, 'héllo wörld ✓', DATE '2024-02-29', TIME '12:34:56.789012', TIMESTAMP '2024-01-02 03:04:05.123456', TIMESTAMPTZ '2024-01-02 03:04:05.123456+00', '\\xdeadbeef'::bytea, '{"a": [1, 2]}'`,
-      `2, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL`,
-      `3, -32768, -2147483648, 9223372036854775807, 'NaN', -0.005, -999999999999999.999, false, '', DATE '0044-03-15 BC', TIME '00:00:00', TIMESTAMP '1900-01-01 00:00:00.000001', TIMESTAMPTZ '1969-12-31 23:59:59.999999+00', '\\x'::bytea, 'null'`,
-      `4, 32767, 2147483647, -9223372036854775808, 1e308, 0, 0, true, 'a,"b"' || chr(10) || 'c' || chr(13), DATE '9999-12-31', TIME '23:59:59.999999', TIMESTAMP '0044-03-15 12:00:00 BC', TIMESTAMPTZ '2262-04-11 23:47:16.854775+00', '\\x00ff2c22'::bytea, '[]'`,
-      `5, 0, 0, 0, -0.1, 1.5, 1.5, false, '\\.', DATE '1970-01-01', TIME '01:02:03', TIMESTAMP '1970-01-01 00:00:00', TIMESTAMPTZ '1970-01-01 00:00:00+00', '\\x0a0d'::bytea, '"x,y"'`,
-    ];
-    // hyperd wants VALUES rows of identical types: one INSERT each.
-    for (const row of values) await fx.pool.query(`INSERT INTO src VALUES (${row})`);
+    await createManyTypes(fx.pool, 'src');
     manyTypes = await hyperParquet('many-types.parquet', 'SELECT * FROM src ORDER BY id');
   });
 
   it('creates a table from a file with many types and round-trips every value (hyperd reads the file)', async () => {
     const result = await ingest(manyTypes, 'many_fast');
     assert.deepEqual(result._unsafeUnwrap(), { rows: 5 });
-    const columns = await fx.pool.transaction((conn) => conn.describeTable({ name: 'many_fast' }));
     assert.deepEqual(
-      columns!.map((c) => `${c.name} ${c.sqlType}`),
+      await columnsOf(fx.pool, 'many_fast'),
       ['id integer', 'si smallint', 'i integer', 'b bigint', 'd double precision', 'n numeric(10,3)', 'n18 numeric(18,3)', 'bo boolean', 't text', 'dt date', 'tm time', 'ts timestamp', 'tz timestamptz', 'by bytea', 'j text'],
     );
     assert.deepEqual(await rows('many_fast', AS_TEXT), await rows('src', AS_TEXT));
@@ -599,9 +583,8 @@ describe('parquet ingester', () => {
         await writeFile(path, miniParquet(readable, 2));
         const table = `readable_${label.startsWith('hyperd') ? 'fast' : 'decoded'}`;
         assert.deepEqual((await ingest(path, table, ctx()))._unsafeUnwrap(), { rows: 2 });
-        const columns = await fx.pool.transaction((conn) => conn.describeTable({ name: table }));
         assert.deepEqual(
-          columns!.map((c) => `${c.name} ${c.sqlType}`),
+          await columnsOf(fx.pool, table),
           READABLE_TYPES,
         );
         assert.deepEqual(await rows(table, READABLE_SQL), READABLE_ROWS);
@@ -612,9 +595,8 @@ describe('parquet ingester', () => {
       const path = join(fx.root, 'fixtures', 'legacy.parquet');
       await writeFile(path, miniParquet([...readable, ...unreadable], 2));
       assert.deepEqual((await ingest(path, 'legacy'))._unsafeUnwrap(), { rows: 2 });
-      const columns = await fx.pool.transaction((conn) => conn.describeTable({ name: 'legacy' }));
       assert.deepEqual(
-        columns!.map((c) => `${c.name} ${c.sqlType}`),
+        await columnsOf(fx.pool, 'legacy'),
         [...READABLE_TYPES, 'en text', 'uuid text', 'tmms time', 'decba numeric(12,3)'],
       );
       assert.deepEqual(await rows('legacy', `${READABLE_SQL}, en, uuid, tmms::text AS tmms, decba::text AS decba`), [

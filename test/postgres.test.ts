@@ -4,7 +4,7 @@
  * PostgreSQL binaries this file fails, saying what to install; it never skips.
  */
 import assert from 'node:assert/strict';
-import { mkdir, readdir, readFile, symlink } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import {
@@ -27,23 +27,20 @@ import {
   Utf8,
   vectorFromArray,
 } from 'apache-arrow';
-import { ResultAsync } from 'neverthrow';
 import { copyColumns, createPostgresAdapter, POSTGRES_URL_MISSING_MESSAGE, type PostgresAdapter, resolveUrl } from '../adapters/db/postgres/index.ts';
-import { csvIngester } from '../plugins/csv/index.ts';
 import { openWatcher, startWatching, stopWatching } from '../src/api.ts';
-import { STAGING_DIR } from '../src/constants.ts';
 import { fromDbError } from '../src/errors.ts';
 import { READ_CHUNK } from '../src/files.ts';
-import type { WatchOptions } from '../src/options.ts';
-import { defineIngester } from '../src/plugins.ts';
-import { WatcherRegistry } from '../src/registry.ts';
 import { testIngester } from '../src/testing.ts';
 import type { DbPool } from '../src/types.ts';
-import { csv, drop, failedEntries, leftovers, waitFor } from './helpers/drop.ts';
-import { count, hyperFixture, removeDir, tempDir } from './helpers/env.ts';
+import { builtinContracts } from './helpers/contract-samples.ts';
+import { csv, drop, failedEntries, leftovers, stagedEntries, waitFor } from './helpers/drop.ts';
+import { columnsOf, count, type DbFixture, dbFixture, hyperFixture, sqlTypes, tempDir } from './helpers/env.ts';
+import { createManyTypes } from './helpers/many-types.ts';
 import { startPostgres } from './helpers/postgres.ts';
 import { ROOT } from './helpers/proc.ts';
-import { builtinContracts } from './helpers/contract-samples.ts';
+import { protocolCases } from './helpers/protocol-suite.ts';
+import { groupLogger, useWatchBench } from './helpers/watch-bench.ts';
 
 // One cluster for the whole file, started before any test is registered (the contract kit takes
 // its `db` when it is registered). The helper also stops it at process exit, whatever happens.
@@ -66,8 +63,9 @@ async function* chunks(...texts: string[]): AsyncIterable<string> {
   yield* texts;
 }
 
-async function stagingOf(dir: string): Promise<string[]> {
-  return readdir(join(dir, STAGING_DIR));
+/** A temp directory for inboxes and a pool of its own on the file's cluster; the adapter stays open for the other suites. */
+async function pgFixture(): Promise<DbFixture> {
+  return dbFixture(await tempDir('hyperwatch-pgtest-'), db, { ownsDb: false });
 }
 
 describe('PostgreSQL adapter', () => {
@@ -203,50 +201,18 @@ describe('PostgreSQL adapter', () => {
 });
 
 describe('watcher on a real PostgreSQL server', () => {
-  let root: string;
-  let pool: DbPool;
-  let registry: WatcherRegistry;
-  let n = 0;
-  async function inbox(): Promise<{ dir: string; table: string; opts: WatchOptions }> {
-    const dir = join(root, `inbox-${++n}`);
-    await mkdir(dir);
-    return { dir, table: `w${n}`, opts: { db, registry, rescanIntervalMs: 200 } };
-  }
+  /** The file's cluster for the suite; a fresh inbox and table per test. */
+  const t = useWatchBench(pgFixture, 'w');
 
-  before(async () => {
-    root = await tempDir('hyperwatch-pgtest-');
-    pool = await db.openPool({ maxConnections: 2 });
-    registry = new WatcherRegistry();
-  });
-  after(async () => {
-    await registry.stopAll();
-    await pool.close();
-    await removeDir(root);
+  protocolCases(t, {
+    description: () => `postgres 127.0.0.1:${pg.port}/${pg.database}`,
+    durableCommit: true,
+    badNumberMessage: /^bad\.csv: invalid input syntax for type bigint: "not-a-number" \(line 3, column 2 "amount"\)$/,
   });
 
-  it('ingests one file, records it in the ledger, and leaves nothing in staging', async () => {
-    const { dir, table, opts } = await inbox();
-    await drop(dir, 'a.csv', csv('id,name,score', [[1, 'ann', 1.5], [2, 'bob', 2.5], [3, 'cy', 3]]));
-    const stats = await startWatching(dir, table, opts);
-    assert.equal(stats.filesIngested, 1);
-    assert.equal(stats.rowsIngested, 3);
-    const rows = await pool.query<{ id: string; name: string; score: number }>(`SELECT * FROM ${table} ORDER BY id`);
-    assert.deepEqual(rows.map((r) => [String(r.id), r.name, r.score]), [['1', 'ann', 1.5], ['2', 'bob', 2.5], ['3', 'cy', 3]]);
-    const cols = await pool.transaction((c) => c.describeTable({ name: table }));
-    assert.deepEqual(cols?.map((c) => c.sqlType), ['bigint', 'text', 'double precision']);
-    const ledger = await pool.query<{ file_name: string; row_count: string }>(`SELECT file_name, row_count FROM hyperwatch_ingest_log WHERE target_table = $1`, [table]);
-    assert.deepEqual(ledger.map((r) => [r.file_name, Number(r.row_count)]), [['a.csv', 3]]);
-    assert.deepEqual(await leftovers(dir), []);
-    // Durable commits: the staged copy goes at commit, without a checkpoint.
-    assert.deepEqual(await stagingOf(dir), []);
-    const summary = await stopWatching(dir, { registry });
-    assert.equal(summary.database, `postgres 127.0.0.1:${pg.port}/${pg.database}`);
-    assert.equal(summary.stats.checkpoints, 0);
-    assert.deepEqual(await stagingOf(dir), []);
-  });
-
+  // PostgreSQL only, from here on.
   it('keeps every row after a `\\.` line: PostgreSQL up to 17 would end the CSV COPY there', async () => {
-    const { dir, table, opts } = await inbox();
+    const { dir, table, opts } = await t.inbox();
     // LF: a `\.` record between rows, and one inside a quoted multi-line value (data either way).
     await drop(dir, 'a.csv', 'note\nfirst\n\\.\n"multi\n\\.\nline"\nlast\n');
     // CRLF, over 1 MiB: a `\.` record split between the file's first two read chunks, and one
@@ -262,16 +228,16 @@ describe('watcher on a real PostgreSQL server', () => {
     assert.equal(stats.filesFailed, 0);
     assert.equal(stats.filesIngested, 2);
     assert.equal(stats.rowsIngested, 4 + bigRows);
-    assert.equal(await count(pool, table), 4 + bigRows);
-    const kept = await pool.query<{ note: string }>(`SELECT note FROM ${table} WHERE note IN ('first', '\\.', E'multi\\n\\\\.\\nline', 'last', 'after-1', 'after-2') ORDER BY note`);
+    assert.equal(await count(t.pool, table), 4 + bigRows);
+    const kept = await t.pool.query<{ note: string }>(`SELECT note FROM ${table} WHERE note IN ('first', '\\.', E'multi\\n\\\\.\\nline', 'last', 'after-1', 'after-2') ORDER BY note`);
     assert.deepEqual(kept.map((r) => r.note).sort(), ['\\.', '\\.', '\\.', 'after-1', 'after-2', 'first', 'last', 'multi\n\\.\nline'].sort());
-    const ledger = await pool.query<{ file_name: string; row_count: string }>(`SELECT file_name, row_count FROM hyperwatch_ingest_log WHERE target_table = $1 ORDER BY file_name`, [table]);
+    const ledger = await t.pool.query<{ file_name: string; row_count: string }>(`SELECT file_name, row_count FROM hyperwatch_ingest_log WHERE target_table = $1 ORDER BY file_name`, [table]);
     assert.deepEqual(ledger.map((r) => [r.file_name, Number(r.row_count)]), [['a.csv', 4], ['b.csv', bigRows]]);
-    await stopWatching(dir, { registry });
+    await stopWatching(dir, { registry: t.registry });
   });
 
   it('fails a two-column CSV at its `\\.` line, naming the line, instead of loading the rows before it', async () => {
-    const { dir, table, opts } = await inbox();
+    const { dir, table, opts } = await t.inbox();
     await drop(dir, 'cut.csv', 'id,note\n1,a\n\\.\n2,b\n');
     const stats = await startWatching(dir, table, opts);
     assert.equal(stats.filesIngested, 0);
@@ -282,68 +248,13 @@ describe('watcher on a real PostgreSQL server', () => {
     assert.equal(report.line, 3);
     assert.match(report.message, /^cut\.csv: missing data for column "note"/);
     // The whole transaction rolled back, the table it created included.
-    assert.equal(await pool.transaction((c) => c.describeTable({ name: table })), null, 'nothing of the failed file');
-    await stopWatching(dir, { registry });
-  });
-
-  it('ingests 200 files dropped at once, each once, never more than maxConcurrent at a time', async () => {
-    const { dir, table, opts } = await inbox();
-    let active = 0;
-    let peak = 0;
-    const counting = defineIngester({
-      name: 'csv-counting',
-      extensions: ['.csv'],
-      append(conn, file, t, ctx) {
-        active++;
-        peak = Math.max(peak, active);
-        return ResultAsync.fromSafePromise(
-          (async () => {
-            try {
-              return await csvIngester.append(conn, file, t, ctx);
-            } finally {
-              active--;
-            }
-          })(),
-        ).andThen((r) => r);
-      },
-    });
-    const handle = await openWatcher(dir, table, { ...opts, maxConcurrent: 3, plugins: [counting] });
-    let sampledPeak = 0;
-    const sampler = setInterval(() => {
-      sampledPeak = Math.max(sampledPeak, handle.stats.inFlight);
-    }, 1);
-    const started = performance.now();
-    await Promise.all(Array.from({ length: 200 }, (_, i) => drop(dir, `f${String(i).padStart(3, '0')}.csv`, csv('id,batch', [[i * 2, i], [i * 2 + 1, i]]))));
-    await waitFor(() => handle.stats.filesIngested === 200, '200 files', 60000);
-    const seconds = (performance.now() - started) / 1000;
-    clearInterval(sampler);
-    console.log(`# PostgreSQL: 200 files ingested in ${seconds.toFixed(2)} s (${(200 / seconds).toFixed(0)} files/s), peak concurrency ${peak}`);
-    assert.equal(await count(pool, table), 400);
-    const [distinct] = await pool.query<{ ids: string; batches: string }>(`SELECT COUNT(DISTINCT id) AS ids, COUNT(DISTINCT batch) AS batches FROM ${table}`);
-    assert.equal(Number(distinct!.ids), 400);
-    assert.equal(Number(distinct!.batches), 200);
-    const [ledger] = await pool.query<{ n: string; claims: string }>(`SELECT COUNT(*) AS n, COUNT(DISTINCT claim_id) AS claims FROM hyperwatch_ingest_log WHERE target_table = $1`, [table]);
-    assert.deepEqual([Number(ledger!.n), Number(ledger!.claims)], [200, 200]);
-    assert.ok(peak <= 3, `peak concurrent appends ${peak} > 3`);
-    assert.ok(sampledPeak <= 3, `stats.inFlight reached ${sampledPeak}`);
-    assert.ok(peak >= 2, 'files should have run in parallel');
-    assert.equal(handle.stats.filesFailed, 0);
-    assert.deepEqual(await leftovers(dir), []);
-    await handle.stop();
-    assert.deepEqual(await stagingOf(dir), []);
+    assert.equal(await t.pool.transaction((c) => c.describeTable({ name: table })), null, 'nothing of the failed file');
+    await stopWatching(dir, { registry: t.registry });
   });
 
   it('groups small files into one COPY FROM STDIN: bad ones among 120 fail alone, each good one lands once with its row count', async () => {
-    const { dir, table, opts } = await inbox();
-    const groups: number[] = [];
-    const logger = {
-      debug() {},
-      warn() {},
-      error() {},
-      info(message: string, fields?: Record<string, unknown>) {
-        if (message === 'ingested') groups.push(Number(fields?.group ?? 1));
-      },
-    };
+    const { dir, table, opts } = await t.inbox();
+    const logger = groupLogger();
     const content = (i: number) => {
       const rows = Array.from({ length: 1 + (i % 5) }, (_, r) => `${i * 10 + r},"f${i}\nline ${r}"`);
       // Every shape the concatenated stream must keep apart: CRLF, no final line break, header only.
@@ -361,7 +272,7 @@ describe('watcher on a real PostgreSQL server', () => {
     const names = Array.from({ length: 120 }, (_, k) => `g${String(k + 1).padStart(3, '0')}.csv`);
     await Promise.all(names.map((name, k) => drop(dir, name, bad.get(k + 1) ?? (k + 1 === 50 ? 'id,label\n' : content(k + 1)))));
     await waitFor(() => handle.stats.filesIngested + handle.stats.filesFailed === 121, 'all files settled', 60000);
-    assert.ok(Math.max(...groups) > 1, 'files were committed in groups');
+    assert.ok(Math.max(...logger.groups) > 1, 'files were committed in groups');
     assert.deepEqual(
       (await failedEntries(dir)).filter((f) => f.endsWith('.error')),
       ['g041.csv.error', 'g077.csv.error', 'g078.csv.error'],
@@ -373,104 +284,20 @@ describe('watcher on a real PostgreSQL server', () => {
     const good = Array.from({ length: 121 }, (_, i) => i).filter((i) => !bad.has(i));
     const rowsOf = (i: number) => (i === 50 ? 0 : 1 + (i % 5));
     const expected = good.reduce((sum, i) => sum + rowsOf(i), 0);
-    assert.equal(await count(pool, table), expected);
-    const [distinct] = await pool.query<{ n: string }>(`SELECT COUNT(DISTINCT id) AS n FROM ${table}`);
+    assert.equal(await count(t.pool, table), expected);
+    const [distinct] = await t.pool.query<{ n: string }>(`SELECT COUNT(DISTINCT id) AS n FROM ${table}`);
     assert.equal(Number(distinct!.n), expected);
-    assert.equal(await count(pool, table, `label = 'f13' || chr(10) || 'line 3'`), 1, 'a quoted line break survives');
-    const ledger = await pool.query<{ file_name: string; row_count: string }>(`SELECT file_name, row_count FROM hyperwatch_ingest_log WHERE target_table = $1`, [table]);
+    assert.equal(await count(t.pool, table, `label = 'f13' || chr(10) || 'line 3'`), 1, 'a quoted line break survives');
+    const ledger = await t.pool.query<{ file_name: string; row_count: string }>(`SELECT file_name, row_count FROM hyperwatch_ingest_log WHERE target_table = $1`, [table]);
     assert.equal(ledger.length, good.length, 'one ledger row per good file');
     const byName = new Map(ledger.map((r) => [r.file_name, Number(r.row_count)]));
     for (const i of good) assert.equal(byName.get(`g${String(i).padStart(3, '0')}.csv`), rowsOf(i), `ledger row count of file ${i}`);
     await handle.stop();
-    assert.deepEqual(await stagingOf(dir), []);
-  });
-
-  it('moves a malformed CSV to failed/ with a .error naming code, line and column, while the good ones land', async () => {
-    const { dir, table, opts } = await inbox();
-    await drop(dir, 'good1.csv', csv('id,amount', [[1, 10], [2, 20]]));
-    await drop(dir, 'good2.csv', csv('id,amount', [[3, 30]]));
-    const handle = await openWatcher(dir, table, opts);
-    await drop(dir, 'bad.csv', 'id,amount\n4,40\n5,not-a-number\n');
-    await drop(dir, 'good3.csv', csv('id,amount', [[6, 60]]));
-    await waitFor(() => handle.stats.filesIngested + handle.stats.filesFailed === 4, 'all files settled');
-    assert.equal(handle.stats.filesIngested, 3);
-    assert.deepEqual(await leftovers(dir), []);
-    assert.equal(await count(pool, table), 4);
-    assert.equal(await count(pool, table, 'id IN (4, 5)'), 0, 'nothing of the bad file');
-    assert.deepEqual(await failedEntries(dir), ['bad.csv', 'bad.csv.error', 'bad.csv.ready']);
-    const report = JSON.parse(await readFile(join(dir, 'failed', 'bad.csv.error'), 'utf8'));
-    assert.equal(report.file, 'bad.csv');
-    assert.equal(report.kind, 'data');
-    assert.equal(report.code, 'DB_22P02');
-    assert.equal(report.sqlState, '22P02');
-    assert.equal(report.line, 3);
-    assert.equal(report.column, 2);
-    assert.match(report.message, /^bad\.csv: invalid input syntax for type bigint: "not-a-number" \(line 3, column 2 "amount"\)$/);
-    assert.match(report.hint, /replay/);
-    assert.equal(await readFile(join(dir, 'failed', 'bad.csv'), 'utf8'), 'id,amount\n4,40\n5,not-a-number\n');
-    await stopWatching(dir, { registry });
-    assert.deepEqual(await stagingOf(dir), []);
-  });
-
-  it('fails an empty file with EMPTY_FILE and keeps going', async () => {
-    const { dir, table, opts } = await inbox();
-    await drop(dir, 'empty.csv', '');
-    await drop(dir, 'ok.csv', csv('id', [[1]]));
-    const stats = await startWatching(dir, table, opts);
-    assert.equal(stats.filesFailed, 1);
-    assert.equal(stats.filesIngested, 1);
-    const report = JSON.parse(await readFile(join(dir, 'failed', 'empty.csv.error'), 'utf8'));
-    assert.equal(report.code, 'EMPTY_FILE');
-    assert.equal(report.kind, 'data');
-    assert.equal(await count(pool, table), 1);
-    await stopWatching(dir, { registry });
-    assert.deepEqual(await stagingOf(dir), []);
-  });
-
-  it('refuses a second watcher on the same directory, also through a symlink', async () => {
-    const { dir, table, opts } = await inbox();
-    await startWatching(dir, table, opts);
-    await assert.rejects(startWatching(dir, table, opts), /already being watched/);
-    const link = join(root, `link-${n}`);
-    await symlink(dir, link);
-    await assert.rejects(startWatching(link, 'other', opts), { name: 'DuplicateWatcherError' });
-    assert.equal(registry.list().filter((w) => w.dir === dir).length, 1);
-    await stopWatching(link, { registry });
-    assert.equal(registry.get(dir), undefined);
-  });
-
-  it('stops, then starts again and picks up the files dropped in between', async () => {
-    const { dir, table, opts } = await inbox();
-    await drop(dir, 'one.csv', csv('id', [[1]]));
-    await startWatching(dir, table, opts);
-    const first = await stopWatching(dir, { registry });
-    assert.equal(first.stats.filesIngested, 1);
-    await drop(dir, 'two.csv', csv('id', [[2]]));
-    await new Promise((r) => setTimeout(r, 100));
-    assert.deepEqual(await leftovers(dir), ['two.csv', 'two.csv.ready'], 'nothing is ingested while stopped');
-    const again = await startWatching(dir, table, opts);
-    assert.equal(again.filesIngested, 1);
-    const ids = await pool.query<{ id: string }>(`SELECT id FROM ${table} ORDER BY id`);
-    assert.deepEqual(ids.map((r) => Number(r.id)), [1, 2]);
-    await stopWatching(dir, { registry });
-    assert.deepEqual(await stagingOf(dir), []);
-  });
-
-  it('widens an inferred column when a value past the sample does not fit (PostgreSQL names the column)', async () => {
-    const { dir, table, opts } = await inbox();
-    const rows: (string | number)[][] = Array.from({ length: 5000 }, (_, i) => [i, i * 10]);
-    rows.push([5000, 'n/a']);
-    await drop(dir, 'wide.csv', csv('id,v', rows));
-    const stats = await startWatching(dir, table, opts);
-    assert.equal(stats.filesFailed, 0, JSON.stringify(stats.lastError));
-    assert.equal(await count(pool, table), 5001);
-    const cols = await pool.transaction((c) => c.describeTable({ name: table }));
-    assert.deepEqual(cols?.map((c) => c.sqlType), ['bigint', 'text']);
-    await stopWatching(dir, { registry });
+    assert.deepEqual(await stagedEntries(dir), []);
   });
 
   it('routes every format into its table: csv, jsonl, json array, parquet, arrow file and stream', async () => {
-    const { dir, table, opts } = await inbox();
+    const { dir, table, opts } = await t.inbox();
     const arrow = tableFromArrays({ id: BigInt64Array.from([5n, 6n]), name: ['ar-5', 'ar-6'] });
     await drop(dir, 'a.csv', csv('id,name', [[0, 'csv-0']]));
     await drop(dir, 'b.jsonl', '{"id":1,"name":"jl-1"}\n{"name":"jl-2","id":2}\n');
@@ -482,63 +309,51 @@ describe('watcher on a real PostgreSQL server', () => {
     const stats = await startWatching(dir, table, { ...opts, maxConcurrent: 2 });
     assert.equal(stats.filesIngested, 5, JSON.stringify(stats.lastError));
     assert.equal(stats.filesFailed, 2);
-    const rows = await pool.query<{ id: string; name: string }>(`SELECT id, name FROM ${table} ORDER BY id`);
+    const rows = await t.pool.query<{ id: string; name: string }>(`SELECT id, name FROM ${table} ORDER BY id`);
     assert.deepEqual(
       rows.map((r) => `${r.id}:${r.name}`),
       ['0:csv-0', '1:jl-1', '2:jl-2', '3:js-3', '4:js-4', '5:ar-5', '6:ar-6', '7:st-7'],
     );
     const syntax = JSON.parse(await readFile(join(dir, 'failed', 'bad-syntax.jsonl.error'), 'utf8'));
     assert.equal(syntax.line, 2);
-    await stopWatching(dir, { registry });
+    await stopWatching(dir, { registry: t.registry });
 
     // Parquet (decoded here and streamed: PostgreSQL does not read Parquet) into a table of its own.
-    const pq = await inbox();
+    const pq = await t.inbox();
     await drop(pq.dir, 'sample.parquet', parquetSample);
     const pqStats = await startWatching(pq.dir, pq.table, pq.opts);
     assert.equal(pqStats.filesIngested, 1, JSON.stringify(pqStats.lastError));
     assert.equal(pqStats.rowsIngested, 25);
-    const cols = await pool.transaction((c) => c.describeTable({ name: pq.table }));
-    assert.deepEqual(cols?.map((c) => `${c.name} ${c.sqlType}`), ['id integer', 'name text', 'score numeric(12,1)', 'day date']);
-    const pqRows = await pool.query<{ line: string }>(`SELECT concat_ws('|', id, name, score, day) AS line FROM ${pq.table} ORDER BY id`);
+    assert.deepEqual(await columnsOf(t.pool, pq.table), ['id integer', 'name text', 'score numeric(12,1)', 'day date']);
+    const pqRows = await t.pool.query<{ line: string }>(`SELECT concat_ws('|', id, name, score, day) AS line FROM ${pq.table} ORDER BY id`);
     assert.deepEqual(
       pqRows.map((r) => r.line),
       Array.from({ length: 25 }, (_, i) => sampleRow(i + 1)),
     );
-    await stopWatching(pq.dir, { registry });
-    assert.deepEqual(await stagingOf(pq.dir), []);
+    await stopWatching(pq.dir, { registry: t.registry });
+    assert.deepEqual(await stagedEntries(pq.dir), []);
   });
 
   it('loads a Parquet file of many types (written by hyperd) through the decoding fallback with exact values', async () => {
-    const columns = `id INTEGER NOT NULL, si SMALLINT, i INTEGER, b BIGINT, d DOUBLE PRECISION, n NUMERIC(10,3), n18 NUMERIC(18,3), bo BOOLEAN, t TEXT, dt DATE, tm TIME, ts TIMESTAMP, tz TIMESTAMPTZ, by BYTEA, j JSON`;
-    const values = [
-      `1, 1, 2, 3, 2.5, 12.345, 123456789012345.678, true, 'héllo wörld ✓', DATE '2024-02-29', TIME '12:34:56.789012', TIMESTAMP '2024-01-02 03:04:05.123456', TIMESTAMPTZ '2024-01-02 03:04:05.123456+00', '\\xdeadbeef'::bytea, '{"a": [1, 2]}'`,
-      `2, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL`,
-      `3, -32768, -2147483648, 9223372036854775807, 'NaN', -0.005, -999999999999999.999, false, '', DATE '0044-03-15 BC', TIME '00:00:00', TIMESTAMP '1900-01-01 00:00:00.000001', TIMESTAMPTZ '1969-12-31 23:59:59.999999+00', '\\x'::bytea, 'null'`,
-      `4, 32767, 2147483647, -9223372036854775808, 1e308, 0, 0, true, 'a,"b"' || chr(10) || 'c' || chr(13), DATE '9999-12-31', TIME '23:59:59.999999', TIMESTAMP '0044-03-15 12:00:00 BC', TIMESTAMPTZ '2262-04-11 23:47:16.854775+00', '\\x00ff2c22'::bytea, '[]'`,
-      `5, 0, 0, 0, -0.1, 1.5, 1.5, false, '\\.', DATE '1970-01-01', TIME '01:02:03', TIMESTAMP '1970-01-01 00:00:00', TIMESTAMPTZ '1970-01-01 00:00:00+00', '\\x0a0d'::bytea, '"x,y"'`,
-    ];
     // The file comes from hyperd (PostgreSQL writes no Parquet); the expected rows from the same
     // values inserted into PostgreSQL.
     const hyper = await hyperFixture();
     let parquet: Buffer;
     try {
-      await hyper.pool.query(`CREATE TABLE src (${columns})`);
-      for (const row of values) await hyper.pool.query(`INSERT INTO src VALUES (${row})`);
+      await createManyTypes(hyper.pool, 'src');
       const path = join(hyper.root, 'many.parquet');
       await hyper.pool.query(`COPY (SELECT * FROM src ORDER BY id) TO '${path}' WITH (FORMAT parquet)`);
       parquet = await readFile(path);
     } finally {
       await hyper.close();
     }
-    const { dir, table, opts } = await inbox();
-    await pool.query(`CREATE TABLE ${table}_src (${columns})`);
-    for (const row of values) await pool.query(`INSERT INTO ${table}_src VALUES (${row})`);
+    const { dir, table, opts } = await t.inbox();
+    await createManyTypes(t.pool, `${table}_src`);
     await drop(dir, 'many.parquet', parquet);
     const stats = await startWatching(dir, table, opts);
     assert.equal(stats.filesIngested, 1, JSON.stringify(stats.lastError));
     assert.equal(stats.rowsIngested, 5);
-    const cols = await pool.transaction((c) => c.describeTable({ name: table }));
-    assert.deepEqual(cols?.map((c) => c.sqlType), [
+    assert.deepEqual(await sqlTypes(t.pool, table), [
       'integer',
       'smallint',
       'integer',
@@ -556,16 +371,16 @@ describe('watcher on a real PostgreSQL server', () => {
       'text',
     ]);
     const asText = `id, si::text, i::text, b::text, d::text, n::text, n18::text, bo::text, t, dt::text, tm::text, ts::text, (tz AT TIME ZONE 'UTC')::text AS tz, by::text, j::text`;
-    const loaded = (await pool.query(`SELECT ${asText} FROM ${table} ORDER BY id`)).map((r) => ({ ...r }));
-    const expected = (await pool.query(`SELECT ${asText} FROM ${table}_src ORDER BY id`)).map((r) => ({ ...r }));
+    const loaded = (await t.pool.query(`SELECT ${asText} FROM ${table} ORDER BY id`)).map((r) => ({ ...r }));
+    const expected = (await t.pool.query(`SELECT ${asText} FROM ${table}_src ORDER BY id`)).map((r) => ({ ...r }));
     assert.equal(loaded.length, 5);
     assert.deepEqual(loaded, expected);
-    await stopWatching(dir, { registry });
+    await stopWatching(dir, { registry: t.registry });
   });
 
   it('loads Arrow types through the CSV fallback with their exact values', async () => {
-    const { dir, table, opts } = await inbox();
-    const t = new Table({
+    const { dir, table, opts } = await t.inbox();
+    const typed = new Table({
       i16: vectorFromArray([1, -2, null], new Int16()),
       u32: vectorFromArray([4000000000, 0, 1], new Uint32()),
       f32: vectorFromArray([1.5, -0.25, null], new Float32()),
@@ -579,11 +394,10 @@ describe('watcher on a real PostgreSQL server', () => {
       st: vectorFromArray([{ a: 1, b: 'x' }, null, { a: null, b: 'y"' }], new Struct([new Field('a', new Int32(), true), new Field('b', new Utf8(), true)])),
       dict: vectorFromArray(['red', 'blue', 'red'], new Dictionary(new Utf8(), new Int32())),
     });
-    await drop(dir, 'types.arrow', tableToIPC(t, 'file'));
+    await drop(dir, 'types.arrow', tableToIPC(typed, 'file'));
     const stats = await startWatching(dir, table, opts);
     assert.equal(stats.filesIngested, 1, JSON.stringify(stats.lastError));
-    const cols = await pool.transaction((c) => c.describeTable({ name: table }));
-    assert.deepEqual(cols?.map((c) => c.sqlType), [
+    assert.deepEqual(await sqlTypes(t.pool, table), [
       'smallint',
       'bigint',
       'real',
@@ -597,7 +411,7 @@ describe('watcher on a real PostgreSQL server', () => {
       'text',
       'text',
     ]);
-    const rows = await pool.query<Record<string, string | null>>(
+    const rows = await t.pool.query<Record<string, string | null>>(
       `SELECT i16::text, u32::text, f32::text, ok::text, txt, day::text, ts::text, (tstz AT TIME ZONE 'UTC')::text AS tstz, bin::text, list, st, dict
          FROM ${table} ORDER BY u32 DESC`,
     );
@@ -606,11 +420,11 @@ describe('watcher on a real PostgreSQL server', () => {
       { i16: null, u32: '1', f32: null, ok: null, txt: '', day: null, ts: '1970-01-01 00:00:00', tstz: '1970-01-01 00:00:00', bin: '\\x', list: null, st: '{"a":null,"b":"y\\""}', dict: 'red' },
       { i16: '-2', u32: '0', f32: '-0.25', ok: 'false', txt: '\\.', day: '1969-12-31', ts: null, tstz: null, bin: null, list: '[]', st: null, dict: 'blue' },
     ]);
-    await stopWatching(dir, { registry });
+    await stopWatching(dir, { registry: t.registry });
   });
 
   it('loads JSON values exactly: quotes, line breaks, empty strings, nested values, and a lone \\.', async () => {
-    const { dir, table, opts } = await inbox();
+    const { dir, table, opts } = await t.inbox();
     await drop(
       dir,
       'a.jsonl',
@@ -622,7 +436,7 @@ describe('watcher on a real PostgreSQL server', () => {
     );
     const first = await startWatching(dir, table, opts);
     assert.equal(first.filesIngested, 1, JSON.stringify(first.lastError));
-    const rows = await pool.query<{ id: string; s: string | null; o: string | null; f: number | null }>(`SELECT id, s, o, f FROM ${table} ORDER BY id`);
+    const rows = await t.pool.query<{ id: string; s: string | null; o: string | null; f: number | null }>(`SELECT id, s, o, f FROM ${table} ORDER BY id`);
     assert.deepEqual(
       rows.map((r) => [Number(r.id), r.s, r.o, r.f]),
       [
@@ -631,20 +445,20 @@ describe('watcher on a real PostgreSQL server', () => {
         [3, '', null, null],
       ],
     );
-    await stopWatching(dir, { registry });
+    await stopWatching(dir, { registry: t.registry });
     // One column: a record whose value is \. is a line that is just \. in the COPY text.
-    const single = await inbox();
+    const single = await t.inbox();
     await drop(single.dir, 'b.jsonl', '{"only":"first"}\n{"only":"\\\\."}\n{"only":"last"}\n');
     const stats = await startWatching(single.dir, single.table, single.opts);
     assert.equal(stats.filesIngested, 1, JSON.stringify(stats.lastError));
     assert.equal(stats.rowsIngested, 3);
-    const values = await pool.query<{ only: string }>(`SELECT "only" FROM ${single.table} ORDER BY "only"`);
+    const values = await t.pool.query<{ only: string }>(`SELECT "only" FROM ${single.table} ORDER BY "only"`);
     assert.deepEqual(values.map((r) => r.only), ['\\.', 'first', 'last']);
-    await stopWatching(single.dir, { registry });
+    await stopWatching(single.dir, { registry: t.registry });
   });
 
   it('loses nothing and fails nothing when PostgreSQL restarts in the middle of a stream of files', async () => {
-    const { dir, table, opts } = await inbox();
+    const { dir, table, opts } = await t.inbox();
     const handle = await openWatcher(dir, table, { ...opts, maxConcurrent: 2, retryDelayMs: { initial: 20, max: 250 } });
     const total = 60;
     let restarted: Promise<void> | undefined;
@@ -660,15 +474,15 @@ describe('watcher on a real PostgreSQL server', () => {
     assert.equal(handle.stats.filesIngested, total);
     assert.ok(handle.stats.retries > 0, 'files met the restart and were retried');
     console.log(`# PostgreSQL restart mid-stream: ${handle.stats.retries} retries, ${total} files, none failed`);
-    assert.equal(await count(pool, table), total * 3);
-    const [distinct] = await pool.query<{ ids: string }>(`SELECT COUNT(DISTINCT id) AS ids FROM ${table}`);
+    assert.equal(await count(t.pool, table), total * 3);
+    const [distinct] = await t.pool.query<{ ids: string }>(`SELECT COUNT(DISTINCT id) AS ids FROM ${table}`);
     assert.equal(Number(distinct!.ids), total * 3, 'no row twice');
-    const [ledger] = await pool.query<{ n: string; files: string }>(`SELECT COUNT(*) AS n, COUNT(DISTINCT file_name) AS files FROM hyperwatch_ingest_log WHERE target_table = $1`, [table]);
+    const [ledger] = await t.pool.query<{ n: string; files: string }>(`SELECT COUNT(*) AS n, COUNT(DISTINCT file_name) AS files FROM hyperwatch_ingest_log WHERE target_table = $1`, [table]);
     assert.deepEqual([Number(ledger!.n), Number(ledger!.files)], [total, total]);
     assert.deepEqual(await leftovers(dir), []);
     assert.deepEqual(await failedEntries(dir), []);
     await handle.stop();
-    assert.deepEqual(await stagingOf(dir), []);
+    assert.deepEqual(await stagedEntries(dir), []);
   });
 });
 

@@ -1,26 +1,21 @@
 /** Producer tools end to end: `hyperwatch drop`, then `hyperwatch replay` of a fixed failed file; the progress line. */
 import assert from 'node:assert/strict';
-import { mkdir, writeFile } from 'node:fs/promises';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { progressText, startProgress } from '../src/progress.ts';
 import { failedEntries, leftovers } from './helpers/drop.ts';
-import { removeDir, tempDir } from './helpers/env.ts';
+import { removeDir, useTempDir } from './helpers/env.ts';
 import { cli } from './helpers/proc.ts';
 
 describe('producer tools', () => {
-  let root: string;
-  before(async () => {
-    root = await tempDir('hyperwatch-producer-');
-  });
-  after(() => removeDir(root));
+  const tmp = useTempDir('hyperwatch-producer-');
 
   it('hyperwatch drop, a failed file fixed and replayed: every row lands once, failed/ ends empty', async () => {
-    const inbox = join(root, 'inbox');
-    await mkdir(inbox);
-    const db = join(root, 'replay.hyper');
-    const good = join(root, 'good.csv');
-    const bad = join(root, 'orders.csv');
+    const inbox = await tmp.dir('inbox');
+    const db = tmp.path('replay.hyper');
+    const good = tmp.path('good.csv');
+    const bad = tmp.path('orders.csv');
     await writeFile(good, 'id,amount\n1,10\n2,20\n');
     await writeFile(bad, 'id,amount\n3,30\n4,thirty\n');
     for (const file of [good, bad]) {

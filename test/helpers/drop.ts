@@ -27,6 +27,11 @@ export async function failedEntries(dir: string): Promise<string[]> {
   return (await readdir(join(dir, 'failed'))).sort();
 }
 
+/** The watcher's staged copies of claimed files (the literal path: it is part of the on-disk layout). */
+export async function stagedEntries(dir: string): Promise<string[]> {
+  return (await readdir(join(dir, '.hyperwatch', 'staging'))).sort();
+}
+
 export function csv(header: string, rows: readonly (string | number)[][]): string {
   return `${header}\n${rows.map((r) => r.join(',')).join('\n')}\n`;
 }

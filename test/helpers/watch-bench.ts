@@ -1,0 +1,84 @@
+/**
+ * The set-up every watcher integration test repeats: one database (adapter, and a pool for the
+ * test's own checks) and one watcher registry for a whole `describe`, and a fresh inbox and table
+ * name per test. Sharing the database keeps suites fast (a hyperd or a cluster starts once); fresh
+ * names keep the tests apart.
+ */
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { WatchOptions } from '../../src/options.ts';
+import { WatcherRegistry } from '../../src/registry.ts';
+import type { Logger } from '../../src/types.ts';
+import { type DbFixture, LiveFixture, suiteResource } from './env.ts';
+
+export interface Inbox {
+  readonly dir: string;
+  readonly table: string;
+  /** The fixture's adapter, the suite's registry, a short rescan interval. */
+  readonly opts: WatchOptions;
+}
+
+interface BenchState {
+  readonly target: DbFixture;
+  readonly registry: WatcherRegistry;
+}
+
+/** The suite's database (root, adapter, pool) and registry, and an inbox per test. */
+export class WatchBench extends LiveFixture {
+  readonly #state: () => BenchState;
+  readonly #tablePrefix: string;
+  #inboxes = 0;
+
+  constructor(state: () => BenchState, tablePrefix: string) {
+    super(() => state().target);
+    this.#state = state;
+    this.#tablePrefix = tablePrefix;
+  }
+
+  get registry(): WatcherRegistry {
+    return this.#state().registry;
+  }
+
+  /** A new empty directory under the root and a table name no other test of the suite uses. */
+  async inbox(): Promise<Inbox> {
+    const { target, registry } = this.#state();
+    const n = ++this.#inboxes;
+    const dir = join(target.root, `inbox-${n}`);
+    await mkdir(dir);
+    return { dir, table: `${this.#tablePrefix}${n}`, opts: { db: target.db, registry, rescanIntervalMs: 200 } };
+  }
+}
+
+/**
+ * Opens the fixture before the tests of the enclosing `describe` (call this in its body) and,
+ * after them, stops every watcher still registered, then closes the fixture. Tables are named
+ * `${tablePrefix}${n}`: suites that share one database need prefixes of their own.
+ */
+export function useWatchBench(open: () => Promise<DbFixture>, tablePrefix: string): WatchBench {
+  const state = suiteResource(
+    async () => ({ target: await open(), registry: new WatcherRegistry() }),
+    async ({ target, registry }) => {
+      try {
+        await registry.stopAll();
+      } finally {
+        await target.close();
+      }
+    },
+    'the watch bench',
+  );
+  return new WatchBench(state, tablePrefix);
+}
+
+/** A logger that keeps the size of every group a file was committed in (1 for a file alone). */
+export function groupLogger(): Logger & { readonly groups: number[] } {
+  const groups: number[] = [];
+  return {
+    groups,
+    debug() {},
+    warn() {},
+    error() {},
+    info(message, fields) {
+      if (message === 'ingested') groups.push(Number(fields?.group ?? 1));
+    },
+  };
+}
