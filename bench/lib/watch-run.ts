@@ -4,10 +4,17 @@
  * the RSS of its process and of hyperd, sampled from here.
  */
 import { fork } from 'node:child_process';
+import process from 'node:process';
 import type { WorkerJob, WorkerMessage } from './job.ts';
 import { sampleRss } from './measure.ts';
 
 export type Done = Extract<WorkerMessage, { type: 'done' }>;
+
+/**
+ * `HYPERWATCH_BENCH_CPU_PROFILE=dir` writes a V8 CPU profile of every watcher process into `dir`
+ * (open it in Chrome's DevTools): where the watcher's own time goes, apart from the producer's.
+ */
+const profileDir = process.env.HYPERWATCH_BENCH_CPU_PROFILE;
 
 export interface WatchRun {
   readonly done: Done;
@@ -24,7 +31,7 @@ export interface WatchRun {
  * files are already there and `produce` is omitted (the watcher's start is the drop).
  */
 export async function runWatcher(workerJs: string, job: WorkerJob, hyperdPid: number, produce?: () => Promise<number[]>): Promise<WatchRun> {
-  const child = fork(workerJs, [JSON.stringify(job)], { execArgv: [], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const child = fork(workerJs, [JSON.stringify(job)], { execArgv: profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   const childRss = sampleRss(child.pid!, 50);
   const hyperdRss = sampleRss(hyperdPid, 50);
   const messages: WorkerMessage[] = [];
