@@ -57,6 +57,22 @@ const CLAIM_PARALLEL = 8;
  */
 const MAX_OPEN_CLAIMS = 512;
 
+/**
+ * A group that fails without naming its bad file is split into this many parts, tried at once:
+ * one bad file among 100 is found in 3 rounds instead of the 7 of halving (each round a
+ * transaction of some milliseconds, in a row), and the good parts commit meanwhile.
+ */
+const GROUP_SPLIT_WAYS = 8;
+
+/** `items` in `ways` parts of nearly equal size (fewer when there are fewer items). */
+function splitInto<T>(items: readonly T[], ways: number): T[][] {
+  const parts = Math.max(1, Math.min(ways, items.length));
+  const size = Math.ceil(items.length / parts);
+  const out: T[][] = [];
+  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
+  return out;
+}
+
 /** How many times in a row a plugin may ask for a fresh transaction (e.g. widening types). */
 const MAX_PLUGIN_RETRIES = 8;
 
@@ -553,7 +569,7 @@ export class WatcherHandle {
    * Ingests a group in one transaction and settles each file. When it fails for a reason other
    * than the database being away, the group is split until each bad file has failed on its own:
    * the file the failure belongs to goes alone and the others go on as a group; when the failure
-   * names no file, the group is halved. Every good file is committed once, every bad one fails
+   * names no file, the group is split in `GROUP_SPLIT_WAYS` parts, tried at once. Every good file is committed once, every bad one fails
    * alone, with the same report it would get on its own.
    */
   async #finishGroup(files: readonly OpenedFile[], plugin: IngesterPlugin): Promise<void> {
@@ -585,12 +601,12 @@ export class WatcherHandle {
         this.#log.debug('group failed; splitting it', { files: files.length, index: outcome.index, error: outcome.error.message });
         const { index } = outcome;
         if (index !== undefined && index >= 0 && index < files.length) {
-          await this.#finish(files[index]!, { plugin, extension: files[index]!.extension });
-          await this.#finishGroup([...files.slice(0, index), ...files.slice(index + 1)], plugin);
+          await Promise.all([
+            this.#finish(files[index]!, { plugin, extension: files[index]!.extension }),
+            this.#finishGroup([...files.slice(0, index), ...files.slice(index + 1)], plugin),
+          ]);
         } else {
-          const half = Math.ceil(files.length / 2);
-          await this.#finishGroup(files.slice(0, half), plugin);
-          await this.#finishGroup(files.slice(half), plugin);
+          await Promise.all(splitInto(files, GROUP_SPLIT_WAYS).map((part) => this.#finishGroup(part, plugin)));
         }
       }
     }

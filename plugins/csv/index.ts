@@ -263,6 +263,15 @@ async function* bodies(files: readonly ClaimedFile[], scans: readonly Scan[]): A
   }
 }
 
+/** The member a server error's detail names by its path, if it names one. */
+function culpritOf(error: unknown, members: readonly ClaimedFile[]): number | undefined {
+  const detail = (error as { detail?: unknown } | null)?.detail;
+  const path = typeof detail === 'string' ? /file:\s*'([^']*)'/.exec(detail)?.[1] : undefined;
+  if (path === undefined) return undefined;
+  const index = members.findIndex((f) => f.stagedPath === path);
+  return index >= 0 ? index : undefined;
+}
+
 class ManyFailure extends Error {
   constructor(readonly failure: AppendManyError) {
     super(failure.error.message);
@@ -326,8 +335,10 @@ async function appendMany(conn: DbConnection, files: readonly ClaimedFile[], tab
             ),
           );
     } catch (error) {
-      // The server's position is within the group as a whole: which file is unknown.
-      throw new ManyFailure({ error: fromDbError(error) });
+      // Hyper names the file for errors in a file's structure (`file:'<path>' line:3`), not for a
+      // value that does not convert (`file: 'ARRAY' line:3`): then which file is unknown.
+      const culprit = culpritOf(error, members);
+      throw new ManyFailure(culprit === undefined ? { error: fromDbError(error) } : { error: fromDbError(error, members[culprit]!.name), index: group[culprit]! });
     }
     const counted = group.reduce((sum, i) => sum + scans[i]!.records, 0);
     if (loaded !== counted) {
