@@ -55,10 +55,44 @@ function literal(value: string | number | null): string {
 }
 
 /**
- * One row per file, in one statement (one round trip for a whole group of files). Values are
- * inlined as literals: a parameterized INSERT costs hyperd an extra 1-1.5 ms per statement here.
+ * From this many rows on, the ledger rows go in with `COPY ... FROM STDIN`: its statement text
+ * never changes, so hyperd does not plan it anew, while a multi-row INSERT is a new statement every
+ * time (100 rows: 2.4 ms by COPY, 9.6 ms by literal INSERT, 10.1 ms by prepared INSERT).
+ */
+const LEDGER_COPY_ROWS = 4;
+
+/** A CSV field: always quoted (so no line can read as PostgreSQL's `\.` end marker); null empty. */
+function csvField(value: string | number | null): string {
+  if (value === null) return '';
+  if (typeof value === 'number') return String(Math.trunc(value));
+  return `"${value.replaceAll('"', '""')}"`;
+}
+
+async function* once(text: string): AsyncIterable<string> {
+  yield text;
+}
+
+/** `committed_at` for COPY, which cannot say CURRENT_TIMESTAMP: this process's clock, in UTC. */
+function timestampText(date: Date): string {
+  return `${date.toISOString().replace('T', ' ').replace('Z', '')}+00`;
+}
+
+/**
+ * One row per file, in one statement (one round trip for a whole group of files). Few rows go
+ * as an INSERT with the values inlined as literals (a parameterized INSERT costs hyperd an extra
+ * 1-1.5 ms per statement here); many go through COPY (see `LEDGER_COPY_ROWS`).
  */
 export async function recordAllInLedger(conn: DbConnection, entries: readonly LedgerEntry[]): Promise<void> {
+  if (entries.length >= LEDGER_COPY_ROWS) {
+    const now = timestampText(new Date());
+    const body = entries.map((e) => {
+      const row = values(e).map(csvField);
+      return `${row.slice(0, 6).join(',')},${now},${row[6]}\n`;
+    });
+    const copied = await conn.copyFrom(`COPY ${LEDGER} ${COLUMNS} FROM STDIN WITH (FORMAT csv)`, once(body.join('')));
+    if (copied !== entries.length) throw new Error(`the ledger took ${copied} rows for ${entries.length} files`);
+    return;
+  }
   for (let i = 0; i < entries.length; i += 500) {
     const rows = entries.slice(i, i + 500).map(values);
     if (rows.some((row) => row.some((v) => typeof v === 'string' && v.includes('\\')))) {

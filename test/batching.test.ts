@@ -63,6 +63,7 @@ describe('batched ingest on a real hyperd', () => {
   }
 
   it('a bad file among 200 good ones fails alone with its own report; every good one lands once with its row count', async () => {
+    const testStarted = Date.now();
     const { dir, table, opts } = await t.inbox();
     const logger = groupLogger();
     await drop(dir, 'f000.csv', goodFile(0));
@@ -107,6 +108,13 @@ describe('batched ingest on a real hyperd', () => {
       assert.deepEqual(ledger.get(name), [1 + (i % 7)], `ledger row of ${name}`);
     }
     assert.equal(ledger.has('f137-bad.csv'), false);
+    // Group ledger rows go in by COPY with this process's clock; single ones with the server's.
+    const times = await t.pool.query<{ first: Date; last: Date; sizes: string }>(
+      `SELECT MIN(committed_at) AS first, MAX(committed_at) AS last, SUM(file_size) AS sizes FROM hyperwatch_ingest_log WHERE target_table = '${table}'`,
+    );
+    const { first, last, sizes } = times[0]!;
+    assert.ok(new Date(first).getTime() >= testStarted - 2000 && new Date(last).getTime() <= Date.now() + 2000, `committed_at ${String(first)} .. ${String(last)} is now`);
+    assert.ok(Number(sizes) > 200 * 10, 'file sizes recorded');
     assert.deepEqual(await leftovers(dir), []);
     await handle.stop();
     assert.deepEqual(await stagedEntries(dir), []);
