@@ -5,7 +5,7 @@
  */
 import { LEDGER_TABLE } from './constants.ts';
 import { quoteIdent, quoteLiteral } from './sql.ts';
-import type { DbConnection, DbPool } from './types.ts';
+import type { DbConnection, DbPool, Statement } from './types.ts';
 
 const LEDGER = quoteIdent(LEDGER_TABLE);
 
@@ -77,13 +77,29 @@ function timestampText(date: Date): string {
   return `${date.toISOString().replace('T', ' ').replace('Z', '')}+00`;
 }
 
+/** Whether these rows go in by COPY (`recordAllInLedger`) rather than as one INSERT (`ledgerInsert`). */
+export function ledgerByCopy(entries: readonly LedgerEntry[]): boolean {
+  return entries.length >= LEDGER_COPY_ROWS;
+}
+
 /**
- * One row per file, in one statement (one round trip for a whole group of files). Few rows go
- * as an INSERT with the values inlined as literals (a parameterized INSERT costs hyperd an extra
- * 1-1.5 ms per statement here); many go through COPY (see `LEDGER_COPY_ROWS`).
+ * One INSERT for a few rows (at most 500), with the values inlined as literals: a parameterized
+ * INSERT costs hyperd an extra 1-1.5 ms per statement here. A value with a backslash goes as a
+ * parameter instead. The watcher sends it together with the COMMIT (see `TransactionOptions.last`).
  */
+export function ledgerInsert(entries: readonly LedgerEntry[]): Statement {
+  const rows = entries.map(values);
+  if (rows.some((row) => row.some((v) => typeof v === 'string' && v.includes('\\')))) {
+    const placeholders = rows.map((_, k) => `($${k * 7 + 1}, $${k * 7 + 2}, $${k * 7 + 3}, $${k * 7 + 4}, $${k * 7 + 5}, $${k * 7 + 6}, CURRENT_TIMESTAMP, $${k * 7 + 7})`);
+    return { text: `INSERT INTO ${LEDGER} ${COLUMNS} VALUES ${placeholders.join(', ')}`, params: rows.flat() };
+  }
+  const inlined = rows.map((row) => `(${row.slice(0, 6).map(literal).join(', ')}, CURRENT_TIMESTAMP, ${literal(row[6]!)})`);
+  return { text: `INSERT INTO ${LEDGER} ${COLUMNS} VALUES ${inlined.join(', ')}` };
+}
+
+/** One row per file: by COPY for many (see `LEDGER_COPY_ROWS`), else INSERTs of up to 500 rows. */
 export async function recordAllInLedger(conn: DbConnection, entries: readonly LedgerEntry[]): Promise<void> {
-  if (entries.length >= LEDGER_COPY_ROWS) {
+  if (ledgerByCopy(entries)) {
     const now = timestampText(new Date());
     const body = entries.map((e) => {
       const row = values(e).map(csvField);
@@ -94,14 +110,8 @@ export async function recordAllInLedger(conn: DbConnection, entries: readonly Le
     return;
   }
   for (let i = 0; i < entries.length; i += 500) {
-    const rows = entries.slice(i, i + 500).map(values);
-    if (rows.some((row) => row.some((v) => typeof v === 'string' && v.includes('\\')))) {
-      const placeholders = rows.map((_, k) => `($${k * 7 + 1}, $${k * 7 + 2}, $${k * 7 + 3}, $${k * 7 + 4}, $${k * 7 + 5}, $${k * 7 + 6}, CURRENT_TIMESTAMP, $${k * 7 + 7})`);
-      await conn.query(`INSERT INTO ${LEDGER} ${COLUMNS} VALUES ${placeholders.join(', ')}`, rows.flat());
-      continue;
-    }
-    const inlined = rows.map((row) => `(${row.slice(0, 6).map(literal).join(', ')}, CURRENT_TIMESTAMP, ${literal(row[6]!)})`);
-    await conn.query(`INSERT INTO ${LEDGER} ${COLUMNS} VALUES ${inlined.join(', ')}`);
+    const { text, params } = ledgerInsert(entries.slice(i, i + 500));
+    await conn.query(text, params);
   }
 }
 

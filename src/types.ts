@@ -126,9 +126,24 @@ export interface DbConnection {
 }
 
 /** A pool of connections for one watcher, sized to its `maxConcurrent`. */
+/** A statement with its parameters, for the database to run later. */
+export interface Statement {
+  readonly text: string;
+  readonly params?: readonly unknown[];
+}
+
+export interface TransactionOptions<T> {
+  /**
+   * The transaction's last statement, made from `fn`'s result. The pool may send it together with
+   * COMMIT, one round trip for both: when it fails, the server turns that COMMIT into a ROLLBACK,
+   * and the transaction rejects with the statement's error.
+   */
+  readonly last?: (result: T) => Statement;
+}
+
 export interface DbPool {
   /** Runs `fn` inside BEGIN/COMMIT on a connection of its own; ROLLBACK when `fn` throws. */
-  transaction<T>(fn: (conn: DbConnection) => Promise<T>): Promise<T>;
+  transaction<T>(fn: (conn: DbConnection) => Promise<T>, options?: TransactionOptions<T>): Promise<T>;
   /** A statement outside any file's transaction (set-up, ledger look-ups). */
   query<T extends Row = Row>(sql: string, params?: readonly unknown[]): Promise<T[]>;
   close(): Promise<void>;

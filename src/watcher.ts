@@ -15,7 +15,7 @@ import { errorReport, fromDbError, ingestError, IngestFailure } from './errors.t
 import { claimFile, ensureDir, exists, listNames, type OpenedFile, removeIfPresent, renameIfPresent, reopenStaged, writeNewFile } from './files.ts';
 import { CHEAP_CHECKSUM_BYTES, sha256OfFile } from './checksum.ts';
 import { ContentGate, splitRepeats } from './content-gate.ts';
-import { committedChecksums, committedClaims, ensureLedger, type LedgerEntry, recordAllInLedger } from './ledger.ts';
+import { committedChecksums, committedClaims, ensureLedger, type LedgerEntry, ledgerByCopy, ledgerInsert, recordAllInLedger } from './ledger.ts';
 import { mapLimit } from './map-limit.ts';
 import { Mutex } from './mutex.ts';
 import type { ResolvedOptions } from './options.ts';
@@ -823,15 +823,18 @@ export class WatcherHandle {
     const existedBefore = release ? await this.#tableIsThere() : true;
     const described: Described = { columns: undefined, usedCache: false };
     try {
-      const rows = await this.#pool!.transaction(async (conn) => {
-        const appended = await plugin.append(this.#describing(conn, described), file, this.table, ctx);
-        if (appended.isErr()) throw new IngestFailure(appended.error);
-        const changed = file.changedSinceClaim();
-        if (changed) throw new IngestFailure(changedAfterReady(file, changed));
-        await recordAllInLedger(conn, [this.#ledgerEntry(file, appended.value.rows)]);
-        if (!this.#tableExists) this.#tableExists = described.columns !== undefined || (await conn.describeTable(this.table)) !== null;
-        return appended.value.rows;
-      });
+      const rows = await this.#pool!.transaction(
+        async (conn) => {
+          const appended = await plugin.append(this.#describing(conn, described), file, this.table, ctx);
+          if (appended.isErr()) throw new IngestFailure(appended.error);
+          const changed = file.changedSinceClaim();
+          if (changed) throw new IngestFailure(changedAfterReady(file, changed));
+          if (!this.#tableExists) this.#tableExists = described.columns !== undefined || (await conn.describeTable(this.table)) !== null;
+          return appended.value.rows;
+        },
+        // The ledger row goes with the COMMIT, in one round trip.
+        { last: (rows) => ledgerInsert([this.#ledgerEntry(file, rows)]) },
+      );
       if (described.columns) this.#described = described.columns;
       return { status: 'committed', rows, epoch };
     } catch (error) {
@@ -907,6 +910,9 @@ export class WatcherHandle {
     };
     const epoch = this.#epoch();
     const described: Described = { columns: undefined, usedCache: false };
+    const entries = (rows: readonly number[]) => files.map((f, i) => this.#ledgerEntry(f, rows[i]!));
+    // Many rows go in by COPY inside the transaction; a few as an INSERT sent with the COMMIT.
+    const byCopy = ledgerByCopy(entries(files.map(() => 0)));
     try {
       const rows = await this.#pool!.transaction(async (raw) => {
         const conn = this.#describing(raw, described);
@@ -929,12 +935,12 @@ export class WatcherHandle {
             rows.push(appended.value.rows);
           }
         }
-        const changed = await Promise.all(files.map((f) => f.changedSinceClaim()));
+        const changed = files.map((f) => f.changedSinceClaim());
         const index = changed.findIndex((c) => c !== undefined);
         if (index >= 0) throw new GroupFailure(changedAfterReady(files[index]!, changed[index]!), index);
-        await recordAllInLedger(raw, files.map((f, i) => this.#ledgerEntry(f, rows[i]!)));
+        if (byCopy) await recordAllInLedger(raw, entries(rows));
         return rows;
-      });
+      }, byCopy ? undefined : { last: (rows) => ledgerInsert(entries(rows)) });
       if (described.columns) this.#described = described.columns;
       return { status: 'committed', rows, epoch };
     } catch (error) {

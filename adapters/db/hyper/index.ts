@@ -189,7 +189,7 @@ export function createHyperAdapter(options: HyperAdapterOptions = {}): HyperAdap
       shared.pools.add(inner);
       const { gate } = shared;
       const pool: DbPool = {
-        transaction: (fn) => gate.run(() => inner.transaction(fn)),
+        transaction: (fn, options) => gate.run(() => inner.transaction(fn, options)),
         query: (text, params) => gate.run(() => inner.query(text, params)),
         close: async () => {
           pools.delete(pool);

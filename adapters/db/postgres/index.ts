@@ -245,7 +245,7 @@ export function createPostgresAdapter(options: PostgresAdapterOptions = {}): Pos
       // `onclose` tells the pool that an instance's connection went away (see `poolOf`).
       const inner = poolOf(({ onclose, adopt }): Sql => postgres(url, { ...connectOptions(adopt), onclose }), maxConnections);
       const pool: DbPool = {
-        transaction: (fn) => translated(() => inner.transaction((conn) => fn(translatingConnection(conn)))),
+        transaction: (fn, options) => translated(() => inner.transaction((conn) => fn(translatingConnection(conn)), options)),
         query: (sql, params) => translated(() => inner.query(sql, params), sql),
         close: async () => {
           pools.delete(pool);
