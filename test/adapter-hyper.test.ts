@@ -7,6 +7,7 @@ import { Hyperd } from '../adapters/db/hyper/hyperd.ts';
 import { locateHyperd } from '../adapters/db/hyper/locate.ts';
 import { silentLogger } from '../src/log.ts';
 import { count, useHyperFixture } from './helpers/env.ts';
+import { checkLastWithCommit } from './helpers/transaction-last.ts';
 
 async function* chunks(...parts: string[]): AsyncIterable<string> {
   yield* parts;
@@ -50,6 +51,10 @@ describe('hyper adapter', () => {
       /disk on fire/,
     );
     assert.equal(await count(fx.pool, 'c3'), 0);
+  });
+
+  it("sends a transaction's last statement with its COMMIT; when it fails, nothing of the transaction is kept", async () => {
+    await checkLastWithCommit(fx.pool, 'last_with_commit');
   });
 
   it('describeTable returns columns, or null for a missing table', async () => {

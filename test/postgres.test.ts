@@ -41,6 +41,7 @@ import { startPostgres } from './helpers/postgres.ts';
 import { ROOT } from './helpers/proc.ts';
 import { protocolCases } from './helpers/protocol-suite.ts';
 import { groupLogger, useWatchBench } from './helpers/watch-bench.ts';
+import { checkLastWithCommit } from './helpers/transaction-last.ts';
 
 // One cluster for the whole file, started before any test is registered (the contract kit takes
 // its `db` when it is registered). The helper also stops it at process exit, whatever happens.
@@ -183,6 +184,10 @@ describe('PostgreSQL adapter', () => {
     const median = times[7]!;
     console.log(`# 100-row COPY FROM STDIN in a transaction: median ${median.toFixed(2)} ms`);
     assert.ok(median < 30, `median ${median.toFixed(1)} ms: Nagle's algorithm is on`);
+  });
+
+  it("sends a transaction's last statement with its COMMIT; when it fails, nothing of the transaction is kept", async () => {
+    await checkLastWithCommit(pool, 'last_with_commit');
   });
 
   it('close ends its pools: their connections leave the server', async () => {
