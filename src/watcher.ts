@@ -756,22 +756,44 @@ export class WatcherHandle {
 
   async #ingest(file: OpenedFile, plugin: IngesterPlugin): Promise<Outcome> {
     const fileState = new Map<string, unknown>();
+    return this.#withRetries(
+      file.claimId,
+      (epoch) => ({ status: 'committed', rows: 0, epoch }),
+      (attempt) => this.#attempt(file, plugin, attempt, fileState),
+      { file: file.name },
+      MAX_PLUGIN_RETRIES,
+    );
+  }
+
+  /**
+   * Runs `attempt` until it commits, fails for good, or the watcher stops. Before a retry the
+   * ledger says whether the last attempt committed after all (its connection may have broken
+   * after the COMMIT went out): then `committedEarlier` is the outcome. A failure that asked for a
+   * fresh transaction (`error.retry`, at most `pluginRetries` in a row) or that used the cached
+   * table description (once) is tried again at once; a transient one after a backoff.
+   */
+  async #withRetries<R extends Outcome | GroupOutcome>(
+    claimId: string,
+    committedEarlier: (epoch: number) => R,
+    attempt: (n: number) => Promise<R>,
+    fields: Record<string, unknown>,
+    pluginRetries: number,
+  ): Promise<R | { status: 'abandoned' }> {
     let delay = this.#deps.options.retryInitialMs;
-    let pluginRetries = 0;
+    let retried = 0;
     let freshRetried = false;
-    for (let attempt = 1; ; attempt++) {
-      if (attempt > 1) {
-        // The last attempt may have committed before its connection broke: ask the ledger. The
-        // epoch is read first: if the server restarts after answering, the answer is re-checked.
+    for (let n = 1; ; n++) {
+      if (n > 1) {
+        // The epoch is read first: if the server restarts after answering, the answer is re-checked.
         const epoch = this.#epoch();
-        const done = await this.#alreadyCommitted(file.claimId);
-        if (done === true) return { status: 'committed', rows: 0, epoch };
+        const done = await this.#alreadyCommitted(claimId);
+        if (done === true) return committedEarlier(epoch);
       }
-      const result = await this.#attempt(file, plugin, attempt, fileState);
+      const result = await attempt(n);
       if (result.status !== 'failed') return result;
       const { error } = result;
-      if (error.retry && pluginRetries < MAX_PLUGIN_RETRIES) {
-        pluginRetries++;
+      if (error.retry && retried < pluginRetries) {
+        retried++;
         continue;
       }
       if (error.kind !== 'transient' && result.usedCache && !freshRetried) {
@@ -780,7 +802,7 @@ export class WatcherHandle {
         continue;
       }
       if (error.kind !== 'transient') return result;
-      const next = await this.#backoff(delay, { file: file.name, attempt }, error.message);
+      const next = await this.#backoff(delay, { ...fields, attempt: n }, error.message);
       if (next === undefined) return { status: 'abandoned' };
       delay = next;
     }
@@ -807,9 +829,10 @@ export class WatcherHandle {
     }
   }
 
-  async #attempt(file: OpenedFile, plugin: IngesterPlugin, attempt: number, fileState: Map<string, unknown>): Promise<Outcome> {
+  /** What a plugin's `append` is told: the database's abilities, the schema policy, the attempt. */
+  #context(attempt: number, fileState: Map<string, unknown>): IngestContext {
     const { db, options } = this.#deps;
-    const ctx: IngestContext = {
+    return {
       capabilities: db.capabilities,
       sqlType: (t) => db.sqlType(t),
       schema: { createTable: options.createTable },
@@ -817,6 +840,10 @@ export class WatcherHandle {
       attempt,
       fileState,
     };
+  }
+
+  async #attempt(file: OpenedFile, plugin: IngesterPlugin, attempt: number, fileState: Map<string, unknown>): Promise<Outcome> {
+    const ctx = this.#context(attempt, fileState);
     const epoch = this.#epoch();
     // Until the table exists, files take turns: two transactions creating it would conflict.
     const release = this.#tableExists ? undefined : await this.#schemaLock.acquire();
@@ -873,41 +900,23 @@ export class WatcherHandle {
     };
   }
 
-  /** Like `#ingest`, for a group in one transaction; only transient failures are retried here. */
-  async #ingestGroup(files: readonly OpenedFile[], plugin: IngesterPlugin): Promise<GroupOutcome> {
-    let delay = this.#deps.options.retryInitialMs;
-    let freshRetried = false;
-    for (let attempt = 1; ; attempt++) {
-      if (attempt > 1) {
-        // One transaction: all of the group committed, or none of it.
-        const epoch = this.#epoch();
-        const done = await this.#alreadyCommitted(files[0]!.claimId);
-        if (done === true) return { status: 'committed', rows: files.map(() => 0), epoch };
-      }
-      const result = await this.#attemptGroup(files, plugin, attempt);
-      if (result.status !== 'failed') return result;
-      const { error } = result;
-      if (error.kind !== 'transient' && result.usedCache && !freshRetried) {
-        freshRetried = true;
-        continue;
-      }
-      if (error.kind !== 'transient') return result;
-      const next = await this.#backoff(delay, { files: files.length, attempt }, error.message);
-      if (next === undefined) return { status: 'abandoned' };
-      delay = next;
-    }
+  /**
+   * Like `#ingest`, for a group in one transaction (all of it committed, or none: the ledger is
+   * asked about its first file). A plugin's request for a fresh transaction is not retried here:
+   * the group is split and each file retried alone.
+   */
+  #ingestGroup(files: readonly OpenedFile[], plugin: IngesterPlugin): Promise<GroupOutcome> {
+    return this.#withRetries(
+      files[0]!.claimId,
+      (epoch) => ({ status: 'committed', rows: files.map(() => 0), epoch }),
+      (attempt) => this.#attemptGroup(files, plugin, attempt),
+      { files: files.length },
+      0,
+    );
   }
 
   async #attemptGroup(files: readonly OpenedFile[], plugin: IngesterPlugin, attempt: number): Promise<GroupOutcome> {
-    const { db, options } = this.#deps;
-    const ctx: IngestContext = {
-      capabilities: db.capabilities,
-      sqlType: (t) => db.sqlType(t),
-      schema: { createTable: options.createTable },
-      logger: options.logger,
-      attempt,
-      fileState: new Map(),
-    };
+    const ctx = this.#context(attempt, new Map());
     const epoch = this.#epoch();
     const described: Described = { columns: undefined, usedCache: false };
     const entries = (rows: readonly number[]) => files.map((f, i) => this.#ledgerEntry(f, rows[i]!));
