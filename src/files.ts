@@ -103,6 +103,7 @@ export class OpenedFile implements ClaimedFile {
   readNow(position: number, length: number): Uint8Array | undefined {
     if (this.size > SYNC_READ_BYTES) return undefined;
     if (!this.#content) {
+      this.#open();
       const buffer = new Uint8Array(this.size);
       let filled = 0;
       while (filled < buffer.length) {
@@ -121,6 +122,7 @@ export class OpenedFile implements ClaimedFile {
     const buffer = new Uint8Array(Math.max(0, Math.min(length, this.size - position)));
     let filled = 0;
     while (filled < buffer.length) {
+      this.#open();
       const bytesRead = await readAt(this.fd, buffer, filled, buffer.length - filled, position + filled);
       if (bytesRead === 0) break;
       filled += bytesRead;
@@ -142,10 +144,19 @@ export class OpenedFile implements ClaimedFile {
 
   /** Size or mtime changed since the claim: the producer is still writing through an old descriptor. */
   changedSinceClaim(): string | undefined {
+    this.#open();
     const now = fstatSync(this.fd);
     if (now.size !== this.size) return `size changed from ${this.size} to ${now.size} bytes`;
     if (now.mtimeMs !== this.mtimeMs) return `modified at ${new Date(now.mtimeMs).toISOString()}, after it was claimed`;
     return undefined;
+  }
+
+  /**
+   * A plain descriptor number may be given to another file once closed: a late read must fail,
+   * never read that file.
+   */
+  #open(): void {
+    if (this.#closed) throw Object.assign(new Error(`${this.name}: read after its claim was closed`), { code: 'EBADF' });
   }
 
   /** Closes the descriptor (once; later calls do nothing) and lets go of the cached content. */

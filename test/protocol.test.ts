@@ -1,6 +1,10 @@
-/** The sentinel protocol's names: which entries are drops, and the claim ids and staged names. */
+/** The sentinel protocol's names (drops, claim ids, staged names) and a claimed file's descriptor. */
 import assert from 'node:assert/strict';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, it } from 'node:test';
+import { claimFile } from '../src/files.ts';
 import { dataNameOf, isIgnoredName, newClaimId, parseStagedName, stagedName } from '../src/protocol.ts';
 
 describe('protocol names', () => {
@@ -31,5 +35,28 @@ describe('protocol names', () => {
       assert.deepEqual(parseStagedName(stagedName(id, name)), { claimId: id, name });
     }
     assert.equal(parseStagedName('no-separator'), undefined);
+  });
+});
+
+describe('a claimed file', () => {
+  it('refuses reads after it was closed, from its cache or its descriptor, instead of reading whatever reuses the number', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'hyperwatch-claimed-'));
+    try {
+      await writeFile(join(dir, 'small.csv'), 'id\n1\n');
+      await writeFile(join(dir, 'big.csv'), `id\n${'1\n'.repeat(40_000)}`);
+      for (const name of ['small.csv', 'big.csv']) {
+        const claim = claimFile(dir, name, join(dir, `staged-${name}`), { claimId: 'c', extension: '.csv' });
+        assert.equal(claim.status, 'claimed');
+        if (claim.status !== 'claimed') continue;
+        const file = claim.file;
+        assert.equal(new TextDecoder().decode(await file.read(0, 3)), 'id\n');
+        file.close();
+        file.close(); // twice is once
+        await assert.rejects(file.read(0, 3), /read after its claim was closed/);
+        assert.throws(() => file.changedSinceClaim(), /read after its claim was closed/);
+      }
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });
