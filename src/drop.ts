@@ -10,7 +10,7 @@ import { open, rename, unlink } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { READY_SUFFIX } from './constants.ts';
 import { exists } from './files.ts';
-import { dataNameOf, isIgnoredName } from './protocol.ts';
+import { dataNameOf, isIgnoredName, randomHex } from './protocol.ts';
 
 export class DropError extends Error {
   readonly code: string;
@@ -73,21 +73,24 @@ export function invalidDropName(name: string): string | undefined {
  * import { dropFile } from 'hyperwatch';
  * await dropFile('./inbox', 'orders-2024-06-01.csv', 'id,amount\n1,9.50\n');
  */
+/** The data file or its sentinel, whichever is already at `path` (a drop the watcher has not taken). */
+export function existingDrop(path: string): string | undefined {
+  return [path, path + READY_SUFFIX].find((p) => exists(p));
+}
+
 export async function dropFile(dir: string, name: string, data: DropData): Promise<DropResult> {
   const invalid = invalidDropName(name);
   if (invalid) throw new DropError('DROP_NAME', `${invalid}.`);
   const path = join(dir, name);
   const readyPath = path + READY_SUFFIX;
-  for (const p of [path, readyPath]) {
-    if (exists(p)) {
-      throw new DropError(
-        'DROP_EXISTS',
-        `${p} already exists: an earlier drop of ${name} is not ingested yet. Wait until the watcher has taken it, or drop under another name.`,
-      );
-    }
+  const taken = existingDrop(path);
+  if (taken) {
+    throw new DropError(
+      'DROP_EXISTS',
+      `${taken} already exists: an earlier drop of ${name} is not ingested yet. Wait until the watcher has taken it, or drop under another name.`,
+    );
   }
-  const random = Array.from(crypto.getRandomValues(new Uint8Array(6)), (b) => b.toString(16).padStart(2, '0')).join('');
-  const temp = join(dir, `.${name}.${random}.tmp`);
+  const temp = join(dir, `.${name}.${randomHex(6)}.tmp`);
   let bytes = 0;
   const file = await open(temp, 'wx');
   try {

@@ -20,7 +20,8 @@ export function dataNameOf(readyName: string): string | undefined {
 const entropy = new Uint8Array(4096);
 let entropyUsed = entropy.length;
 
-function randomHex(bytes: number): string {
+/** `bytes` random bytes as hex, from the pool above. */
+export function randomHex(bytes: number): string {
   if (entropyUsed + bytes > entropy.length) {
     crypto.getRandomValues(entropy);
     entropyUsed = 0;

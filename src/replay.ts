@@ -6,7 +6,7 @@
 import { open, readFile, rename, unlink } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { ERROR_SUFFIX, FAILED_DIR, READY_SUFFIX } from './constants.ts';
-import { DropError, fsyncDirectory, invalidDropName } from './drop.ts';
+import { DropError, existingDrop, fsyncDirectory, invalidDropName } from './drop.ts';
 import { exists, isGone } from './files.ts';
 
 export interface ReplayResult {
@@ -62,13 +62,9 @@ export async function replayFailed(failedFile: string): Promise<ReplayResult> {
   const name = (await originalName(failedPath + ERROR_SUFFIX)) ?? failedAs;
   const path = join(dir, name);
   const readyPath = path + READY_SUFFIX;
-  for (const p of [path, readyPath]) {
-    if (exists(p)) {
-      throw new DropError(
-        'REPLAY_EXISTS',
-        `${p} already exists (a newer drop of ${name}); nothing was moved. Wait until the watcher has taken it, then replay again.`,
-      );
-    }
+  const taken = existingDrop(path);
+  if (taken) {
+    throw new DropError('REPLAY_EXISTS', `${taken} already exists (a newer drop of ${name}); nothing was moved. Wait until the watcher has taken it, then replay again.`);
   }
   // Data first, sentinel last: the watcher must never see the sentinel before the data.
   await rename(failedPath, path);
