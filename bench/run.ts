@@ -271,7 +271,7 @@ async function main(): Promise<void> {
         gone.push((run.done.goneAt - run.dropped[0]!) / 1000);
         peak = Math.max(peak, run.done.peakRssMb);
         hyperdPeak = Math.max(hyperdPeak, run.hyperdPeakRssMb);
-        log(`flood run ${r + 1}: ${s.toFixed(3)} s, ${(names.length / s).toFixed(0)} files/s, checkpoints ${run.done.checkpoints}${ok ? '' : ' WRONG'}`);
+        log(`flood run ${r + 1}: ${s.toFixed(3)} s, ${(names.length / s).toFixed(0)} files/s, checkpoints ${run.done.checkpoints}, CPU s watcher ${run.done.cpuSeconds.toFixed(2)} hyperd ${run.hyperdCpuSeconds.toFixed(2)}${ok ? '' : ' WRONG'}`);
       }
       figures.push({ workload, method: 'hyperwatch', kind: 'hyperwatch', seconds: seconds(runs), runs, goneSeconds: seconds(gone), rows: n * per, files: n + 1, peakRssMb: peak, hyperdPeakRssMb: hyperdPeak, verified, referenceSeconds: REFERENCE.floodSeconds.persistent });
       figures.push(reference(workload, 'reference, persistent .hyper', REFERENCE.floodSeconds.persistent, { files: 1000 }));
@@ -299,8 +299,10 @@ async function main(): Promise<void> {
             const name = `trickle-${String(i).padStart(4, '0')}.csv`;
             await writeFile(join(outside, name), smallCsv(per, SEED + 7 * i, i * per + 1));
             await rename(join(outside, name), join(inbox, name));
+            // The clock starts as the sentinel is created, synchronously: an awaited write would
+            // add the producer's own thread-pool round trip to every figure.
             drops.push(now());
-            await writeFile(join(inbox, name + READY_SUFFIX), '');
+            closeSync(openSync(join(inbox, name + READY_SUFFIX), 'wx'));
           }
           return drops;
         });

@@ -39,5 +39,7 @@ export type WorkerMessage =
       /** Peak RSS of the watcher's process over its whole life (VmHWM), and RSS once idle. */
       readonly peakRssMb: number;
       readonly idleRssMb: number;
+      /** CPU seconds the watcher's process used from `ready` until the workload was settled. */
+      readonly cpuSeconds: number;
     }
   | { readonly type: 'error'; readonly message: string };

@@ -42,6 +42,21 @@ export function procMemoryMb(pid: number | 'self', field: 'VmRSS' | 'VmHWM'): nu
   }
 }
 
+/**
+ * CPU time (user + system) a process has used so far, in seconds, from /proc/<pid>/stat (Linux;
+ * NaN elsewhere). Clock ticks are 100 per second on Linux for every architecture Node runs on.
+ */
+export function procCpuSeconds(pid: number | 'self'): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // Fields after the command name, which is in parentheses and may hold spaces.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return Number.NaN;
+  }
+}
+
 /** Samples a process's RSS every `everyMs` until stopped; returns the peak seen and the series. */
 export function sampleRss(pid: number, everyMs = 100): { stop(): { peakMb: number; series: number[] } } {
   const series: number[] = [];

@@ -6,7 +6,7 @@
 import { fork } from 'node:child_process';
 import process from 'node:process';
 import type { WorkerJob, WorkerMessage } from './job.ts';
-import { sampleRss } from './measure.ts';
+import { procCpuSeconds, sampleRss } from './measure.ts';
 
 export type Done = Extract<WorkerMessage, { type: 'done' }>;
 
@@ -24,6 +24,8 @@ export interface WatchRun {
   readonly sampledPeakRssMb: number;
   readonly hyperdPeakRssMb: number;
   readonly rssSeries: number[];
+  /** CPU seconds hyperd used from the drop until the watcher reported the workload done. */
+  readonly hyperdCpuSeconds: number;
 }
 
 /**
@@ -60,12 +62,14 @@ export async function runWatcher(workerJs: string, job: WorkerJob, hyperdPid: nu
   try {
     const ready = await next();
     if (ready.type !== 'ready') throw new Error(`unexpected message ${ready.type}`);
+    const hyperdCpu = procCpuSeconds(hyperdPid);
     const dropped = produce ? await produce() : [ready.startedAt];
     const done = await next();
+    const hyperdCpuSeconds = procCpuSeconds(hyperdPid) - hyperdCpu;
     if (done.type !== 'done') throw new Error(`unexpected message ${done.type}`);
     await new Promise<void>((resolve) => (child.exitCode !== null ? resolve() : child.once('exit', () => resolve())));
     const own = childRss.stop();
-    return { done, dropped, sampledPeakRssMb: own.peakMb, hyperdPeakRssMb: hyperdRss.stop().peakMb, rssSeries: own.series };
+    return { done, dropped, sampledPeakRssMb: own.peakMb, hyperdPeakRssMb: hyperdRss.stop().peakMb, rssSeries: own.series, hyperdCpuSeconds };
   } finally {
     childRss.stop();
     hyperdRss.stop();

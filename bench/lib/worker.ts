@@ -4,12 +4,12 @@
  * the job as JSON in argv[2], run as compiled JavaScript (no TypeScript loader in the process).
  * Uses only the public API.
  */
-import { readdir } from 'node:fs/promises';
+import { readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import process from 'node:process';
 import { createHyperAdapter, FAILED_DIR, openWatcher, STAGING_DIR } from '../../src/index.ts';
 import type { WorkerJob, WorkerMessage } from './job.ts';
-import { now, procMemoryMb } from './measure.ts';
+import { now, procCpuSeconds, procMemoryMb } from './measure.ts';
 
 const send = (message: WorkerMessage) => new Promise<void>((resolve) => process.send!(message, () => resolve()));
 /** The watcher's private folder: the first part of its staging path. */
@@ -38,24 +38,34 @@ async function main(job: WorkerJob): Promise<void> {
   // right after the commit returned, `failed` once it is in failed/. (A poll of the stats, as
   // before, added up to its period to every figure and woke the process all the time.)
   const settledAt: number[] = [];
-  const quiet = () => {};
+  // `HYPERWATCH_BENCH_TRACE=dir`: every log call, timed, as JSON lines in dir/trace-<pid>.jsonl
+  // (with the watcher's debug messages): where a workload's time goes, file by file.
+  const traceDir = process.env.HYPERWATCH_BENCH_TRACE;
+  const trace: string[] = [];
+  const record = traceDir
+    ? (level: string, message: string, fields?: Record<string, unknown>) => trace.push(JSON.stringify({ t: now(), level, message, ...fields }))
+    : () => {};
   const logger = {
-    debug: quiet,
-    info: (message: string) => {
+    debug: (message: string, fields?: Record<string, unknown>) => record('debug', message, fields),
+    info: (message: string, fields?: Record<string, unknown>) => {
       if (message === 'ingested') settledAt.push(now());
+      record('info', message, fields);
     },
-    warn: quiet,
-    error: (message: string) => {
+    warn: (message: string, fields?: Record<string, unknown>) => record('warn', message, fields),
+    error: (message: string, fields?: Record<string, unknown>) => {
       if (message === 'failed') settledAt.push(now());
+      record('error', message, fields);
     },
   };
   const startedAt = now();
   const handle = await openWatcher(job.dir, job.table, { ...job.watch, db, logger });
   const openedAt = now();
+  const cpuAtReady = procCpuSeconds('self');
   await send({ type: 'ready', startedAt, openedAt, rssMb: procMemoryMb('self', 'VmRSS') });
 
   const deadline = now() + job.timeoutMs;
   const ok = await untilTrue(() => settledAt.length >= job.expectFiles, deadline, 5);
+  const cpuSeconds = procCpuSeconds('self') - cpuAtReady;
   // Committed files leave staging after the next checkpoint; with checkpoints put off (--watch)
   // they may stay: then there is no "gone" time (NaN), which is not a failure.
   const gone = ok && (await untilTrue(() => allGone(job.dir), Math.min(deadline, now() + 30_000), 5));
@@ -64,6 +74,7 @@ async function main(job: WorkerJob): Promise<void> {
   const idleRssMb = procMemoryMb('self', 'VmRSS');
   const { stats } = await handle.stop();
   await db.close();
+  if (traceDir) await writeFile(join(traceDir, `trace-${process.pid}.jsonl`), trace.join('\n') + '\n');
   await send({
     type: 'done',
     startedAt,
@@ -78,6 +89,7 @@ async function main(job: WorkerJob): Promise<void> {
     lastError: stats.lastError ? `${stats.lastError.code}: ${stats.lastError.message}` : null,
     peakRssMb,
     idleRssMb,
+    cpuSeconds,
   });
 }
 
