@@ -14,8 +14,27 @@ export class Gate {
     try {
       return await operation();
     } finally {
-      if (--this.#active === 0) for (const resolve of this.#drained.splice(0)) resolve();
+      this.#leave();
     }
+  }
+
+  /**
+   * Enters now, as an operation that ends when the returned function is called (once), or
+   * `undefined` when an exclusive task holds the gate or waits for it.
+   */
+  tryEnter(): (() => void) | undefined {
+    if (this.#blocked) return undefined;
+    this.#active++;
+    let left = false;
+    return () => {
+      if (left) return;
+      left = true;
+      this.#leave();
+    };
+  }
+
+  #leave(): void {
+    if (--this.#active === 0) for (const resolve of this.#drained.splice(0)) resolve();
   }
 
   exclusive<T>(task: () => Promise<T>): Promise<T> {

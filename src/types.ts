@@ -141,9 +141,27 @@ export interface TransactionOptions<T> {
   readonly last?: (result: T) => Statement;
 }
 
+/** A transaction whose BEGIN is already on its way to the server (see `DbPool.begin`). */
+export interface BegunTransaction {
+  /** Runs `fn` in it, as `DbPool.transaction` does; once. */
+  transaction<T>(fn: (conn: DbConnection) => Promise<T>, options?: TransactionOptions<T>): Promise<T>;
+  /**
+   * Ends it unused and gives its connection back (resolves once it is back; never rejects). Does
+   * nothing once `transaction` was called.
+   */
+  release(): Promise<void>;
+}
+
 export interface DbPool {
   /** Runs `fn` inside BEGIN/COMMIT on a connection of its own; ROLLBACK when `fn` throws. */
   transaction<T>(fn: (conn: DbConnection) => Promise<T>, options?: TransactionOptions<T>): Promise<T>;
+  /**
+   * Takes an idle connection and sends BEGIN on it at once, without waiting for the reply: the
+   * round trip then overlaps the caller's own work (claiming files) instead of following it.
+   * `undefined` when no connection is idle. The caller must use it or `release` it before it
+   * waits on this pool for anything else (the pool may have no other connection to give).
+   */
+  begin?(): BegunTransaction | undefined;
   /** A statement outside any file's transaction (set-up, ledger look-ups). */
   query<T extends Row = Row>(sql: string, params?: readonly unknown[]): Promise<T[]>;
   close(): Promise<void>;

@@ -7,6 +7,7 @@ import { Hyperd } from '../adapters/db/hyper/hyperd.ts';
 import { locateHyperd } from '../adapters/db/hyper/locate.ts';
 import { silentLogger } from '../src/log.ts';
 import { count, useHyperFixture } from './helpers/env.ts';
+import { checkBegunTransaction } from './helpers/begun-transaction.ts';
 import { checkLastWithCommit } from './helpers/transaction-last.ts';
 
 async function* chunks(...parts: string[]): AsyncIterable<string> {
@@ -55,6 +56,10 @@ describe('hyper adapter', () => {
 
   it("sends a transaction's last statement with its COMMIT; when it fails, nothing of the transaction is kept", async () => {
     await checkLastWithCommit(fx.pool, 'last_with_commit');
+  });
+
+  it('begins a transaction early on an idle connection: its work stays inside it, and an unused one gives the connection back', async () => {
+    await checkBegunTransaction(fx.pool, 'begun_early');
   });
 
   it('describeTable returns columns, or null for a missing table', async () => {

@@ -41,6 +41,7 @@ import { startPostgres } from './helpers/postgres.ts';
 import { ROOT } from './helpers/proc.ts';
 import { protocolCases } from './helpers/protocol-suite.ts';
 import { groupLogger, useWatchBench } from './helpers/watch-bench.ts';
+import { checkBegunTransaction } from './helpers/begun-transaction.ts';
 import { checkLastWithCommit } from './helpers/transaction-last.ts';
 
 // One cluster for the whole file, started before any test is registered (the contract kit takes
@@ -188,6 +189,10 @@ describe('PostgreSQL adapter', () => {
 
   it("sends a transaction's last statement with its COMMIT; when it fails, nothing of the transaction is kept", async () => {
     await checkLastWithCommit(pool, 'last_with_commit');
+  });
+
+  it('begins a transaction early on an idle connection: its work stays inside it, and an unused one gives the connection back', async () => {
+    await checkBegunTransaction(pool, 'begun_early');
   });
 
   it('close ends its pools: their connections leave the server', async () => {

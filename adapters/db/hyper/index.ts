@@ -190,6 +190,20 @@ export function createHyperAdapter(options: HyperAdapterOptions = {}): HyperAdap
       const { gate } = shared;
       const pool: DbPool = {
         transaction: (fn, options) => gate.run(() => inner.transaction(fn, options)),
+        // A begun transaction holds the gate from its BEGIN until it ends: a checkpoint waits for it.
+        begin: () => {
+          const leave = gate.tryEnter();
+          if (!leave) return undefined;
+          const begun = inner.begin();
+          if (!begun) {
+            leave();
+            return undefined;
+          }
+          return {
+            transaction: (fn, options) => begun.transaction(fn, options).finally(leave),
+            release: () => begun.release().finally(leave),
+          };
+        },
         query: (text, params) => gate.run(() => inner.query(text, params)),
         close: async () => {
           pools.delete(pool);

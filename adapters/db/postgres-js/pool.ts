@@ -7,7 +7,7 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import postgres from 'postgres';
 import { isConnectionError } from '../../../src/errors.ts';
-import type { DbConnection, DbPool, Row, Statement, TableColumn, TableName, TransactionOptions } from '../../../src/types.ts';
+import type { BegunTransaction, DbConnection, DbPool, Row, Statement, TableColumn, TableName, TransactionOptions } from '../../../src/types.ts';
 
 export type Sql = postgres.Sql<Record<string, never>>;
 type TransactionSql = postgres.TransactionSql<Record<string, never>>;
@@ -130,6 +130,7 @@ function connectionOf(sql: AnySql, check: () => void = () => {}): DbConnection {
 
 /** A `DbPool` whose connections can all be closed and later reopened on demand. */
 export interface ResettablePool extends DbPool {
+  begin(): BegunTransaction | undefined;
   /**
    * Ends every connection (after their queries finish); the next use opens new ones. `farewell`
    * runs first on each connection that was opened, and must succeed for the reset to succeed.
@@ -175,6 +176,9 @@ async function endInstance(instance: Instance, timeout: number): Promise<void> {
     for (const socket of instance.sockets) socket.destroy();
   }
 }
+
+/** Ends a begun transaction that was not used (see `begin`): rolled back, not an error. */
+const UNUSED = new Error('begun transaction released unused');
 
 function connectionClosed(): Error {
   return Object.assign(new Error('the connection closed during the transaction; nothing of it was committed'), { code: 'CONNECTION_CLOSED' });
@@ -280,32 +284,72 @@ export function poolOf(make: (hooks: InstanceHooks) => Sql, size: number, onClos
     }
   }
 
+  /**
+   * The rest of a transaction whose BEGIN was sent (`begun`): `fn`, then COMMIT, or ROLLBACK when
+   * anything failed. The first statement of `fn` goes out only once BEGIN has succeeded, so none
+   * can ever run outside the transaction.
+   */
+  async function finishTransaction<T>(
+    instance: Instance,
+    watch: ReturnType<typeof watchClose>,
+    begun: Promise<unknown>,
+    fn: (conn: DbConnection) => Promise<T>,
+    options: TransactionOptions<T> | undefined,
+  ): Promise<T> {
+    const { sql } = instance;
+    try {
+      await watch.step(begun);
+      const result = await watch.step(fn(connectionOf(sql, watch.check)));
+      watch.check();
+      const last = options?.last?.(result);
+      if (last) await watch.step(lastWithCommit(sql, last));
+      else await watch.step(sql.unsafe('COMMIT'));
+      return result;
+    } catch (error) {
+      // A ROLLBACK sent after the connection broke would make postgres.js reconnect, to a
+      // session that has nothing to roll back.
+      if (!watch.lost() && !isConnectionError(error)) {
+        // A statement failed on a live connection: end the transaction and reuse it.
+        await watch.step(sql.unsafe('ROLLBACK')).catch(() => {});
+      }
+      if (watch.lost() || isConnectionError(error)) retire(instance);
+      throw error;
+    } finally {
+      watch.dispose();
+    }
+  }
+
   return {
     transaction: <T>(fn: (conn: DbConnection) => Promise<T>, options?: TransactionOptions<T>) =>
-      withInstance(async (instance) => {
-        const { sql } = instance;
+      withInstance((instance) => {
         const watch = watchClose(instance);
-        try {
-          await watch.step(sql.unsafe('BEGIN'));
-          const result = await watch.step(fn(connectionOf(sql, watch.check)));
-          watch.check();
-          const last = options?.last?.(result);
-          if (last) await watch.step(lastWithCommit(sql, last));
-          else await watch.step(sql.unsafe('COMMIT'));
-          return result;
-        } catch (error) {
-          // A ROLLBACK sent after the connection broke would make postgres.js reconnect, to a
-          // session that has nothing to roll back.
-          if (!watch.lost() && !isConnectionError(error)) {
-            // A statement failed on a live connection: end the transaction and reuse it.
-            await watch.step(sql.unsafe('ROLLBACK')).catch(() => {});
-          }
-          if (watch.lost() || isConnectionError(error)) retire(instance);
-          throw error;
-        } finally {
-          watch.dispose();
-        }
+        return finishTransaction(instance, watch, instance.sql.unsafe('BEGIN'), fn, options);
       }),
+    begin(): BegunTransaction | undefined {
+      if (closed) return undefined;
+      const instance = idle.pop();
+      if (!instance) return undefined;
+      const watch = watchClose(instance);
+      // `execute` sends now (postgres.js would otherwise wait for the first `then`).
+      const begun = instance.sql.unsafe('BEGIN').execute();
+      begun.catch(() => {}); // seen by whoever uses or releases it
+      let taken = false;
+      return {
+        transaction<T>(fn: (conn: DbConnection) => Promise<T>, options?: TransactionOptions<T>): Promise<T> {
+          if (taken) return Promise.reject(new Error('this begun transaction was already used or released'));
+          taken = true;
+          return finishTransaction(instance, watch, begun, fn, options).finally(() => release(instance));
+        },
+        async release() {
+          if (taken) return;
+          taken = true;
+          // Nothing ran in it: ROLLBACK ends it, then the connection is free again.
+          await finishTransaction(instance, watch, begun, () => Promise.reject(UNUSED), undefined)
+            .catch(() => {})
+            .finally(() => release(instance));
+        },
+      };
+    },
     query: <T extends Row = Row>(text: string, params: readonly unknown[] = []) =>
       withInstance(async (instance) => {
         const watch = watchClose(instance);

@@ -246,6 +246,10 @@ export function createPostgresAdapter(options: PostgresAdapterOptions = {}): Pos
       const inner = poolOf(({ onclose, adopt }): Sql => postgres(url, { ...connectOptions(adopt), onclose }), maxConnections);
       const pool: DbPool = {
         transaction: (fn, options) => translated(() => inner.transaction((conn) => fn(translatingConnection(conn)), options)),
+        begin: () => {
+          const begun = inner.begin();
+          return begun && { transaction: (fn, options) => translated(() => begun.transaction((conn) => fn(translatingConnection(conn)), options)), release: () => begun.release() };
+        },
         query: (sql, params) => translated(() => inner.query(sql, params), sql),
         close: async () => {
           pools.delete(pool);
