@@ -9,6 +9,7 @@
  *                                        └─ data/schema/security error → failed/ + .error
  */
 import { opendir } from 'node:fs/promises';
+import { setImmediate } from 'node:timers';
 import { join } from 'node:path';
 import { BATCH_FILE_MAX_BYTES, ERROR_SUFFIX, FAILED_DIR, READY_SUFFIX, STAGING_DIR } from './constants.ts';
 import { errorReport, fromDbError, ingestError, IngestFailure } from './errors.ts';
@@ -24,7 +25,7 @@ import { dataNameOf, failedNameCandidates, newClaimId, parseStagedName, stagedNa
 import { dropIfCreatedEmpty } from './schema.ts';
 import { tableLabel } from './sql.ts';
 import { emptyStats, lastErrorOf, observe, type WatcherStats } from './stats.ts';
-import type { DbAdapter, DbConnection, DbPool, FsAdapter, FsSubscription, IngestContext, IngesterPlugin, IngestError, TableColumn, TableName } from './types.ts';
+import type { BegunTransaction, DbAdapter, DbConnection, DbPool, FsAdapter, FsSubscription, IngestContext, IngesterPlugin, IngestError, TableColumn, TableName } from './types.ts';
 
 /** What `stopWatching` returns. */
 export interface WatchSummary {
@@ -64,6 +65,9 @@ const MAX_OPEN_CLAIMS = 512;
  */
 const GROUP_SPLIT_WAYS = 8;
 
+/** A failed group this small is split into single files at once: one round instead of two. */
+const SPLIT_TO_SINGLES = 16;
+
 /** `items` in `ways` parts of nearly equal size (fewer when there are fewer items). */
 function splitInto<T>(items: readonly T[], ways: number): T[][] {
   const parts = Math.max(1, Math.min(ways, items.length));
@@ -87,6 +91,24 @@ type GroupOutcome =
   /** Not transient: the group is split, the file at `index` alone (or in halves when unknown). */
   | { readonly status: 'failed'; readonly error: IngestError; readonly index?: number; readonly usedCache: boolean }
   | { readonly status: 'abandoned' };
+
+/**
+ * A task's early BEGIN (see `#processReady`): the first transaction of its files takes it, or it
+ * is released unused when the task ends.
+ */
+class EarlyBegin {
+  constructor(private begun: BegunTransaction | undefined) {}
+
+  take(): BegunTransaction | undefined {
+    const begun = this.begun;
+    this.begun = undefined;
+    return begun;
+  }
+
+  release(): void {
+    void this.take()?.release();
+  }
+}
 
 /** A claimed file and the plugin for its extension (none: it fails as UNKNOWN_EXTENSION). */
 interface Claimed {
@@ -156,6 +178,16 @@ export class WatcherHandle {
   #overflow = false;
   #rescanning: Promise<void> | undefined;
   #idleWaiters: (() => void)[] = [];
+  /** A pump is scheduled for the end of this turn of the event loop (see `#pumpSoon`). */
+  #pumpScheduled = false;
+  /**
+   * Sentinels this watcher claimed whose move-out event has not come yet. Claiming renames the
+   * sentinel away, and the directory reports that as an event for its name; a flood would
+   * otherwise queue each name a second time, for a claim that finds nothing.
+   */
+  #claimedNames = new Set<string>();
+  /** Each claimed file's task's early BEGIN, until a transaction takes it. */
+  #early = new WeakMap<OpenedFile, EarlyBegin>();
   #stopping = false;
   #stopped: Promise<WatchSummary> | undefined;
   #wake = new AbortController();
@@ -266,6 +298,8 @@ export class WatcherHandle {
     let found = false;
     for (const name of names) {
       if (name.endsWith(READY_SUFFIX)) {
+        // Our own claim's event, unless the producer has already dropped the name again.
+        if (this.#claimedNames.delete(name) && !exists(join(this.dir, name))) continue;
         // A known orphan's sentinel is retried when its data file shows up (below) or by the
         // rescan; its own events include the one of being put back after a claim found no data,
         // which would otherwise claim it again at once, in a loop.
@@ -290,8 +324,22 @@ export class WatcherHandle {
     this.#queue.add(readyName);
     this.#queuedAt.set(readyName, Date.now());
     this.stats.queued = this.#queue.size;
-    this.#pump();
+    this.#pumpSoon();
     return true;
+  }
+
+  /**
+   * Pumps once the events at hand have all been queued: the directory reports a burst of drops
+   * as many events in one turn of the event loop, and claimed together they form groups instead
+   * of each taking a task (and a transaction) of its own. The delay is a few microseconds.
+   */
+  #pumpSoon(): void {
+    if (this.#pumpScheduled) return;
+    this.#pumpScheduled = true;
+    setImmediate(() => {
+      this.#pumpScheduled = false;
+      this.#pump();
+    });
   }
 
   /**
@@ -300,8 +348,11 @@ export class WatcherHandle {
    */
   #pump(): void {
     while (!this.#stopping && !this.#paused && this.#inFlight.size < this.#limit && this.#queue.size > 0) {
+      // Until the table exists, one file at a time: the first creates it, and files claimed
+      // meanwhile would each go alone (see #finishDistinct) instead of waiting to form groups.
+      if (!this.#tableExists && this.#inFlight.size > 0) break;
       const free = this.#limit - this.#inFlight.size;
-      const take = Math.min(this.#batchLimit(), Math.ceil(this.#queue.size / free));
+      const take = this.#tableExists ? Math.min(this.#batchLimit(), Math.ceil(this.#queue.size / free)) : 1;
       const names: string[] = [];
       for (const readyName of this.#queue) {
         names.push(readyName);
@@ -349,6 +400,8 @@ export class WatcherHandle {
   async #rescan(): Promise<void> {
     this.stats.rescans++;
     this.#overflow = false;
+    // The listing tells which sentinels are there; events still due for our claims are noise.
+    this.#claimedNames.clear();
     let found = false;
     try {
       const dir = await opendir(this.dir, { bufferSize: 256 });
@@ -402,11 +455,39 @@ export class WatcherHandle {
     return Math.max(1, Math.min(this.#deps.options.batchFiles, Math.floor(MAX_OPEN_CLAIMS / this.#deps.options.maxConcurrent)));
   }
 
-  /** Claims each drop (one by one: each is its own race with producers), then ingests them. */
+  /**
+   * Claims each drop (one by one: each is its own race with producers), then ingests them.
+   *
+   * The BEGIN of the task's first transaction is sent before the claims, so that its round trip
+   * (a millisecond or two when idle, tens under load) runs while the files are being claimed
+   * rather than after. Only where that transaction is the task's first use of the pool: with the
+   * table known (no schema lock first) and no duplicate check against the ledger.
+   */
   async #processReady(readyNames: readonly string[]): Promise<void> {
-    const claimed: Claimed[] = [];
-    for (const one of await mapLimit(readyNames, CLAIM_PARALLEL, (readyName) => this.#claim(readyName))) if (one) claimed.push(one);
-    await this.#finishAll(claimed);
+    const early = new EarlyBegin(this.#tableExists && !this.#deps.options.skipDuplicateContent ? this.#pool?.begin?.() : undefined);
+    try {
+      const claimed: Claimed[] = [];
+      this.#log.debug('claiming', { files: readyNames.length, inFlight: this.#inFlight.size, queued: this.#queue.size });
+      for (const one of await mapLimit(readyNames, CLAIM_PARALLEL, (readyName) => this.#claim(readyName))) if (one) claimed.push(one);
+      this.#log.debug('claimed', { files: claimed.length });
+      for (const c of claimed) this.#early.set(c.file, early);
+      await this.#finishAll(claimed);
+    } finally {
+      early.release();
+    }
+  }
+
+  /**
+   * The early BEGIN of `file`'s task for a transaction about to start, if still unused; released
+   * instead when that transaction cannot take it (it must wait on the pool for something first).
+   */
+  #takeEarly(file: OpenedFile, usable: boolean): BegunTransaction | undefined {
+    const early = this.#early.get(file);
+    if (!usable) {
+      early?.release();
+      return undefined;
+    }
+    return early?.take();
   }
 
   /**
@@ -452,6 +533,8 @@ export class WatcherHandle {
     this.#orphans.delete(readyName);
     // From here a new drop under the same name is a new file.
     this.#claiming.delete(readyName);
+    if (this.#claimedNames.size >= MAX_OPEN_CLAIMS * 8) this.#claimedNames.clear(); // events that never came
+    this.#claimedNames.add(readyName);
     return { file: claim.file, match };
   }
 
@@ -569,8 +652,9 @@ export class WatcherHandle {
    * Ingests a group in one transaction and settles each file. When it fails for a reason other
    * than the database being away, the group is split until each bad file has failed on its own:
    * the file the failure belongs to goes alone and the others go on as a group; when the failure
-   * names no file, the group is split in `GROUP_SPLIT_WAYS` parts, tried at once. Every good file is committed once, every bad one fails
-   * alone, with the same report it would get on its own.
+   * names no file, the group is split in `GROUP_SPLIT_WAYS` parts (single files once it is
+   * `SPLIT_TO_SINGLES` or fewer), tried at once. Every good file is committed once, every bad one
+   * fails alone, with the same report it would get on its own.
    */
   async #finishGroup(files: readonly OpenedFile[], plugin: IngesterPlugin): Promise<void> {
     if (files.length === 0) return;
@@ -606,7 +690,8 @@ export class WatcherHandle {
             this.#finishGroup([...files.slice(0, index), ...files.slice(index + 1)], plugin),
           ]);
         } else {
-          await Promise.all(splitInto(files, GROUP_SPLIT_WAYS).map((part) => this.#finishGroup(part, plugin)));
+          const ways = files.length <= SPLIT_TO_SINGLES ? files.length : GROUP_SPLIT_WAYS;
+          await Promise.all(splitInto(files, ways).map((part) => this.#finishGroup(part, plugin)));
         }
       }
     }
@@ -845,12 +930,13 @@ export class WatcherHandle {
   async #attempt(file: OpenedFile, plugin: IngesterPlugin, attempt: number, fileState: Map<string, unknown>): Promise<Outcome> {
     const ctx = this.#context(attempt, fileState);
     const epoch = this.#epoch();
+    const begun = this.#takeEarly(file, this.#tableExists);
     // Until the table exists, files take turns: two transactions creating it would conflict.
     const release = this.#tableExists ? undefined : await this.#schemaLock.acquire();
     const existedBefore = release ? await this.#tableIsThere() : true;
     const described: Described = { columns: undefined, usedCache: false };
     try {
-      const rows = await this.#pool!.transaction(
+      const rows = await (begun ?? this.#pool!).transaction(
         async (conn) => {
           const appended = await plugin.append(this.#describing(conn, described), file, this.table, ctx);
           if (appended.isErr()) throw new IngestFailure(appended.error);
@@ -922,8 +1008,9 @@ export class WatcherHandle {
     const entries = (rows: readonly number[]) => files.map((f, i) => this.#ledgerEntry(f, rows[i]!));
     // Many rows go in by COPY inside the transaction; a few as an INSERT sent with the COMMIT.
     const byCopy = ledgerByCopy(entries(files.map(() => 0)));
+    const begun = this.#takeEarly(files[0]!, true);
     try {
-      const rows = await this.#pool!.transaction(async (raw) => {
+      const rows = await (begun ?? this.#pool!).transaction(async (raw) => {
         const conn = this.#describing(raw, described);
         let rows: number[];
         if (plugin.appendMany) {
