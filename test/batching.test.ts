@@ -77,6 +77,12 @@ describe('batched ingest on a real hyperd', () => {
     );
     await waitFor(() => handle.stats.filesIngested + handle.stats.filesFailed === 201, 'all files settled', 60000);
     assert.ok(Math.max(...logger.groups) > 1, `files were committed in groups (largest ${Math.max(...logger.groups)})`);
+    // The group holding the bad file knew which one it was (from the line, column and type the
+    // server gave): it went alone at once, without splitting the group blindly.
+    assert.ok(
+      logger.splits.every((s) => s.index !== undefined),
+      `every failed group named its bad file: ${JSON.stringify(logger.splits)}`,
+    );
     assert.equal(handle.stats.filesFailed, 1);
     assert.equal(handle.stats.filesIngested, 200);
     assert.deepEqual(await failedEntries(dir), ['f137-bad.csv', 'f137-bad.csv.error', 'f137-bad.csv.ready']);

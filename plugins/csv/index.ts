@@ -12,6 +12,7 @@ import { defineIngester } from '../../src/plugins.ts';
 import { checkHeaderNames, columnList, createTable, matchColumns } from '../../src/schema.ts';
 import { qualifiedName, quoteLiteral, tableLabel } from '../../src/sql.ts';
 import type { AppendManyError, AppendResult, ClaimedFile, ColumnSpec, DbConnection, IngestContext, IngestError, IngesterPlugin, LogicalType, TableName } from '../../src/types.ts';
+import { conversionFailure, likelyCulprit } from './culprit.ts';
 import { inferColumnType, widen } from './infer.ts';
 
 /** How much of the file's head is parsed to infer types (only when the table is new). */
@@ -263,13 +264,21 @@ async function* bodies(files: readonly ClaimedFile[], scans: readonly Scan[]): A
   }
 }
 
-/** The member a server error's detail names by its path, if it names one. */
-function culpritOf(error: unknown, members: readonly ClaimedFile[]): number | undefined {
+/**
+ * The member a failed shared COPY's error belongs to: the one its detail names by path (errors in
+ * a file's structure), else the likely holder of a value that did not convert (see culprit.ts).
+ */
+async function culpritOf(error: unknown, members: readonly ClaimedFile[], delimiter: string): Promise<number | undefined> {
   const detail = (error as { detail?: unknown } | null)?.detail;
-  const path = typeof detail === 'string' ? /file:\s*'([^']*)'/.exec(detail)?.[1] : undefined;
-  if (path === undefined) return undefined;
-  const index = members.findIndex((f) => f.stagedPath === path);
-  return index >= 0 ? index : undefined;
+  if (typeof detail !== 'string') return undefined;
+  const path = /file:\s*'([^']*)'/.exec(detail)?.[1];
+  const named = members.findIndex((f) => f.stagedPath === path);
+  if (named >= 0) return named;
+  const failure = conversionFailure(error instanceof Error ? error.message : '', detail);
+  if (!failure) return undefined;
+  // Small files (a group's members are), read from memory where the claim kept them.
+  const contents = await Promise.all(members.map((f) => f.read(0, f.size)));
+  return likelyCulprit(failure, contents, delimiter);
 }
 
 class ManyFailure extends Error {
@@ -336,8 +345,8 @@ async function appendMany(conn: DbConnection, files: readonly ClaimedFile[], tab
           );
     } catch (error) {
       // Hyper names the file for errors in a file's structure (`file:'<path>' line:3`), not for a
-      // value that does not convert (`file: 'ARRAY' line:3`): then which file is unknown.
-      const culprit = culpritOf(error, members);
+      // value that does not convert (`file: 'ARRAY' line:3 column:2`): then it is a guess.
+      const culprit = await culpritOf(error, members, delimiter).catch(() => undefined);
       throw new ManyFailure(culprit === undefined ? { error: fromDbError(error) } : { error: fromDbError(error, members[culprit]!.name), index: group[culprit]! });
     }
     const counted = group.reduce((sum, i) => sum + scans[i]!.records, 0);

@@ -70,11 +70,15 @@ export function useWatchBench(open: () => Promise<DbFixture>, tablePrefix: strin
 }
 
 /** A logger that keeps the size of every group a file was committed in (1 for a file alone). */
-export function groupLogger(): Logger & { readonly groups: number[] } {
+export function groupLogger(): Logger & { readonly groups: number[]; readonly splits: { files: number; index: number | undefined }[] } {
   const groups: number[] = [];
+  const splits: { files: number; index: number | undefined }[] = [];
   return {
     groups,
-    debug() {},
+    splits,
+    debug(message, fields) {
+      if (message === 'group failed; splitting it') splits.push({ files: Number(fields?.files), index: fields?.index as number | undefined });
+    },
     warn() {},
     error() {},
     info(message, fields) {
