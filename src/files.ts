@@ -42,10 +42,10 @@ export function renameIfPresent(from: string, to: string): boolean {
 
 export function exists(path: string): boolean {
   try {
-    lstatSync(path);
-    return true;
+    // No exception for a missing path: building one costs more than the system call.
+    return lstatSync(path, { throwIfNoEntry: false }) !== undefined;
   } catch (error) {
-    if (isGone(error)) return false;
+    if (isGone(error)) return false; // ENOTDIR
     throw error;
   }
 }
