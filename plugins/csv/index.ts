@@ -264,6 +264,9 @@ async function* bodies(files: readonly ClaimedFile[], scans: readonly Scan[]): A
   }
 }
 
+/** Total size of a failed group up to which its bad value's file is guessed (see culpritOf). */
+const GUESS_MAX_BYTES = 8 << 20;
+
 /**
  * The member a failed shared COPY's error belongs to: the one its detail names by path (errors in
  * a file's structure), else the likely holder of a value that did not convert (see culprit.ts).
@@ -275,8 +278,9 @@ async function culpritOf(error: unknown, members: readonly ClaimedFile[], delimi
   const named = members.findIndex((f) => f.stagedPath === path);
   if (named >= 0) return named;
   const failure = conversionFailure(error instanceof Error ? error.message : '', detail);
-  if (!failure) return undefined;
-  // Small files (a group's members are), read from memory where the claim kept them.
+  // A group's members are small (most are in memory since their claim); past a few MiB in all,
+  // the guess is not worth reading them again.
+  if (!failure || members.reduce((sum, f) => sum + f.size, 0) > GUESS_MAX_BYTES) return undefined;
   const contents = await Promise.all(members.map((f) => f.read(0, f.size)));
   return likelyCulprit(failure, contents, delimiter);
 }
