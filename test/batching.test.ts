@@ -184,13 +184,14 @@ describe('batched ingest on a real hyperd', () => {
     const { dir, table, opts } = await t.inbox();
     const logger = groupLogger();
     await drop(dir, 'j000.jsonl', '{"id":0}\n');
-    const handle = await openWatcher(dir, table, { ...opts, logger });
+    // All there before the watcher starts: ready together whatever the timing, so they form groups.
     await Promise.all(
       Array.from({ length: 60 }, (_, k) => {
         const i = k + 1;
         return drop(dir, `j${String(i).padStart(3, '0')}.jsonl`, i === 30 ? '{"id":30}\n{"id":}\n' : `{"id":${i}}\n{"id":${i + 1000}}\n`);
       }),
     );
+    const handle = await openWatcher(dir, table, { ...opts, logger });
     await waitFor(() => handle.stats.filesIngested + handle.stats.filesFailed === 61, 'all files settled', 60000);
     assert.ok(Math.max(...logger.groups) > 1, 'files were committed in groups');
     assert.deepEqual(await failedEntries(dir), ['j030.jsonl', 'j030.jsonl.error', 'j030.jsonl.ready']);
