@@ -467,7 +467,7 @@ export class WatcherHandle {
     const early = new EarlyBegin(this.#tableExists && !this.#deps.options.skipDuplicateContent ? this.#pool?.begin?.() : undefined);
     try {
       const claimed: Claimed[] = [];
-      this.#log.debug('claiming', { files: readyNames.length, inFlight: this.#inFlight.size, queued: this.#queue.size });
+      this.#log.debug('claiming', { files: readyNames.length, first: readyNames[0], inFlight: this.#inFlight.size, queued: this.#queue.size });
       for (const one of await mapLimit(readyNames, CLAIM_PARALLEL, (readyName) => this.#claim(readyName))) if (one) claimed.push(one);
       this.#log.debug('claimed', { files: claimed.length });
       for (const c of claimed) this.#early.set(c.file, early);
@@ -682,7 +682,7 @@ export class WatcherHandle {
         this.#log.info('stopping: files left claimed for the next start', { files: files.length });
         return;
       case 'failed': {
-        this.#log.debug('group failed; splitting it', { files: files.length, index: outcome.index, error: outcome.error.message });
+        this.#log.debug('group failed; splitting it', { files: files.length, first: files[0]!.name, index: outcome.index, error: outcome.error.message });
         const { index } = outcome;
         if (index !== undefined && index >= 0 && index < files.length) {
           await Promise.all([
@@ -846,7 +846,7 @@ export class WatcherHandle {
       (epoch) => ({ status: 'committed', rows: 0, epoch }),
       (attempt) => this.#attempt(file, plugin, attempt, fileState),
       { file: file.name },
-      MAX_PLUGIN_RETRIES,
+      { pluginRetries: MAX_PLUGIN_RETRIES, freshRetry: true },
     );
   }
 
@@ -854,15 +854,16 @@ export class WatcherHandle {
    * Runs `attempt` until it commits, fails for good, or the watcher stops. Before a retry the
    * ledger says whether the last attempt committed after all (its connection may have broken
    * after the COMMIT went out): then `committedEarlier` is the outcome. A failure that asked for a
-   * fresh transaction (`error.retry`, at most `pluginRetries` in a row) or that used the cached
-   * table description (once) is tried again at once; a transient one after a backoff.
+   * fresh transaction (`error.retry`, at most `pluginRetries` in a row) or, with `freshRetry`, that
+   * used the cached table description (once) is tried again at once; a transient one after a
+   * backoff.
    */
   async #withRetries<R extends Outcome | GroupOutcome>(
     claimId: string,
     committedEarlier: (epoch: number) => R,
     attempt: (n: number) => Promise<R>,
     fields: Record<string, unknown>,
-    pluginRetries: number,
+    { pluginRetries, freshRetry }: { readonly pluginRetries: number; readonly freshRetry: boolean },
   ): Promise<R | { status: 'abandoned' }> {
     let delay = this.#deps.options.retryInitialMs;
     let retried = 0;
@@ -881,7 +882,7 @@ export class WatcherHandle {
         retried++;
         continue;
       }
-      if (error.kind !== 'transient' && result.usedCache && !freshRetried) {
+      if (freshRetry && error.kind !== 'transient' && result.usedCache && !freshRetried) {
         // It used the cached description of the table: the table may have changed since.
         freshRetried = true;
         continue;
@@ -997,7 +998,9 @@ export class WatcherHandle {
       (epoch) => ({ status: 'committed', rows: files.map(() => 0), epoch }),
       (attempt) => this.#attemptGroup(files, plugin, attempt),
       { files: files.length },
-      0,
+      // Nor is one that used the cached description: it is split at once, and each part, the
+      // cache dropped, describes the table afresh (a group of 100 tried twice cost 100 ms or more).
+      { pluginRetries: 0, freshRetry: false },
     );
   }
 

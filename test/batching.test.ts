@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { scanCsv } from '../plugins/csv/index.ts';
 import { openWatcher, startWatching, stopWatching } from '../src/api.ts';
+import type { FsAdapter } from '../src/types.ts';
 import { csv, drop, failedEntries, leftovers, stagedEntries, waitFor } from './helpers/drop.ts';
 import { count, hyperFixture } from './helpers/env.ts';
 import { groupLogger, useWatchBench } from './helpers/watch-bench.ts';
@@ -214,6 +215,28 @@ describe('batched ingest on a real hyperd', () => {
     await waitFor(() => handle.stats.filesIngested + handle.stats.filesFailed === 3, 'third file');
     assert.equal(handle.stats.filesFailed, 0, JSON.stringify(handle.stats.lastError));
     assert.equal(await count(t.pool, table, `note = 'added'`), 1);
+    await handle.stop();
+  });
+
+  it('a group that meets a table changed behind its back is split, and every file lands with the new column', async () => {
+    const { dir, table, opts } = await t.inbox();
+    const logger = groupLogger();
+    await drop(dir, '0.csv', csv('id', [[0]]));
+    // No events: files are found only when the test asks for a rescan, all at once, in groups.
+    const quiet: FsAdapter = { name: 'none', mayLoseEvents: true, subscribe: async () => ({ close: async () => {} }) };
+    const handle = await openWatcher(dir, table, { ...opts, logger, fs: quiet, rescanIntervalMs: 3_600_000 });
+    assert.equal(handle.stats.filesIngested, 1, 'the first file created the table');
+    await drop(dir, '00.csv', csv('id', [[0]]));
+    await handle.rescan();
+    await waitFor(() => handle.stats.filesIngested === 2, 'a second file, whose transaction cached the columns');
+    await t.pool.query(`ALTER TABLE ${table} ADD COLUMN note TEXT`);
+    for (let i = 1; i <= 20; i++) await drop(dir, `${i}.csv`, csv('id,note', [[i, `note ${i}`]]));
+    await handle.rescan();
+    await waitFor(() => handle.stats.filesIngested + handle.stats.filesFailed === 22, 'all files settled');
+    assert.equal(handle.stats.filesFailed, 0, JSON.stringify(handle.stats.lastError));
+    assert.ok(logger.splits.length > 0, 'a group failed on the cached columns and was split');
+    assert.ok(Math.max(...logger.groups) > 1, 'its parts were committed as groups again');
+    assert.equal(await count(t.pool, table, `note = 'note ' || id`), 20);
     await handle.stop();
   });
 
