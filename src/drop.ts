@@ -63,6 +63,11 @@ export function invalidDropName(name: string): string | undefined {
   return undefined;
 }
 
+/** The data file or its sentinel, whichever is already at `path` (a drop the watcher has not taken). */
+export function existingDrop(path: string): string | undefined {
+  return [path, path + READY_SUFFIX].find((p) => exists(p));
+}
+
 /**
  * Drops `data` into the watched directory `dir` as `name`, following the protocol: temp
  * dot-name, fsync, rename to `name`, fsync the directory, create `name.ready`, fsync the directory.
@@ -73,11 +78,6 @@ export function invalidDropName(name: string): string | undefined {
  * import { dropFile } from 'hyperwatch';
  * await dropFile('./inbox', 'orders-2024-06-01.csv', 'id,amount\n1,9.50\n');
  */
-/** The data file or its sentinel, whichever is already at `path` (a drop the watcher has not taken). */
-export function existingDrop(path: string): string | undefined {
-  return [path, path + READY_SUFFIX].find((p) => exists(p));
-}
-
 export async function dropFile(dir: string, name: string, data: DropData): Promise<DropResult> {
   const invalid = invalidDropName(name);
   if (invalid) throw new DropError('DROP_NAME', `${invalid}.`);

@@ -125,7 +125,6 @@ export interface DbConnection {
   describeTable(table: TableName): Promise<TableColumn[] | null>;
 }
 
-/** A pool of connections for one watcher, sized to its `maxConcurrent`. */
 /** A statement with its parameters, for the database to run later. */
 export interface Statement {
   readonly text: string;
@@ -152,6 +151,7 @@ export interface BegunTransaction {
   release(): Promise<void>;
 }
 
+/** A pool of connections for one watcher, sized to its `maxConcurrent`. */
 export interface DbPool {
   /** Runs `fn` inside BEGIN/COMMIT on a connection of its own; ROLLBACK when `fn` throws. */
   transaction<T>(fn: (conn: DbConnection) => Promise<T>, options?: TransactionOptions<T>): Promise<T>;
@@ -275,7 +275,7 @@ export interface IngesterPlugin {
    * Optional: appends several small claimed files at once (e.g. one multi-file COPY) inside one
    * transaction the core opens, with one ledger row per file. Resolves with each file's result,
    * in order; each `rows` must be that file's own row count. When it fails, the core rolls back
-   * and splits the group (the file at `index` alone, or in halves when no index is given) until
+   * and splits the group (the file at `index` alone, or in parts when no index is given) until
    * every bad file has failed on its own through `append`. Without it, the core calls `append`
    * once per file, in the same transaction.
    */
