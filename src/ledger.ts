@@ -77,9 +77,9 @@ function timestampText(date: Date): string {
   return `${date.toISOString().replace('T', ' ').replace('Z', '')}+00`;
 }
 
-/** Whether these rows go in by COPY (`recordAllInLedger`) rather than as one INSERT (`ledgerInsert`). */
-export function ledgerByCopy(entries: readonly LedgerEntry[]): boolean {
-  return entries.length >= LEDGER_COPY_ROWS;
+/** Whether this many rows go in by COPY (`recordAllInLedger`) rather than as one INSERT (`ledgerInsert`). */
+export function ledgerByCopy(rows: number): boolean {
+  return rows >= LEDGER_COPY_ROWS;
 }
 
 /**
@@ -99,7 +99,7 @@ export function ledgerInsert(entries: readonly LedgerEntry[]): Statement {
 
 /** One row per file: by COPY for many (see `LEDGER_COPY_ROWS`), else INSERTs of up to 500 rows. */
 export async function recordAllInLedger(conn: DbConnection, entries: readonly LedgerEntry[]): Promise<void> {
-  if (ledgerByCopy(entries)) {
+  if (ledgerByCopy(entries.length)) {
     const now = timestampText(new Date());
     const body = entries.map((e) => {
       const row = values(e).map(csvField);

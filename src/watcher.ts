@@ -60,8 +60,9 @@ const MAX_OPEN_CLAIMS = 512;
 
 /**
  * A group that fails without naming its bad file is split into this many parts, tried at once:
- * one bad file among 100 is found in 3 rounds instead of the 7 of halving (each round a
- * transaction of some milliseconds, in a row), and the good parts commit meanwhile.
+ * one bad file among 100 is found in 2 rounds (see `SPLIT_TO_SINGLES`) instead of the 7 of
+ * halving (each round a transaction of some milliseconds, in a row), and the good parts commit
+ * meanwhile.
  */
 const GROUP_SPLIT_WAYS = 8;
 
@@ -88,8 +89,8 @@ type Outcome =
 
 type GroupOutcome =
   | { readonly status: 'committed'; readonly rows: readonly number[]; readonly epoch: number }
-  /** Not transient: the group is split, the file at `index` alone (or in halves when unknown). */
-  | { readonly status: 'failed'; readonly error: IngestError; readonly index?: number; readonly usedCache: boolean }
+  /** Not transient: the group is split, the file at `index` alone (or in parts when unknown; see `#finishGroup`). */
+  | { readonly status: 'failed'; readonly error: IngestError; readonly index?: number }
   | { readonly status: 'abandoned' };
 
 /**
@@ -846,7 +847,7 @@ export class WatcherHandle {
       (epoch) => ({ status: 'committed', rows: 0, epoch }),
       (attempt) => this.#attempt(file, plugin, attempt, fileState),
       { file: file.name },
-      { pluginRetries: MAX_PLUGIN_RETRIES, freshRetry: true },
+      MAX_PLUGIN_RETRIES,
     );
   }
 
@@ -854,16 +855,16 @@ export class WatcherHandle {
    * Runs `attempt` until it commits, fails for good, or the watcher stops. Before a retry the
    * ledger says whether the last attempt committed after all (its connection may have broken
    * after the COMMIT went out): then `committedEarlier` is the outcome. A failure that asked for a
-   * fresh transaction (`error.retry`, at most `pluginRetries` in a row) or, with `freshRetry`, that
-   * used the cached table description (once) is tried again at once; a transient one after a
-   * backoff.
+   * fresh transaction (`error.retry`, at most `pluginRetries` in a row) or that used the cached
+   * table description (once; a file's outcome says so, a group's never does) is tried again at
+   * once; a transient one after a backoff.
    */
   async #withRetries<R extends Outcome | GroupOutcome>(
     claimId: string,
     committedEarlier: (epoch: number) => R,
     attempt: (n: number) => Promise<R>,
     fields: Record<string, unknown>,
-    { pluginRetries, freshRetry }: { readonly pluginRetries: number; readonly freshRetry: boolean },
+    pluginRetries: number,
   ): Promise<R | { status: 'abandoned' }> {
     let delay = this.#deps.options.retryInitialMs;
     let retried = 0;
@@ -882,7 +883,7 @@ export class WatcherHandle {
         retried++;
         continue;
       }
-      if (freshRetry && error.kind !== 'transient' && result.usedCache && !freshRetried) {
+      if ('usedCache' in result && result.usedCache && error.kind !== 'transient' && !freshRetried) {
         // It used the cached description of the table: the table may have changed since.
         freshRetried = true;
         continue;
@@ -989,8 +990,10 @@ export class WatcherHandle {
 
   /**
    * Like `#ingest`, for a group in one transaction (all of it committed, or none: the ledger is
-   * asked about its first file). A plugin's request for a fresh transaction is not retried here:
-   * the group is split and each file retried alone.
+   * asked about its first file). A plugin's request for a fresh transaction is not retried here,
+   * nor a failure while using the cached table description (the outcome does not tell it): the
+   * group is split at once, and each part, the cache dropped, describes the table afresh (a group
+   * of 100 tried whole twice cost 100 ms or more).
    */
   #ingestGroup(files: readonly OpenedFile[], plugin: IngesterPlugin): Promise<GroupOutcome> {
     return this.#withRetries(
@@ -998,9 +1001,7 @@ export class WatcherHandle {
       (epoch) => ({ status: 'committed', rows: files.map(() => 0), epoch }),
       (attempt) => this.#attemptGroup(files, plugin, attempt),
       { files: files.length },
-      // Nor is one that used the cached description: it is split at once, and each part, the
-      // cache dropped, describes the table afresh (a group of 100 tried twice cost 100 ms or more).
-      { pluginRetries: 0, freshRetry: false },
+      0,
     );
   }
 
@@ -1010,7 +1011,7 @@ export class WatcherHandle {
     const described: Described = { columns: undefined, usedCache: false };
     const entries = (rows: readonly number[]) => files.map((f, i) => this.#ledgerEntry(f, rows[i]!));
     // Many rows go in by COPY inside the transaction; a few as an INSERT sent with the COMMIT.
-    const byCopy = ledgerByCopy(entries(files.map(() => 0)));
+    const byCopy = ledgerByCopy(files.length);
     const begun = this.#takeEarly(files[0]!, true);
     try {
       const rows = await (begun ?? this.#pool!).transaction(async (raw) => {
@@ -1044,8 +1045,8 @@ export class WatcherHandle {
       return { status: 'committed', rows, epoch };
     } catch (error) {
       this.#described = undefined;
-      if (error instanceof GroupFailure) return { status: 'failed', error: error.error, index: error.index, usedCache: described.usedCache };
-      return { status: 'failed', error: fromDbError(error), usedCache: described.usedCache };
+      if (error instanceof GroupFailure) return { status: 'failed', error: error.error, index: error.index };
+      return { status: 'failed', error: fromDbError(error) };
     }
   }
 
