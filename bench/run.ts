@@ -253,7 +253,7 @@ async function main(): Promise<void> {
         // The sentinels are made beforehand too, next to the data: creating a file costs ext4 an
         // inode allocation, which passes over every recently deleted inode of the block group, and
         // this bench deletes thousands a minute. Created in the inbox, 1,001 sentinels took
-        // 130-350 ms (perf: find_inode_bit, recently_deleted), holding the directory's lock that
+        // 90-350 ms (perf: find_inode_bit, recently_deleted), holding the directory's lock that
         // the watcher's claims wait on; renamed in, they take a few milliseconds.
         for (const name of names) closeSync(openSync(join(batch, name + READY_SUFFIX), 'wx'));
         let dropMs = 0;
