@@ -56,12 +56,14 @@ function lineOf(bytes: Uint8Array, line: number): string | undefined {
   return new TextDecoder().decode(bytes.subarray(start, end === -1 ? bytes.length : end)).replace(/\r$/, '');
 }
 
-/** Whether `field` could be the value the failure is about. */
-function suspect(field: string, failure: ConversionFailure): boolean {
+/**
+ * Whether `field` could be the value the failure is about: equal to the quoted value, else not a
+ * valid spelling (`valid`) of the type it did not convert to.
+ */
+function suspect(field: string, failure: ConversionFailure, valid: RegExp | undefined): boolean {
   if (failure.value !== undefined) return field === failure.value || field.trim() === failure.value.trim();
   const trimmed = field.trim();
   if (trimmed === '') return false; // empty is NULL, which converts to every type
-  const valid = VALID.find(([type]) => type.test(failure.type ?? ''))?.[1];
   return valid !== undefined && !valid.test(trimmed);
 }
 
@@ -70,13 +72,14 @@ function suspect(field: string, failure: ConversionFailure): boolean {
  * suspect, or `undefined` when none or several are (or the type is not one this knows).
  */
 export function likelyCulprit(failure: ConversionFailure, contents: readonly Uint8Array[], delimiter: string): number | undefined {
-  if (failure.value === undefined && !VALID.some(([type]) => type.test(failure.type ?? ''))) return undefined;
+  const valid = VALID.find(([type]) => type.test(failure.type ?? ''))?.[1];
+  if (failure.value === undefined && valid === undefined) return undefined;
   let found: number | undefined;
   for (const [i, bytes] of contents.entries()) {
     const text = lineOf(bytes, failure.line);
     if (text === undefined) continue;
     const field = Papa.parse<string[]>(text, { delimiter, header: false }).data[0]?.[failure.column - 1];
-    if (field === undefined || !suspect(field, failure)) continue;
+    if (field === undefined || !suspect(field, failure, valid)) continue;
     if (found !== undefined) return undefined;
     found = i;
   }
