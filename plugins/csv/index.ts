@@ -13,7 +13,7 @@ import { checkHeaderNames, columnList, createTable, matchColumns } from '../../s
 import { qualifiedName, quoteLiteral, tableLabel } from '../../src/sql.ts';
 import type { AppendManyError, AppendResult, ClaimedFile, ColumnSpec, DbConnection, IngestContext, IngestError, IngesterPlugin, LogicalType, TableName } from '../../src/types.ts';
 import { conversionFailure, likelyCulprit } from './culprit.ts';
-import { inferColumnType, widen } from './infer.ts';
+import { inferColumnType, widen } from '../shared/infer-text.ts';
 
 /** How much of the file's head is parsed to infer types (only when the table is new). */
 const SAMPLE_BYTES = 256 * 1024;

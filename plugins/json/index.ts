@@ -13,7 +13,7 @@ import { columnList, createTable, matchColumns } from '../../src/schema.ts';
 import { qualifiedName, tableLabel } from '../../src/sql.ts';
 import { parseSqlType } from '../../src/sql-types.ts';
 import type { AppendResult, ClaimedFile, ColumnSpec, DbConnection, IngestContext, IngestError, IngesterPlugin, LogicalType, TableColumn, TableName } from '../../src/types.ts';
-import { widen } from '../csv/infer.ts';
+import { widen } from '../shared/infer-text.ts';
 import { encodeField } from './csv.ts';
 import { inferJsonType, widenFor } from './infer.ts';
 import { describePosition, type JsonRecord, readBatches, type RecordPosition } from './records.ts';

@@ -4,7 +4,7 @@
  * date and timestamp strings are recognised, with the CSV plugin's rules.
  */
 import type { LogicalType } from '../../src/types.ts';
-import { inferColumnType } from '../csv/infer.ts';
+import { inferColumnType } from '../shared/infer-text.ts';
 
 /** Bounds of int64 as doubles: -2^63 is exact, 2^63 is the first value past the maximum. */
 const INT64_MIN = -9223372036854775808;

@@ -1,5 +1,6 @@
 /**
- * Column type inference for CSV text values. Conservative: a type is chosen only when every
+ * Column type inference for values given as text (CSV fields, JSON scalars). Shared by the csv
+ * and json ingesters. Conservative: a type is chosen only when every
  * non-empty sample value fits it, integers become BIGINT (never INTEGER: a later 3e9 must fit),
  * and values whose text would change in a number column (leading zeros, `+1`) stay TEXT.
  */
