@@ -13,6 +13,8 @@ export { defineIngester, DuplicateExtensionError, PluginRegistry } from './plugi
 export { defaultRegistry, DuplicateWatcherError, WatcherRegistry, type WatcherStatus } from './registry.ts';
 export { checkHeaderNames, columnList, createTable, matchColumns } from './schema.ts';
 export { parseTableName, qualifiedName, quoteIdent, quoteLiteral, standardSqlType } from './sql.ts';
+export { parseSqlType, type SqlType } from './sql-types.ts';
+export { fitsColumn, TYPE_FIT, type TypeFit, typeFit } from './type-policy.ts';
 export { INGEST_SECONDS_BUCKETS, type DurationHistogram, type LastError, type WatcherStats } from './stats.ts';
 export type * from './types.ts';
 export { WatcherHandle, type WatchSummary } from './watcher.ts';
