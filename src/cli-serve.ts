@@ -1,4 +1,5 @@
 /** `hyperwatch serve` (several watchers and the HTTP API) and `hyperwatch status` (asks a serve). */
+import { request as httpRequest } from 'node:http';
 import { dirname, resolve } from 'node:path';
 import process from 'node:process';
 import { parse, toJson, UsageError } from './cli-util.ts';
@@ -22,7 +23,7 @@ http.protectReads. Watchers added over HTTP must lie under http.allowedRoots (de
 directories of the config's watchers).
 Stops on SIGINT/SIGTERM, letting in-flight files finish.`;
 
-export const STATUS_HELP = `Usage: hyperwatch status [--url http://127.0.0.1:${DEFAULT_HTTP_PORT}] [--token <token> | --token-file <file>] [--json]
+export const STATUS_HELP = `Usage: hyperwatch status [--url http://127.0.0.1:${DEFAULT_HTTP_PORT} | --url unix:<socket>] [--token <token> | --token-file <file>] [--json]
 
 Prints the watchers of a running hyperwatch serve. The token: --token, else HYPERWATCH_TOKEN, else
 --token-file, else (for a serve on this machine) the file serve makes when its config names no
@@ -111,7 +112,7 @@ function statusLines(watchers: readonly ServedWatcherStatus[]): string {
  * `--token`, HYPERWATCH_TOKEN, `--token-file`, else the token file serve makes, but only for a
  * serve on this machine: the token must not travel to whatever `--url` names.
  */
-function statusToken(base: string, flag: string | undefined, file: string | undefined): string | undefined {
+export function statusToken(base: string, flag: string | undefined, file: string | undefined): string | undefined {
   const token = flag ?? process.env.HYPERWATCH_TOKEN;
   if (token) return token;
   if (file !== undefined) {
@@ -119,7 +120,27 @@ function statusToken(base: string, flag: string | undefined, file: string | unde
     if (read === undefined) throw new UsageError(`--token-file ${file} does not exist`);
     return read;
   }
-  return isLoopback(new URL(base).hostname) ? readTokenFile(defaultTokenFile()) : undefined;
+  const local = base.startsWith('unix:') || isLoopback(new URL(base).hostname);
+  return local ? readTokenFile(defaultTokenFile()) : undefined;
+}
+
+/** GET /watchers over TCP (fetch) or a Unix socket (`unix:<path>`, node:http: fetch cannot). */
+async function getWatchers(base: string, token: string | undefined): Promise<{ status: number; text: string }> {
+  const headers: Record<string, string> = token ? { authorization: `Bearer ${token}` } : {};
+  if (!base.startsWith('unix:')) {
+    const res = await fetch(`${base}/watchers`, { headers });
+    return { status: res.status, text: await res.text() };
+  }
+  return new Promise((resolve, reject) => {
+    const req = httpRequest({ socketPath: base.slice('unix:'.length), path: '/watchers', headers }, (res) => {
+      let text = '';
+      res.setEncoding('utf8').on('data', (d: string) => (text += d));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end();
+  });
 }
 
 export async function statusCommand(args: string[]): Promise<number> {
@@ -130,20 +151,25 @@ export async function statusCommand(args: string[]): Promise<number> {
   }
   if (positionals.length > 0) throw new UsageError('status takes no arguments besides its options');
   const base = (values.url ?? `http://127.0.0.1:${DEFAULT_HTTP_PORT}`).replace(/\/+$/, '');
-  if (!/^https?:\/\//.test(base)) throw new UsageError(`--url must start with http:// or https://, got ${JSON.stringify(values.url)}`);
+  if (!/^(https?:\/\/|unix:.)/.test(base)) throw new UsageError(`--url must start with http://, https:// or unix: (a socket's path), got ${JSON.stringify(values.url)}`);
   const token = statusToken(base, values.token, values['token-file']);
-  let response: Response;
+  let response: { status: number; text: string };
   try {
-    response = await fetch(`${base}/watchers`, { headers: token ? { authorization: `Bearer ${token}` } : {} });
+    response = await getWatchers(base, token);
   } catch (error) {
-    const cause = (error as { cause?: { code?: string } }).cause?.code;
+    const cause = (error as { code?: string }).code ?? (error as { cause?: { code?: string } }).cause?.code;
     throw new Error(`no hyperwatch serve answers at ${base}${cause ? ` (${cause})` : ''}; is it running, and is --url right?`);
   }
-  const body = (await response.json().catch(() => ({}))) as { watchers?: ServedWatcherStatus[]; error?: string };
+  let body: { watchers?: ServedWatcherStatus[]; error?: string } = {};
+  try {
+    body = JSON.parse(response.text) as typeof body;
+  } catch {
+    // reported below as no watcher list
+  }
   if (response.status === 401) {
     throw new UsageError(`${base} requires a token: pass --token or --token-file, set HYPERWATCH_TOKEN, or run as the user serve runs as (its token file: ${defaultTokenFile()})`);
   }
-  if (!response.ok || !body.watchers) throw new Error(`${base}/watchers answered ${response.status}: ${body.error ?? 'no watcher list'}`);
+  if (response.status !== 200 || !body.watchers) throw new Error(`${base}/watchers answered ${response.status}: ${body.error ?? 'no watcher list'}`);
   process.stdout.write(values.json ? `${toJson(body.watchers)}\n` : statusLines(body.watchers));
   return 0;
 }

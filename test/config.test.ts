@@ -151,8 +151,12 @@ describe('serve config validation', () => {
     const issues = byPath(await issuesOf({ http: { token: 'y'.repeat(20), tokenFile: 'f', allowedRoots: 'drops', protectReads: 'yes' }, watchers: [] }, root));
     assert.deepEqual([...issues.keys()].sort(), ['http.allowedRoots', 'http.protectReads']);
     assert.match(issues.get('http.allowedRoots')!.fix, /list of directories/);
-    const both = byPath(await issuesOf({ http: { token: 'y'.repeat(20), tokenFile: 'f' }, watchers: [] }, root));
+    const both = byPath(await issuesOf({ http: { token: 'y'.repeat(20), tokenFile: 'f', socket: 'api.sock', port: 1 }, watchers: [] }, root));
+    assert.deepEqual([...both.keys()].sort(), ['http.port', 'http.tokenFile']);
     assert.match(both.get('http.tokenFile')!.problem, /together with a configured token/);
+    assert.match(both.get('http.port')!.problem, /together with http\.socket/);
+    const socket = await validateConfig({ http: { socket: 'run/api.sock' }, watchers: [] }, 'sock.json', { baseDir: root, env: {} });
+    assert.equal(socket.http.socket, join(root, 'run', 'api.sock'));
   });
 
   it('checks a POST /watchers body the same way, with paths from the body', async () => {

@@ -47,6 +47,8 @@ export interface HttpConfig {
   readonly token?: string;
   /** Where serve keeps the token it makes when none is configured (resolved; default: see token.ts). */
   readonly tokenFile?: string;
+  /** Listen on this Unix socket (mode 0600, resolved) instead of host and port. */
+  readonly socket?: string;
   /** GET requests need the token too (always so when `host` is not a loopback address). */
   readonly protectReads: boolean;
   /** Watchers added over HTTP must lie under these (resolved); default: the config's watchers' parents. */
@@ -255,6 +257,11 @@ export async function validateConfig(raw: unknown, source: string, options: Vali
   if (file.http?.tokenFile !== undefined && token !== undefined) {
     issues.push({ path: 'http.tokenFile', problem: 'is given together with a configured token', fix: 'Keep one of them: tokenFile is where serve keeps the token it makes when none is configured.' });
   }
+  for (const field of ['host', 'port'] as const) {
+    if (file.http?.socket !== undefined && file.http[field] !== undefined) {
+      issues.push({ path: `http.${field}`, problem: 'is given together with http.socket', fix: 'Keep http.socket (a Unix socket) or host and port (TCP), not both.' });
+    }
+  }
   if (!isLoopback(host) && token === undefined && file.http?.tokenEnv === undefined) {
     issues.push({ path: 'http.token', problem: `is required when the API listens on ${host}, which is not a loopback address`, fix: 'Set http.tokenEnv (or http.token), or listen on "127.0.0.1".' });
   }
@@ -279,6 +286,7 @@ interface HttpFileSettings {
   readonly token?: string;
   readonly tokenEnv?: string;
   readonly tokenFile?: string;
+  readonly socket?: string;
   readonly protectReads?: boolean;
   readonly allowedRoots?: readonly string[];
   readonly allowedServers?: readonly string[];
@@ -293,6 +301,7 @@ function httpConfig(http: HttpFileSettings, host: string, token: string | undefi
     port: http.port ?? DEFAULT_HTTP_PORT,
     ...(token !== undefined ? { token } : {}),
     ...(http.tokenFile !== undefined ? { tokenFile: resolve(baseDir, http.tokenFile) } : {}),
+    ...(http.socket !== undefined ? { socket: resolve(baseDir, http.socket) } : {}),
     protectReads: http.protectReads === true || !isLoopback(host),
     allowedRoots: [...new Set(roots)],
     allowedServers: [...new Set(servers)],

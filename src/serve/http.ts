@@ -11,14 +11,14 @@
  */
 import { timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import type { Logger } from '../types.ts';
 import { type HttpConfig, validateWatcher } from './config.ts';
+import { listenOn } from './listen.ts';
 import { renderMetrics } from './metrics.ts';
 import type { ServeInstance } from './server.ts';
 
 export interface HttpApi {
-  /** `http://host:port`, with the port actually bound (config port 0 picks one). */
+  /** `http://host:port`, with the port actually bound (config port 0 picks one), or `unix:<path>`. */
   readonly url: string;
   close(): Promise<void>;
 }
@@ -145,20 +145,12 @@ export function startHttpApi(serve: ServeInstance, config: ApiConfig, options: {
       }
     })();
   });
-  return new Promise((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(config.port, config.host, () => {
-      server.off('error', reject);
-      const { port } = server.address() as AddressInfo;
-      const host = config.host.includes(':') ? `[${config.host}]` : config.host;
-      resolve({
-        url: `http://${host}:${port}`,
-        close: () =>
-          new Promise<void>((done) => {
-            server.close(() => done());
-            server.closeAllConnections?.();
-          }),
-      });
-    });
-  });
+  return listenOn(server, config).then((url) => ({
+    url,
+    close: () =>
+      new Promise<void>((done) => {
+        server.close(() => done());
+        server.closeAllConnections?.();
+      }),
+  }));
 }
