@@ -317,8 +317,12 @@ describe('hyperwatch status: which token it sends', () => {
       }
       for (const url of ['http://192.0.2.7:7878', 'https://metrics.example.com']) assert.equal(statusToken(url, undefined, undefined), undefined, url);
       assert.equal(statusToken('http://192.0.2.7:7878', 'given-on-the-command-line', undefined), 'given-on-the-command-line');
+      // --token-file names the file explicitly, for any address; a missing one is a usage error.
+      assert.equal(statusToken('http://192.0.2.7:7878', undefined, join(root, 'hyperwatch', 'serve.token')), 'the-token-serve-made-here-1234');
+      assert.throws(() => statusToken('http://127.0.0.1:7878', undefined, join(root, 'none.token')), /--token-file \S+none\.token does not exist/);
       process.env.HYPERWATCH_TOKEN = 'from-the-environment-1234';
-      assert.equal(statusToken('http://192.0.2.7:7878', undefined, undefined), 'from-the-environment-1234');
+      assert.equal(statusToken('http://192.0.2.7:7878', undefined, join(root, 'none.token')), 'from-the-environment-1234');
+      assert.equal(statusToken('http://127.0.0.1:7878', 'the-flag-comes-first', undefined), 'the-flag-comes-first');
     } finally {
       for (const [key, value] of [['XDG_STATE_HOME', saved.state], ['HYPERWATCH_TOKEN', saved.token]] as const) {
         if (value === undefined) delete process.env[key];
