@@ -1,24 +1,33 @@
 /** `hyperwatch serve` (several watchers and the HTTP API) and `hyperwatch status` (asks a serve). */
+import { request as httpRequest } from 'node:http';
 import { dirname, resolve } from 'node:path';
 import process from 'node:process';
 import { parse, toJson, UsageError } from './cli-util.ts';
 import { lineLogger } from './log.ts';
 import { startProgress } from './progress.ts';
-import { DEFAULT_HTTP_PORT, loadConfig } from './serve/config.ts';
+import { DEFAULT_HTTP_PORT, type HttpConfig, isLoopback, loadConfig } from './serve/config.ts';
 import { startHttpApi } from './serve/http.ts';
 import { ServeInstance, type ServedWatcherStatus } from './serve/server.ts';
+import { defaultTokenFile, loadOrCreateToken, readTokenFile } from './serve/token.ts';
+import type { Logger } from './types.ts';
 
 export const SERVE_HELP = `Usage: hyperwatch serve --config <hyperwatch.json> [--log-format text|json] [--quiet]
 
 Runs every watcher of the config file (schema: schema/hyperwatch.config.schema.json) in one
 process, and an HTTP API (default http://127.0.0.1:${DEFAULT_HTTP_PORT}):
   GET /watchers, POST /watchers, DELETE /watchers/<URL-encoded dir>, GET /metrics (Prometheus).
-A host other than loopback requires a bearer token (http.tokenEnv or http.token).
+POST and DELETE always need the bearer token (Authorization: Bearer <token>): http.tokenEnv or
+http.token, else one serve makes at first start in a file only its user can read (its path is
+logged; hyperwatch status finds it). Reads need it too on a host other than loopback, or with
+http.protectReads. Watchers added over HTTP must lie under http.allowedRoots (default: the parent
+directories of the config's watchers).
 Stops on SIGINT/SIGTERM, letting in-flight files finish.`;
 
-export const STATUS_HELP = `Usage: hyperwatch status [--url http://127.0.0.1:${DEFAULT_HTTP_PORT}] [--token <token>] [--json]
+export const STATUS_HELP = `Usage: hyperwatch status [--url http://127.0.0.1:${DEFAULT_HTTP_PORT} | --url unix:<socket>] [--token <token> | --token-file <file>] [--json]
 
-Prints the watchers of a running hyperwatch serve. The token defaults to HYPERWATCH_TOKEN.`;
+Prints the watchers of a running hyperwatch serve. The token: --token, else HYPERWATCH_TOKEN, else
+--token-file, else (for a serve on this machine) the file serve makes when its config names no
+token: $XDG_STATE_HOME/hyperwatch/serve.token (default ~/.local/state/hyperwatch/serve.token).`;
 
 export async function serveCommand(args: string[]): Promise<number> {
   const { values, positionals } = parse(args, { config: { type: 'string', short: 'c' }, 'log-format': { type: 'string' }, quiet: { type: 'boolean' } });
@@ -42,9 +51,10 @@ export async function serveCommand(args: string[]): Promise<number> {
   const stopped = new Promise<string>((resolve) => (stopRequested = resolve));
   process.once('SIGINT', () => stopRequested('SIGINT'));
   process.once('SIGTERM', () => stopRequested('SIGTERM'));
+  const token = apiToken(config.http, logger);
   // The API first: status works while the watchers run their initial sweeps.
-  const api = await startHttpApi(serve, config.http, { logger, baseDir });
-  logger.info('listening', { url: api.url, token: config.http.token !== undefined });
+  const api = await startHttpApi(serve, { ...config.http, token }, { logger, baseDir });
+  logger.info('listening', { url: api.url, readsNeedToken: config.http.protectReads, allowedRoots: config.http.allowedRoots.join(', ') || '(none)' });
   try {
     for (const watcher of config.watchers) {
       try {
@@ -63,6 +73,18 @@ export async function serveCommand(args: string[]): Promise<number> {
     await serve.stopAll();
     progress.stop();
   }
+}
+
+/** The configured token, or the one in the token file (made at first start). Never logged. */
+function apiToken(http: HttpConfig, logger: Logger): string {
+  if (http.token !== undefined) {
+    logger.info('bearer token from the config');
+    return http.token;
+  }
+  const file = http.tokenFile ?? defaultTokenFile();
+  const { token, created } = loadOrCreateToken(file);
+  logger.info(created ? 'bearer token made' : 'bearer token read', { tokenFile: file });
+  return token;
 }
 
 function statusLines(watchers: readonly ServedWatcherStatus[]): string {
@@ -86,26 +108,68 @@ function statusLines(watchers: readonly ServedWatcherStatus[]): string {
     .concat('\n');
 }
 
+/**
+ * `--token`, HYPERWATCH_TOKEN, `--token-file`, else the token file serve makes, but only for a
+ * serve on this machine: the token must not travel to whatever `--url` names.
+ */
+export function statusToken(base: string, flag: string | undefined, file: string | undefined): string | undefined {
+  const token = flag ?? process.env.HYPERWATCH_TOKEN;
+  if (token) return token;
+  if (file !== undefined) {
+    const read = readTokenFile(file);
+    if (read === undefined) throw new UsageError(`--token-file ${file} does not exist`);
+    return read;
+  }
+  const local = base.startsWith('unix:') || isLoopback(new URL(base).hostname);
+  return local ? readTokenFile(defaultTokenFile()) : undefined;
+}
+
+/** GET /watchers over TCP (fetch) or a Unix socket (`unix:<path>`, node:http: fetch cannot). */
+async function getWatchers(base: string, token: string | undefined): Promise<{ status: number; text: string }> {
+  const headers: Record<string, string> = token ? { authorization: `Bearer ${token}` } : {};
+  if (!base.startsWith('unix:')) {
+    const res = await fetch(`${base}/watchers`, { headers });
+    return { status: res.status, text: await res.text() };
+  }
+  return new Promise((resolve, reject) => {
+    const req = httpRequest({ socketPath: base.slice('unix:'.length), path: '/watchers', headers }, (res) => {
+      let text = '';
+      res.setEncoding('utf8').on('data', (d: string) => (text += d));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
 export async function statusCommand(args: string[]): Promise<number> {
-  const { values, positionals } = parse(args, { url: { type: 'string' }, token: { type: 'string' }, json: { type: 'boolean' } });
+  const { values, positionals } = parse(args, { url: { type: 'string' }, token: { type: 'string' }, 'token-file': { type: 'string' }, json: { type: 'boolean' } });
   if (values.help) {
     process.stdout.write(`${STATUS_HELP}\n`);
     return 0;
   }
   if (positionals.length > 0) throw new UsageError('status takes no arguments besides its options');
   const base = (values.url ?? `http://127.0.0.1:${DEFAULT_HTTP_PORT}`).replace(/\/+$/, '');
-  if (!/^https?:\/\//.test(base)) throw new UsageError(`--url must start with http:// or https://, got ${JSON.stringify(values.url)}`);
-  const token = values.token ?? process.env.HYPERWATCH_TOKEN;
-  let response: Response;
+  if (!/^(https?:\/\/|unix:.)/.test(base)) throw new UsageError(`--url must start with http://, https:// or unix: (a socket's path), got ${JSON.stringify(values.url)}`);
+  const token = statusToken(base, values.token, values['token-file']);
+  let response: { status: number; text: string };
   try {
-    response = await fetch(`${base}/watchers`, { headers: token ? { authorization: `Bearer ${token}` } : {} });
+    response = await getWatchers(base, token);
   } catch (error) {
-    const cause = (error as { cause?: { code?: string } }).cause?.code;
+    const cause = (error as { code?: string }).code ?? (error as { cause?: { code?: string } }).cause?.code;
     throw new Error(`no hyperwatch serve answers at ${base}${cause ? ` (${cause})` : ''}; is it running, and is --url right?`);
   }
-  const body = (await response.json().catch(() => ({}))) as { watchers?: ServedWatcherStatus[]; error?: string };
-  if (response.status === 401) throw new UsageError(`${base} requires a token: pass --token or set HYPERWATCH_TOKEN`);
-  if (!response.ok || !body.watchers) throw new Error(`${base}/watchers answered ${response.status}: ${body.error ?? 'no watcher list'}`);
+  let body: { watchers?: ServedWatcherStatus[]; error?: string } = {};
+  try {
+    body = JSON.parse(response.text) as typeof body;
+  } catch {
+    // reported below as no watcher list
+  }
+  if (response.status === 401) {
+    throw new UsageError(`${base} requires a token: pass --token or --token-file, set HYPERWATCH_TOKEN, or run as the user serve runs as (its token file: ${defaultTokenFile()})`);
+  }
+  if (response.status !== 200 || !body.watchers) throw new Error(`${base}/watchers answered ${response.status}: ${body.error ?? 'no watcher list'}`);
   process.stdout.write(values.json ? `${toJson(body.watchers)}\n` : statusLines(body.watchers));
   return 0;
 }

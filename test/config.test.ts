@@ -38,7 +38,8 @@ describe('serve config validation', () => {
       'ok.json',
       { baseDir: root, env: {} },
     );
-    assert.deepEqual(config.http, { host: '127.0.0.1', port: 7878 });
+    // POSTed watchers may go where the config's do (next to them), to the servers it uses.
+    assert.deepEqual(config.http, { host: '127.0.0.1', port: 7878, protectReads: false, allowedRoots: [root], allowedServers: ['postgres://u:p@h:5432/d'] });
     assert.equal(config.watchers[0]!.dir, join(root, 'a'));
     assert.equal(config.watchers[0]!.database, join(root, 'db', 'events.hyper'));
     assert.equal(config.watchers[1]!.adapter, 'postgres');
@@ -123,10 +124,39 @@ describe('serve config validation', () => {
       env: { HW_TOKEN: 'x'.repeat(20) },
     });
     assert.equal(config.http.token, 'x'.repeat(20));
+    assert.equal(config.http.protectReads, true, 'off loopback, reads need the token too');
     const issues = byPath(await issuesOf({ http: { host: '0.0.0.0', tokenEnv: 'HW_TOKEN' }, watchers: [] }, root));
     assert.match(issues.get('http.tokenEnv')!.problem, /names HW_TOKEN, which is not set/);
     const short = byPath(await issuesOf({ http: { token: 'short' }, watchers: [] }, root));
     assert.match(short.get('http.token')!.problem, /fewer than 16 characters/);
+  });
+
+  it('resolves the http settings against the config file: allowedRoots, allowedServers, tokenFile, protectReads', async () => {
+    const config = await validateConfig(
+      {
+        http: { protectReads: true, allowedRoots: ['drops', '/srv/in'], allowedServers: ['postgres://x@h/d'], tokenFile: 'state/api.token' },
+        watchers: [{ dir: 'a', table: 't', endpoint: '127.0.0.1:7483' }],
+      },
+      'http.json',
+      { baseDir: root, env: {} },
+    );
+    assert.deepEqual(config.http, {
+      host: '127.0.0.1',
+      port: 7878,
+      tokenFile: join(root, 'state', 'api.token'),
+      protectReads: true,
+      allowedRoots: [join(root, 'drops'), '/srv/in'],
+      allowedServers: ['postgres://x@h/d', '127.0.0.1:7483'],
+    });
+    const issues = byPath(await issuesOf({ http: { token: 'y'.repeat(20), tokenFile: 'f', allowedRoots: 'drops', protectReads: 'yes' }, watchers: [] }, root));
+    assert.deepEqual([...issues.keys()].sort(), ['http.allowedRoots', 'http.protectReads']);
+    assert.match(issues.get('http.allowedRoots')!.fix, /list of directories/);
+    const both = byPath(await issuesOf({ http: { token: 'y'.repeat(20), tokenFile: 'f', socket: 'api.sock', port: 1 }, watchers: [] }, root));
+    assert.deepEqual([...both.keys()].sort(), ['http.port', 'http.tokenFile']);
+    assert.match(both.get('http.tokenFile')!.problem, /together with a configured token/);
+    assert.match(both.get('http.port')!.problem, /together with http\.socket/);
+    const socket = await validateConfig({ http: { socket: 'run/api.sock' }, watchers: [] }, 'sock.json', { baseDir: root, env: {} });
+    assert.equal(socket.http.socket, join(root, 'run', 'api.sock'));
   });
 
   it('checks a POST /watchers body the same way, with paths from the body', async () => {

@@ -4,7 +4,7 @@
  * parsed and checked against what the test dropped, `status` and `history` against the results.
  */
 import assert from 'node:assert/strict';
-import { mkdir, readdir, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import postgres from 'postgres';
@@ -53,6 +53,7 @@ describe('hyperwatch serve', () => {
   let pgDir: string;
   let extraDir: string;
   let api: string;
+  let token: string;
   let stderrLines: () => string[];
 
   before(async () => {
@@ -70,13 +71,15 @@ describe('hyperwatch serve', () => {
       ],
     };
     await writeFile(join(root, 'hyperwatch.json'), JSON.stringify(config, null, 2));
-    serve = cli(['serve', '--config', join(root, 'hyperwatch.json'), '--log-format', 'json']);
+    // serve makes its token in this state folder (changing requests need it).
+    serve = cli(['serve', '--config', join(root, 'hyperwatch.json'), '--log-format', 'json'], { env: { XDG_STATE_HOME: join(root, 'state') } });
     let stderr = '';
     serve.child.stderr!.on('data', (d: string) => (stderr += d));
     stderrLines = () => stderr.split('\n').filter(Boolean);
     await waitFor(() => stderrLines().some((l) => l.includes('"serving"')), 'serve to start both watchers', 60000);
     const listening = stderrLines().map((l) => JSON.parse(l) as { message: string; url?: string }).find((l) => l.message === 'listening');
     api = listening!.url!;
+    token = (await readFile(join(root, 'state', 'hyperwatch', 'serve.token'), 'utf8')).trim();
   });
 
   after(async () => {
@@ -150,7 +153,7 @@ describe('hyperwatch serve', () => {
   it('adds and removes a watcher over HTTP', async () => {
     const added = await fetch(`${api}/watchers`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json' },
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
       body: JSON.stringify({ dir: extraDir, table: 'extra', database: join(root, 'extra.hyper'), checkpointDelayMs: 50 }),
     });
     assert.equal(added.status, 201, await added.clone().text());
@@ -159,27 +162,43 @@ describe('hyperwatch serve', () => {
     await dropFile(extraDir, 'x.csv', csv('id', [[1], [2]]));
     await waitFor(async () => (await statsOf(extraDir))?.filesIngested === 1, 'the added watcher to ingest', 30000);
 
-    const duplicate = await fetch(`${api}/watchers`, { method: 'POST', body: JSON.stringify({ dir: extraDir, table: 'other' }) });
+    const auth = { authorization: `Bearer ${token}` };
+    const duplicate = await fetch(`${api}/watchers`, { method: 'POST', headers: auth, body: JSON.stringify({ dir: extraDir, table: 'other', database: join(root, 'other.hyper') }) });
     assert.equal(duplicate.status, 409);
-    const invalid = await fetch(`${api}/watchers`, { method: 'POST', body: JSON.stringify({ dir: extraDir, table: 'x', maxConcurrent: 0, adapter: 'mysql' }) });
+    const invalid = await fetch(`${api}/watchers`, { method: 'POST', headers: auth, body: JSON.stringify({ dir: extraDir, table: 'x', maxConcurrent: 0, adapter: 'mysql' }) });
     assert.equal(invalid.status, 400);
     const issues = ((await invalid.json()) as { issues: { path: string; fix: string }[] }).issues;
     assert.deepEqual(issues.map((i) => i.path).sort(), ['adapter', 'maxConcurrent']);
     assert.ok(issues.every((i) => i.fix.length > 0));
 
-    const removed = await fetch(`${api}/watchers/${encodeURIComponent(extraDir)}`, { method: 'DELETE' });
+    const removed = await fetch(`${api}/watchers/${encodeURIComponent(extraDir)}`, { method: 'DELETE', headers: auth });
     assert.equal(removed.status, 200);
     const summary = ((await removed.json()) as { stopped: { directory: string; stoppedAt: string | null; stats: { filesIngested: number } } }).stopped;
     assert.equal(summary.directory, extraDir);
     assert.ok(summary.stoppedAt);
     assert.equal(summary.stats.filesIngested, 1);
     assert.deepEqual((await watchers()).map((w) => w.directory).sort(), [hyperDir, pgDir].sort());
-    assert.equal((await fetch(`${api}/watchers/${encodeURIComponent(extraDir)}`, { method: 'DELETE' })).status, 404);
+    assert.equal((await fetch(`${api}/watchers/${encodeURIComponent(extraDir)}`, { method: 'DELETE', headers: auth })).status, 404);
     // No longer watched: a new drop stays where it is.
     await dropFile(extraDir, 'y.csv', csv('id', [[3]]));
     await new Promise((r) => setTimeout(r, 300));
     assert.ok((await readdir(extraDir)).includes('y.csv.ready'));
     assert.equal(parseMetrics((await get('/metrics')).text).filter((s) => s.labels.dir === extraDir).length, 0);
+  });
+
+  it('adds a PostgreSQL watcher over HTTP on the server the config uses, and refuses another', async () => {
+    const auth = { authorization: `Bearer ${token}` };
+    const dir = join(root, 'pg-extra');
+    await mkdir(dir);
+    const other = pg.url.replace(/\/[^/?]*(\?|$)/, '/elsewhere$1');
+    const refused = await fetch(`${api}/watchers`, { method: 'POST', headers: auth, body: JSON.stringify({ dir, table: 'extra_pg', adapter: 'postgres', url: other }) });
+    assert.equal(refused.status, 403);
+    assert.match(((await refused.json()) as { error: string }).error, /is not a server the config uses or lists/);
+    const added = await fetch(`${api}/watchers`, { method: 'POST', headers: auth, body: JSON.stringify({ dir, table: 'extra_pg', adapter: 'postgres', url: pg.url }) });
+    assert.equal(added.status, 201, await added.clone().text());
+    assert.equal((await watchers()).length, 3);
+    const removed = await fetch(`${api}/watchers/${encodeURIComponent(dir)}`, { method: 'DELETE', headers: auth });
+    assert.equal(removed.status, 200);
   });
 
   it('refuses requests from web pages when no token is set', async () => {
@@ -189,14 +208,15 @@ describe('hyperwatch serve', () => {
   });
 
   it('hyperwatch status prints the running watchers', async () => {
-    const run = await cli(['status', '--url', api]).done;
+    const env = { XDG_STATE_HOME: join(root, 'state') };
+    const run = await cli(['status', '--url', api], { env }).done;
     assert.equal(run.code, 0, run.stderr);
     assert.match(run.stdout, new RegExp(`${hyperDir.replaceAll('/', '\\/')} → events`));
     assert.match(run.stdout, /ingested: 3 files, 6 rows/);
     assert.match(run.stdout, /failed: 1/);
     assert.match(run.stdout, /last error .*bad\.csv/);
     assert.match(run.stdout, /→ orders \(postgres /);
-    const json = await cli(['status', '--url', api, '--json']).done;
+    const json = await cli(['status', '--url', api, '--json'], { env }).done;
     assert.equal((JSON.parse(json.stdout) as unknown[]).length, 2);
     const nobody = await cli(['status', '--url', 'http://127.0.0.1:1']).done;
     assert.equal(nobody.code, 1);
@@ -256,11 +276,12 @@ describe('hyperwatch serve', () => {
 });
 
 describe('serve HTTP API with a token', () => {
-  it('answers 401 without the bearer token and 200 with it, on every endpoint', async () => {
+  it('answers 401 without the bearer token and 200 with it, on every endpoint, with protectReads', async () => {
     const root = await tempDir('hyperwatch-token-');
     const serve = new ServeInstance({ logger: lineLogger(() => {}), baseDir: root });
     const token = 'a-long-enough-test-token-1234';
-    const http = await startHttpApi(serve, { host: '127.0.0.1', port: 0, token }, { logger: lineLogger(() => {}), baseDir: root });
+    const settings = { host: '127.0.0.1', port: 0, token, protectReads: true, allowedRoots: [], allowedServers: [] };
+    const http = await startHttpApi(serve, settings, { logger: lineLogger(() => {}), baseDir: root });
     try {
       for (const [method, path] of [['GET', '/watchers'], ['GET', '/metrics'], ['POST', '/watchers'], ['DELETE', '/watchers/x']] as const) {
         const denied = await fetch(`${http.url}${path}`, { method, headers: { authorization: 'Bearer wrong-token-wrong-token-12' } });
@@ -273,10 +294,16 @@ describe('serve HTTP API with a token', () => {
       assert.deepEqual(await ok.json(), { watchers: [] });
       const metrics = await fetch(`${http.url}/metrics`, { headers: { authorization: `Bearer ${token}` } });
       assert.match(await metrics.text(), /^hyperwatch_watchers 0$/m);
-      const run = await cli(['status', '--url', http.url]).done;
+      // With allowedRoots [], no watcher may be added over HTTP.
+      const none = await fetch(`${http.url}/watchers`, { method: 'POST', headers: { authorization: `Bearer ${token}` }, body: JSON.stringify({ dir: root, table: 't', database: join(root, 't.hyper') }) });
+      assert.equal(none.status, 403);
+      assert.match(((await none.json()) as { error: string }).error, /outside the allowed roots \(none are allowed: set http\.allowedRoots/);
+      assert.deepEqual(await readdir(root), []);
+      const env = { XDG_STATE_HOME: join(root, 'no-state') };
+      const run = await cli(['status', '--url', http.url], { env }).done;
       assert.equal(run.code, 2);
       assert.match(run.stderr, /requires a token/);
-      const withToken = await cli(['status', '--url', http.url], { env: { HYPERWATCH_TOKEN: token } }).done;
+      const withToken = await cli(['status', '--url', http.url], { env: { ...env, HYPERWATCH_TOKEN: token } }).done;
       assert.equal(withToken.code, 0, withToken.stderr);
       assert.match(withToken.stdout, /\(no watchers\)/);
     } finally {

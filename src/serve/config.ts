@@ -11,6 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import { checkDbChoice, type AdapterName } from '../db-choice.ts';
 import { parseTableName } from '../sql.ts';
+import { type Confinement, confineWatcher } from './confine.ts';
 
 export interface RetryDelayConfig {
   readonly initial?: number;
@@ -42,8 +43,18 @@ export interface WatcherConfig {
 export interface HttpConfig {
   readonly host: string;
   readonly port: number;
-  /** Required by the API when set (always set when `host` is not a loopback address). */
+  /** The configured token (`token` or `tokenEnv`; always set when `host` is not a loopback address). */
   readonly token?: string;
+  /** Where serve keeps the token it makes when none is configured (resolved; default: see token.ts). */
+  readonly tokenFile?: string;
+  /** Listen on this Unix socket (mode 0600, resolved) instead of host and port. */
+  readonly socket?: string;
+  /** GET requests need the token too (always so when `host` is not a loopback address). */
+  readonly protectReads: boolean;
+  /** Watchers added over HTTP must lie under these (resolved); default: the config's watchers' parents. */
+  readonly allowedRoots: readonly string[];
+  /** Database servers (PostgreSQL URL, hyperd host:port) a watcher added over HTTP may name. */
+  readonly allowedServers: readonly string[];
 }
 
 export interface ServeConfig {
@@ -165,7 +176,7 @@ function schemaIssues(errors: readonly ErrorObject[] | null | undefined, prefix:
   return issues;
 }
 
-function isLoopback(host: string): boolean {
+export function isLoopback(host: string): boolean {
   const h = host.replace(/^\[|\]$/g, '').toLowerCase();
   return h === 'localhost' || h === '::1' || /^127\.\d+\.\d+\.\d+$/.test(h);
 }
@@ -207,11 +218,20 @@ async function directoryIssue(dir: string, path: string): Promise<ConfigIssue | 
  * Checks one watcher (a `POST /watchers` body), resolving its paths. Issues are named from the
  * body's top (`maxConcurrent`, not `watchers[0].maxConcurrent`).
  */
-export async function validateWatcher(raw: unknown, options: ValidateOptions): Promise<{ watcher?: WatcherConfig; issues: ConfigIssue[] }> {
+export async function validateWatcher(
+  raw: unknown,
+  options: ValidateOptions & { readonly confine?: Confinement },
+): Promise<{ watcher?: WatcherConfig; issues: ConfigIssue[]; refused?: string }> {
   const v = validators().watcher;
   if (!v(raw)) return { issues: schemaIssues(v.errors, '') };
-  const w = resolvePaths(raw as WatcherConfig, options.baseDir);
+  let w = resolvePaths(raw as WatcherConfig, options.baseDir);
   const issues = watcherIssues(w, '', options.env ?? process.env).map((i) => ({ ...i, path: i.path.replace(/^\./, '') }));
+  // Before the directory is looked at: a refused path tells nothing about what exists there.
+  if (options.confine) {
+    const confined = await confineWatcher(w, options.confine);
+    if ('refused' in confined) return { issues: [], refused: confined.refused };
+    w = confined.watcher;
+  }
   const dirIssue = await directoryIssue(w.dir, 'dir');
   if (dirIssue) issues.push(dirIssue);
   return issues.length > 0 ? { issues } : { watcher: w, issues };
@@ -222,7 +242,7 @@ export async function validateConfig(raw: unknown, source: string, options: Vali
   const env = options.env ?? process.env;
   const v = validators().file;
   if (!v(raw)) throw new ConfigError(source, schemaIssues(v.errors, ''));
-  const file = raw as { http?: { host?: string; port?: number; token?: string; tokenEnv?: string }; watchers: WatcherConfig[] };
+  const file = raw as { http?: HttpFileSettings; watchers: WatcherConfig[] };
   const issues: ConfigIssue[] = [];
   const host = file.http?.host ?? DEFAULT_HTTP_HOST;
   let token = file.http?.token;
@@ -233,6 +253,14 @@ export async function validateConfig(raw: unknown, source: string, options: Vali
   }
   if (file.http?.token !== undefined && file.http.tokenEnv !== undefined) {
     issues.push({ path: 'http.token', problem: 'is given together with http.tokenEnv', fix: 'Keep one of them (tokenEnv keeps the secret out of the file).' });
+  }
+  if (file.http?.tokenFile !== undefined && token !== undefined) {
+    issues.push({ path: 'http.tokenFile', problem: 'is given together with a configured token', fix: 'Keep one of them: tokenFile is where serve keeps the token it makes when none is configured.' });
+  }
+  for (const field of ['host', 'port'] as const) {
+    if (file.http?.socket !== undefined && file.http[field] !== undefined) {
+      issues.push({ path: `http.${field}`, problem: 'is given together with http.socket', fix: 'Keep http.socket (a Unix socket) or host and port (TCP), not both.' });
+    }
   }
   if (!isLoopback(host) && token === undefined && file.http?.tokenEnv === undefined) {
     issues.push({ path: 'http.token', problem: `is required when the API listens on ${host}, which is not a loopback address`, fix: 'Set http.tokenEnv (or http.token), or listen on "127.0.0.1".' });
@@ -248,7 +276,36 @@ export async function validateConfig(raw: unknown, source: string, options: Vali
     if (dirIssue) issues.push(dirIssue);
   }
   if (issues.length > 0) throw new ConfigError(source, issues);
-  return { http: { host, port: file.http?.port ?? DEFAULT_HTTP_PORT, ...(token !== undefined ? { token } : {}) }, watchers };
+  return { http: httpConfig(file.http ?? {}, host, token, watchers, options.baseDir), watchers };
+}
+
+/** The `http` object as written in the file. */
+interface HttpFileSettings {
+  readonly host?: string;
+  readonly port?: number;
+  readonly token?: string;
+  readonly tokenEnv?: string;
+  readonly tokenFile?: string;
+  readonly socket?: string;
+  readonly protectReads?: boolean;
+  readonly allowedRoots?: readonly string[];
+  readonly allowedServers?: readonly string[];
+}
+
+function httpConfig(http: HttpFileSettings, host: string, token: string | undefined, watchers: readonly WatcherConfig[], baseDir: string): HttpConfig {
+  const roots = http.allowedRoots?.map((r) => resolve(baseDir, r)) ?? watchers.map((w) => dirname(w.dir));
+  // The servers the config itself uses may serve watchers added over HTTP too.
+  const servers = [...(http.allowedServers ?? []), ...watchers.flatMap((w) => [w.url, w.endpoint].filter((s): s is string => s !== undefined))];
+  return {
+    host,
+    port: http.port ?? DEFAULT_HTTP_PORT,
+    ...(token !== undefined ? { token } : {}),
+    ...(http.tokenFile !== undefined ? { tokenFile: resolve(baseDir, http.tokenFile) } : {}),
+    ...(http.socket !== undefined ? { socket: resolve(baseDir, http.socket) } : {}),
+    protectReads: http.protectReads === true || !isLoopback(host),
+    allowedRoots: [...new Set(roots)],
+    allowedServers: [...new Set(servers)],
+  };
 }
 
 /** Reads and checks a config file. Unreadable or malformed JSON is a ConfigError too. */

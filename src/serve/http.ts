@@ -6,23 +6,25 @@
  *   DELETE /watchers/:dir   stop the watcher of a directory (URL-encoded path)
  *   GET    /metrics         Prometheus text
  *
- * With a token, every request needs `Authorization: Bearer <token>`. Without one (loopback only,
- * the config enforces that), requests from browsers are refused: a `Origin` header, or a `Host`
- * that is not a loopback name, means a web page is talking to us (DNS rebinding, CSRF).
+ * Changing requests need `Authorization: Bearer <token>` (see `authorize`), and watchers added
+ * over HTTP are confined to the roots and servers the config allows (confine.ts).
  */
 import { timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import type { Logger } from '../types.ts';
 import { type HttpConfig, validateWatcher } from './config.ts';
+import { listenOn } from './listen.ts';
 import { renderMetrics } from './metrics.ts';
 import type { ServeInstance } from './server.ts';
 
 export interface HttpApi {
-  /** `http://host:port`, with the port actually bound (config port 0 picks one). */
+  /** `http://host:port`, with the port actually bound (config port 0 picks one), or `unix:<path>`. */
   readonly url: string;
   close(): Promise<void>;
 }
+
+/** The API's settings: the config's, with the token serve was given or made. */
+export type ApiConfig = HttpConfig & { readonly token: string };
 
 const MAX_BODY = 64 * 1024;
 
@@ -69,19 +71,24 @@ function loopbackHost(host: string | undefined): boolean {
   return name === 'localhost' || name === '::1' || /^127\.\d+\.\d+\.\d+$/.test(name);
 }
 
-function authorize(req: IncomingMessage, token: string | undefined): void {
-  if (token !== undefined) {
-    const header = req.headers.authorization ?? '';
-    const match = /^Bearer\s+(.+)$/i.exec(header);
-    if (!match || !sameSecret(match[1]!.trim(), token)) throw new HttpError(401, 'a bearer token is required: send Authorization: Bearer <token>');
+/**
+ * Changing requests (anything but GET) always need the token. Reads are open on loopback unless
+ * `protectReads` (Prometheus scrapes without one), but never to a web page: an `Origin` header,
+ * or a `Host` that is not a loopback name, means a browser is talking to us (DNS rebinding, CSRF).
+ */
+function authorize(req: IncomingMessage, config: ApiConfig): void {
+  const match = /^Bearer\s+(.+)$/i.exec(req.headers.authorization ?? '');
+  if (match && sameSecret(match[1]!.trim(), config.token)) return;
+  if (req.method === 'GET' && !config.protectReads) {
+    if (req.headers.origin !== undefined || !loopbackHost(req.headers.host)) {
+      throw new HttpError(403, 'requests from web pages are refused; use a loopback address (127.0.0.1) as the host, without an Origin header');
+    }
     return;
   }
-  if (req.headers.origin !== undefined || !loopbackHost(req.headers.host)) {
-    throw new HttpError(403, 'requests from web pages are refused; use a loopback address (127.0.0.1) as the host, without an Origin header');
-  }
+  throw new HttpError(401, `${req.method === 'GET' ? 'reading' : 'changing'} needs the bearer token: send Authorization: Bearer <token> (serve logs the path of its token file at start)`);
 }
 
-async function route(serve: ServeInstance, req: IncomingMessage, res: ServerResponse, baseDir: string): Promise<void> {
+async function route(serve: ServeInstance, req: IncomingMessage, res: ServerResponse, config: ApiConfig, baseDir: string): Promise<void> {
   const url = new URL(req.url ?? '/', 'http://localhost');
   const path = url.pathname;
   if (path === '/metrics' && req.method === 'GET') {
@@ -92,7 +99,8 @@ async function route(serve: ServeInstance, req: IncomingMessage, res: ServerResp
   if (path === '/watchers' && req.method === 'GET') return send(res, 200, { watchers: serve.status() });
   if (path === '/watchers' && req.method === 'POST') {
     const body = await readJson(req);
-    const { watcher, issues } = await validateWatcher(body, { baseDir });
+    const { watcher, issues, refused } = await validateWatcher(body, { baseDir, confine: config });
+    if (refused !== undefined) throw new HttpError(403, refused);
     if (!watcher) throw new HttpError(400, 'invalid watcher', { issues });
     try {
       const handle = await serve.add(watcher);
@@ -121,12 +129,12 @@ async function route(serve: ServeInstance, req: IncomingMessage, res: ServerResp
 }
 
 /** Starts the API; resolves once it listens. */
-export function startHttpApi(serve: ServeInstance, config: HttpConfig, options: { logger: Logger; baseDir: string }): Promise<HttpApi> {
+export function startHttpApi(serve: ServeInstance, config: ApiConfig, options: { logger: Logger; baseDir: string }): Promise<HttpApi> {
   const server = createServer((req, res) => {
     void (async () => {
       try {
-        authorize(req, config.token);
-        await route(serve, req, res, options.baseDir);
+        authorize(req, config);
+        await route(serve, req, res, config, options.baseDir);
       } catch (error) {
         const status = error instanceof HttpError ? error.status : 500;
         if (status === 500) options.logger.error('HTTP API error', { method: req.method, url: req.url, error: String(error) });
@@ -137,20 +145,12 @@ export function startHttpApi(serve: ServeInstance, config: HttpConfig, options: 
       }
     })();
   });
-  return new Promise((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(config.port, config.host, () => {
-      server.off('error', reject);
-      const { port } = server.address() as AddressInfo;
-      const host = config.host.includes(':') ? `[${config.host}]` : config.host;
-      resolve({
-        url: `http://${host}:${port}`,
-        close: () =>
-          new Promise<void>((done) => {
-            server.close(() => done());
-            server.closeAllConnections?.();
-          }),
-      });
-    });
-  });
+  return listenOn(server, config).then((url) => ({
+    url,
+    close: () =>
+      new Promise<void>((done) => {
+        server.close(() => done());
+        server.closeAllConnections?.();
+      }),
+  }));
 }
