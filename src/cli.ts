@@ -11,7 +11,7 @@ import { openWatcher, WatchConfigError } from './api.ts';
 import { DB_FLAGS, DB_HELP, dbFromFlags, parse, printRows, toJson, UsageError } from './cli-util.ts';
 import { dropCommand, historyCommand, replayCommand } from './cli-producer.ts';
 import { serveCommand, statusCommand } from './cli-serve.ts';
-import { fsAdapterByName } from './default-fs.ts';
+import { fsAdapterByName } from './compose.ts';
 import { lineLogger } from './log.ts';
 import { startProgress } from './progress.ts';
 import type { WatcherHandle, WatchSummary } from './watcher.ts';

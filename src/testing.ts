@@ -18,7 +18,7 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { createHyperAdapter } from '../adapters/db/hyper/index.ts';
+import { createDbAdapter } from './compose.ts';
 import { claimFile, ensureDir, type OpenedFile } from './files.ts';
 import { silentLogger } from './log.ts';
 import { PluginRegistry } from './plugins.ts';
@@ -215,7 +215,7 @@ export function ingesterContract(options: IngesterContractOptions): ContractSuit
     cases,
     async setUp() {
       root = await mkdtemp(join(tmpdir(), 'hyperwatch-contract-'));
-      db = options.db ?? createHyperAdapter({ database: join(root, 'contract.hyper') });
+      db = options.db ?? createDbAdapter({ adapter: 'hyper', database: join(root, 'contract.hyper') });
       pool = await db.openPool({ maxConnections: 1 });
     },
     async tearDown() {

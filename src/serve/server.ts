@@ -5,8 +5,8 @@
  */
 import { resolve } from 'node:path';
 import { findWatcher, openWatcher } from '../api.ts';
-import { createDbAdapter } from '../db-choice.ts';
-import { fsAdapterByName } from '../default-fs.ts';
+import { createDbAdapter } from '../compose.ts';
+import { fsAdapterByName } from '../compose.ts';
 import type { ActiveFile } from '../progress.ts';
 import { WatcherRegistry, type WatcherStatus } from '../registry.ts';
 import type { DbAdapter, Logger } from '../types.ts';
