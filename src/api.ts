@@ -11,7 +11,7 @@ import { defaultRegistry, type WatcherRegistry } from './registry.ts';
 import { parseTableName } from './sql.ts';
 import type { WatcherStats } from './stats.ts';
 import type { TableName } from './types.ts';
-import { WatcherHandle, type WatchSummary } from './watcher.ts';
+import { WatcherHandle, type WatchSummary } from './watcher/handle.ts';
 
 export class WatchConfigError extends Error {
   readonly code = 'WATCH_CONFIG';

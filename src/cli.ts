@@ -14,7 +14,7 @@ import { serveCommand, statusCommand } from './cli-serve.ts';
 import { fsAdapterByName } from './compose.ts';
 import { lineLogger } from './log.ts';
 import { startProgress } from './progress.ts';
-import type { WatcherHandle, WatchSummary } from './watcher.ts';
+import type { WatcherHandle, WatchSummary } from './watcher/handle.ts';
 
 const HELP = {
   main: `hyperwatch: append files dropped into a directory to a Tableau Hyper (or PostgreSQL) table, exactly once.

@@ -15,7 +15,7 @@ export { checkHeaderNames, columnList, createTable, matchColumns } from './schem
 export { parseTableName, qualifiedName, quoteIdent, quoteLiteral, standardSqlType } from './sql.ts';
 export { INGEST_SECONDS_BUCKETS, type DurationHistogram, type LastError, type WatcherStats } from './stats.ts';
 export type * from './types.ts';
-export { WatcherHandle, type WatchSummary } from './watcher.ts';
+export { WatcherHandle, type WatchSummary } from './watcher/handle.ts';
 export { createHyperAdapter, type HyperAdapter, type HyperAdapterOptions } from '../adapters/db/hyper/index.ts';
 export { createPostgresAdapter, type PostgresAdapter, type PostgresAdapterOptions } from '../adapters/db/postgres/index.ts';
 export { denoFsAdapter } from '../adapters/fs/deno/index.ts';

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { claimFile } from '../src/files.ts';
-import { dataNameOf, isIgnoredName, newClaimId, parseStagedName, stagedName } from '../src/protocol.ts';
+import { dataNameOf, isIgnoredName, newClaimId, parseStagedName, stagedName } from '../src/protocol/names.ts';
 
 describe('protocol names', () => {
   it('takes X.ready as the sentinel of X, and ignores dot-files, *.tmp and an empty data name', () => {

@@ -10,7 +10,7 @@ import { fsAdapterByName } from '../compose.ts';
 import type { ActiveFile } from '../progress.ts';
 import { WatcherRegistry, type WatcherStatus } from '../registry.ts';
 import type { DbAdapter, Logger } from '../types.ts';
-import type { WatcherHandle, WatchSummary } from '../watcher.ts';
+import type { WatcherHandle, WatchSummary } from '../watcher/handle.ts';
 import type { WatcherConfig } from './config.ts';
 import type { MetricsSource } from './metrics.ts';
 
