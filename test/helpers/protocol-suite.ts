@@ -12,7 +12,9 @@ import { ResultAsync } from 'neverthrow';
 import { csvIngester } from '../../plugins/csv/index.ts';
 import { openWatcher, startWatching, stopWatching } from '../../src/api.ts';
 import { DEFAULT_MAX_CONCURRENT, MAX_CONCURRENT_LIMIT } from '../../src/constants.ts';
+import { fromDbError } from '../../src/errors.ts';
 import { clampMaxConcurrent } from '../../src/options.ts';
+import { POISON_FILE_ATTEMPTS } from '../../src/watcher/retry.ts';
 import { defineIngester } from '../../src/plugins.ts';
 import { csv, drop, failedEntries, leftovers, stagedEntries, waitFor } from './drop.ts';
 import { columnsOf, count, sqlTypes } from './env.ts';
@@ -356,6 +358,41 @@ export function protocolCases(t: WatchBench, expect: ProtocolExpectations): void
     const ledger = await t.pool.query<{ claim_id: string }>(`SELECT claim_id FROM hyperwatch_ingest_log WHERE target_table = '${table}' ORDER BY claim_id`);
     assert.ok(ledger.some((r) => r.claim_id === '0zzzzzzzz-00000000000000aa'));
     assert.equal(ledger.length, 3);
+  });
+
+  it('sends a poison file (every attempt closes its connection while the database answers) to failed/ after 3 attempts; the others land', async () => {
+    const { dir, table, opts } = await t.inbox();
+    let poisonAttempts = 0;
+    const poisonous = defineIngester({
+      name: 'csv-poisonous',
+      extensions: ['.csv'],
+      append(conn, file, target, ctx) {
+        if (!file.name.startsWith('poison')) return csvIngester.append(conn, file, target, ctx);
+        poisonAttempts++;
+        // A NUL inside a query's text is a protocol error: the server drops the connection.
+        return ResultAsync.fromPromise(conn.query('SELECT 1\u0000'), (error) => fromDbError(error, file.name)).map(() => ({ rows: 0 }));
+      },
+    });
+    // The table exists: the initial sweep takes the four files as one group, and the group is split.
+    await t.pool.query(`CREATE TABLE ${table} (id BIGINT)`);
+    for (const [i, name] of ['a.csv', 'poison.csv', 'b.csv', 'c.csv'].entries()) await drop(dir, name, csv('id', [[i]]));
+    const handle = await openWatcher(dir, table, { ...opts, plugins: [poisonous], retryDelayMs: { initial: 20, max: 100 } });
+    await waitFor(() => handle.stats.filesFailed === 1 && handle.stats.filesIngested === 3, 'three files in, the poison file failed');
+    assert.equal(await count(t.pool, table), 3);
+    assert.ok(poisonAttempts >= POISON_FILE_ATTEMPTS, `${poisonAttempts} attempts`);
+    const report = JSON.parse(await readFile(join(dir, 'failed', 'poison.csv.error'), 'utf8'));
+    assert.equal(report.code, 'POISON_FILE');
+    assert.equal(report.kind, 'data');
+    assert.equal(report.file, 'poison.csv');
+    assert.match(report.message, new RegExp(`${POISON_FILE_ATTEMPTS} attempts .*connection closing`));
+    assert.match(report.hint, /replay/);
+    assert.deepEqual(await failedEntries(dir), ['poison.csv', 'poison.csv.error', 'poison.csv.ready']);
+    // Nothing is stuck: the next file lands.
+    await drop(dir, 'd.csv', csv('id', [[9]]));
+    await waitFor(() => handle.stats.filesIngested === 4, 'd.csv');
+    await handle.stop();
+    assert.deepEqual(await leftovers(dir), []);
+    assert.deepEqual(await stagedEntries(dir), []);
   });
 
   it('rejects a missing directory and an invalid table name with clear errors', async () => {
