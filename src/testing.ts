@@ -1,6 +1,7 @@
 /**
  * `hyperwatch/testing`: the contract every ingester plugin must keep, as tests a plugin author
- * runs against a real database with their own sample files. Our own plugins pass the same suite.
+ * runs against a real database with their own sample files; and the contract every database
+ * adapter must keep (`testDbAdapter`, see db-contract.ts). Our own plugins and adapters pass them.
  *
  * @example
  * import { testIngester } from 'hyperwatch/testing';
@@ -19,6 +20,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { createDbAdapter } from './compose.ts';
+import { dbAdapterContract, type DbAdapterContractOptions } from './db-contract.ts';
 import { claimFile, ensureDir, type OpenedFile } from './files.ts';
 import { silentLogger } from './log.ts';
 import { PluginRegistry } from './plugins.ts';
@@ -228,8 +230,18 @@ export function ingesterContract(options: IngesterContractOptions): ContractSuit
 
 /** Registers the contract as a node:test suite named after the plugin. */
 export function testIngester(options: IngesterContractOptions): void {
-  const suite = ingesterContract(options);
-  describe(`ingester contract: ${options.ingester.name}`, () => {
+  register(`ingester contract: ${options.ingester.name}`, ingesterContract(options));
+}
+
+export { dbAdapterContract, type DbAdapterContractOptions };
+
+/** Registers the database adapter contract as a node:test suite. */
+export function testDbAdapter(options: DbAdapterContractOptions): void {
+  register(`database adapter contract: ${options.name}`, dbAdapterContract(options));
+}
+
+function register(title: string, suite: ContractSuite): void {
+  describe(title, () => {
     before(() => suite.setUp());
     after(() => suite.tearDown());
     for (const c of suite.cases) it(c.name, () => c.run());

@@ -30,7 +30,7 @@ import { copyColumns, createPostgresAdapter, POSTGRES_URL_MISSING_MESSAGE, type 
 import { openWatcher, startWatching, stopWatching } from '../src/api.ts';
 import { fromDbError } from '../src/errors.ts';
 import { READ_CHUNK } from '../src/files.ts';
-import { testIngester } from '../src/testing.ts';
+import { testDbAdapter, testIngester } from '../src/testing.ts';
 import type { DbPool } from '../src/types.ts';
 import { builtinContracts } from './helpers/contract-samples.ts';
 import { csv, drop, failedEntries, leftovers, stagedEntries, waitFor } from './helpers/drop.ts';
@@ -40,8 +40,6 @@ import { startPostgres } from './helpers/postgres.ts';
 import { ROOT } from './helpers/proc.ts';
 import { protocolCases } from './helpers/protocol-suite.ts';
 import { useWatchBench } from './helpers/watch-bench.ts';
-import { checkBegunTransaction } from './helpers/begun-transaction.ts';
-import { checkLastWithCommit } from './helpers/transaction-last.ts';
 
 // One cluster for the whole file, started before any test is registered (the contract kit takes
 // its `db` when it is registered). The helper also stops it at process exit, whatever happens.
@@ -184,14 +182,6 @@ describe('PostgreSQL adapter', () => {
     const median = times[7]!;
     console.log(`# 100-row COPY FROM STDIN in a transaction: median ${median.toFixed(2)} ms`);
     assert.ok(median < 30, `median ${median.toFixed(1)} ms: Nagle's algorithm is on`);
-  });
-
-  it("sends a transaction's last statement with its COMMIT; when it fails, nothing of the transaction is kept", async () => {
-    await checkLastWithCommit(pool, 'last_with_commit');
-  });
-
-  it('begins a transaction early on an idle connection: its work stays inside it, and an unused one gives the connection back', async () => {
-    await checkBegunTransaction(pool, 'begun_early');
   });
 
   it('close ends its pools: their connections leave the server', async () => {
@@ -431,3 +421,6 @@ describe('watcher on a real PostgreSQL server', () => {
 
 // The ingester contract kit, each built-in plugin on PostgreSQL (the samples contract.test.ts uses).
 for (const contract of builtinContracts()) testIngester({ ...contract, db });
+
+// What every adapter must do, on this one: transactions, COPY, describing tables, the ledger, quoting.
+testDbAdapter({ name: 'postgres', db });
