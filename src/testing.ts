@@ -19,7 +19,9 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { err, ok, type Result } from 'neverthrow';
 import { createDbAdapter } from './compose.ts';
+import { IngestFailure } from './errors.ts';
 import { dbAdapterContract, type DbAdapterContractOptions } from './db-contract.ts';
 import { claimFile, ensureDir, type OpenedFile } from './files.ts';
 import { silentLogger } from './log.ts';
@@ -64,11 +66,6 @@ export interface ContractSuite {
   tearDown(): Promise<void>;
 }
 
-/** The ingester's outcome for one sample, with the claimed file for after-the-fact checks. */
-interface Appended {
-  readonly result: { ok: true; value: AppendResult } | { ok: false; error: IngestError };
-  readonly file: OpenedFile;
-}
 
 /** The contract as plain cases; `testIngester` registers them with node:test. */
 export function ingesterContract(options: IngesterContractOptions): ContractSuite {
@@ -91,7 +88,7 @@ export function ingesterContract(options: IngesterContractOptions): ContractSuit
   }
 
   /** Runs append the way the watcher does: a transaction per attempt, fresh ones on `retry`. */
-  async function append(file: OpenedFile, table: TableName): Promise<Appended['result']> {
+  async function append(file: OpenedFile, table: TableName): Promise<Result<AppendResult, IngestError>> {
     const fileState = new Map<string, unknown>();
     for (let attempt = 1; ; attempt++) {
       const ctx: IngestContext = {
@@ -102,22 +99,22 @@ export function ingesterContract(options: IngesterContractOptions): ContractSuit
         attempt,
         fileState,
       };
-      let outcome: Appended['result'] | undefined;
+      let failure: IngestError | undefined;
       try {
         const value = await pool!.transaction(async (conn) => {
           const r = await ingester.append(conn, file, table, ctx);
           if (r.isErr()) {
-            outcome = { ok: false, error: r.error };
-            throw new Error('rollback');
+            failure = r.error;
+            throw new IngestFailure(r.error);
           }
           return r.value;
         });
-        return { ok: true, value };
+        return ok(value);
       } catch (error) {
-        if (!outcome) throw error;
+        if (!failure) throw error;
       }
       await dropIfCreatedEmpty(pool!, table);
-      if (outcome.ok || !outcome.error.retry || attempt >= 8) return outcome;
+      if (!failure.retry || attempt >= 8) return err(failure);
     }
   }
 
@@ -147,7 +144,7 @@ export function ingesterContract(options: IngesterContractOptions): ContractSuit
           const file = await claim(sample);
           try {
             const result = await append(file, table);
-            assert.ok(result.ok, result.ok ? '' : `${result.error.code}: ${result.error.message}`);
+            if (result.isErr()) assert.fail(`${result.error.code}: ${result.error.message}`);
             assert.equal(result.value.rows, sample.rows, 'reported row count');
             assert.equal(await rowCount(table), sample.rows, 'rows in the table');
           } finally {
@@ -165,7 +162,7 @@ export function ingesterContract(options: IngesterContractOptions): ContractSuit
             const file = await claim(sample);
             try {
               const result = await append(file, table);
-              assert.ok(result.ok, result.ok ? '' : `${result.error.code}: ${result.error.message}`);
+              if (result.isErr()) assert.fail(`${result.error.code}: ${result.error.message}`);
             } finally {
               file.close();
             }
@@ -197,8 +194,7 @@ export function ingesterContract(options: IngesterContractOptions): ContractSuit
           const file = await claim(sample);
           try {
             const result = await append(file, table);
-            assert.equal(result.ok, false, `${sample.name} was accepted`);
-            if (result.ok) return;
+            if (result.isOk()) assert.fail(`${sample.name} was accepted`);
             const { error } = result;
             for (const field of ['code', 'message', 'hint'] as const) assert.equal(typeof error[field], 'string', field);
             assert.ok(error.message.length > 0 && error.hint.length > 0);
