@@ -49,12 +49,37 @@ async function* chunks(...parts: string[]): AsyncIterable<string> {
   yield* parts;
 }
 
-export function dbAdapterContract(options: DbAdapterContractOptions): ContractSuite {
-  let root = '';
+/**
+ * The database a contract suite runs on: the caller's adapter (the caller closes it), or an
+ * embedded Hyper database in a temp directory, both opened by `setUp` and closed by `tearDown`.
+ */
+export function contractDatabase(given: DbAdapter | undefined, maxConnections: number) {
+  let root: string | undefined;
   let db: DbAdapter | undefined;
   let pool: DbPool | undefined;
+  const notSetUp = () => assert.fail('the contract suite is not set up');
+  return {
+    root: (): string => root ?? notSetUp(),
+    db: (): DbAdapter => db ?? notSetUp(),
+    pool: (): DbPool => pool ?? notSetUp(),
+    async setUp(): Promise<void> {
+      root = await mkdtemp(join(tmpdir(), 'hyperwatch-contract-'));
+      db = given ?? createDbAdapter({ adapter: 'hyper', database: join(root, 'contract.hyper') });
+      pool = await db.openPool({ maxConnections });
+    },
+    async tearDown(): Promise<void> {
+      await pool?.close();
+      if (!given) await db?.close();
+      if (root) await rm(root, { recursive: true, force: true });
+    },
+  };
+}
+
+export function dbAdapterContract(options: DbAdapterContractOptions): ContractSuite {
+  const database = contractDatabase(options.db, 2);
   let tables = 0;
-  const p = (): DbPool => pool ?? assert.fail('the suite is not set up');
+  const p = database.pool;
+  const db = database.db;
   const nextTable = (label: string): string => `dbcontract_${label}_${++tables}`;
   const count = async (table: string): Promise<number> => Number((await p().query<{ n: unknown }>(`SELECT COUNT(*) AS n FROM ${table}`))[0]?.n);
 
@@ -62,16 +87,16 @@ export function dbAdapterContract(options: DbAdapterContractOptions): ContractSu
     {
       name: 'declares its capabilities and describes itself',
       async run() {
-        for (const flag of ['readsLocalFiles', 'arrowStream', 'parquet', 'durableCommit'] as const) assert.equal(typeof db!.capabilities[flag], 'boolean', flag);
-        assert.ok(db!.describe().length > 0);
-        if (!db!.capabilities.durableCommit) assert.ok(db!.checkpoint, 'commits that are not durable need a checkpoint');
+        for (const flag of ['readsLocalFiles', 'arrowStream', 'parquet', 'durableCommit'] as const) assert.equal(typeof db().capabilities[flag], 'boolean', flag);
+        assert.ok(db().describe().length > 0);
+        if (!db().capabilities.durableCommit) assert.ok(db().checkpoint, 'commits that are not durable need a checkpoint');
       },
     },
     {
       name: 'spells every logical type as a column type the database takes, and describes it back',
       async run() {
         const table = nextTable('types');
-        await p().query(`CREATE TABLE ${table} (${EVERY_TYPE.map((t, i) => `c${i} ${db!.sqlType(t)}`).join(', ')})`);
+        await p().query(`CREATE TABLE ${table} (${EVERY_TYPE.map((t, i) => `c${i} ${db().sqlType(t)}`).join(', ')})`);
         const columns = await p().transaction((conn) => conn.describeTable({ name: table }));
         assert.deepEqual(columns?.map((c) => c.name), EVERY_TYPE.map((_, i) => `c${i}`));
         assert.ok(columns!.every((c) => c.nullable && c.sqlType.length > 0));
@@ -181,13 +206,14 @@ export function dbAdapterContract(options: DbAdapterContractOptions): ContractSu
       name: 'when its commits are not durable at once: a checkpoint keeps every committed row, within one server epoch',
       applies: (adapter) => adapter.checkpoint !== undefined,
       async run() {
-        assert.ok(db!.checkpoint);
+        const adapter = db();
+        assert.ok(adapter.checkpoint, 'commits that are not durable need a checkpoint');
         const table = nextTable('checkpoint');
         await p().query(`CREATE TABLE ${table} (id BIGINT)`);
         await p().transaction((conn) => conn.execute(`INSERT INTO ${table} VALUES (1)`));
-        const epoch = db!.epoch?.();
-        await db!.checkpoint();
-        assert.equal(db!.epoch?.(), epoch);
+        const epoch = adapter.epoch?.();
+        await adapter.checkpoint();
+        assert.equal(adapter.epoch?.(), epoch);
         assert.equal(await count(table), 1);
       },
     },
@@ -197,16 +223,8 @@ export function dbAdapterContract(options: DbAdapterContractOptions): ContractSu
   const known = options.db;
   return {
     cases: known ? cases.filter((c) => c.applies?.(known) ?? true) : cases,
-    async setUp() {
-      root = await mkdtemp(join(tmpdir(), 'hyperwatch-dbcontract-'));
-      db = options.db ?? createDbAdapter({ adapter: 'hyper', database: join(root, 'contract.hyper') });
-      pool = await db.openPool({ maxConnections: 2 });
-    },
-    async tearDown() {
-      await pool?.close();
-      if (!options.db) await db?.close();
-      await rm(root, { recursive: true, force: true });
-    },
+    setUp: () => database.setUp(),
+    tearDown: () => database.tearDown(),
   };
 }
 

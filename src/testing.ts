@@ -15,20 +15,18 @@
  */
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { err, ok, type Result } from 'neverthrow';
-import { createDbAdapter } from './compose.ts';
 import { IngestFailure } from './errors.ts';
-import { dbAdapterContract, type DbAdapterContractOptions } from './db-contract.ts';
+import { contractDatabase, dbAdapterContract, type DbAdapterContractOptions } from './db-contract.ts';
 import { claimFile, ensureDir, type OpenedFile } from './files.ts';
 import { silentLogger } from './log.ts';
 import { PluginRegistry } from './plugins.ts';
 import { dropIfCreatedEmpty } from './schema.ts';
 import { qualifiedName } from './sql.ts';
-import type { AppendResult, DbAdapter, DbPool, ErrorKind, IngestContext, IngesterPlugin, IngestError, TableName } from './types.ts';
+import type { AppendResult, DbAdapter, ErrorKind, IngestContext, IngesterPlugin, IngestError, TableName } from './types.ts';
 
 export interface GoodSample {
   /** File name, with the plugin's extension. */
@@ -70,14 +68,11 @@ export interface ContractSuite {
 /** The contract as plain cases; `testIngester` registers them with node:test. */
 export function ingesterContract(options: IngesterContractOptions): ContractSuite {
   const { ingester } = options;
-  let root = '';
-  let db: DbAdapter | undefined;
-  let pool: DbPool | undefined;
+  const database = contractDatabase(options.db, 1);
   let tables = 0;
-  const ownsDb = options.db === undefined;
 
   async function claim(sample: { name: string; content: string | Uint8Array }): Promise<OpenedFile> {
-    const dir = await mkdtemp(join(root, 'inbox-'));
+    const dir = await mkdtemp(join(database.root(), 'inbox-'));
     await ensureDir(join(dir, 'staging'));
     await writeFile(join(dir, sample.name), sample.content);
     const match = new PluginRegistry([ingester]).match(sample.name);
@@ -92,8 +87,8 @@ export function ingesterContract(options: IngesterContractOptions): ContractSuit
     const fileState = new Map<string, unknown>();
     for (let attempt = 1; ; attempt++) {
       const ctx: IngestContext = {
-        capabilities: db!.capabilities,
-        sqlType: (t) => db!.sqlType(t),
+        capabilities: database.db().capabilities,
+        sqlType: (t) => database.db().sqlType(t),
         schema: { createTable: true },
         logger: silentLogger,
         attempt,
@@ -101,7 +96,7 @@ export function ingesterContract(options: IngesterContractOptions): ContractSuit
       };
       let failure: IngestError | undefined;
       try {
-        const value = await pool!.transaction(async (conn) => {
+        const value = await database.pool().transaction(async (conn) => {
           const r = await ingester.append(conn, file, table, ctx);
           if (r.isErr()) {
             failure = r.error;
@@ -113,15 +108,15 @@ export function ingesterContract(options: IngesterContractOptions): ContractSuit
       } catch (error) {
         if (!failure) throw error;
       }
-      await dropIfCreatedEmpty(pool!, table);
+      await dropIfCreatedEmpty(database.pool(), table);
       if (!failure.retry || attempt >= 8) return err(failure);
     }
   }
 
   async function rowCount(table: TableName): Promise<number> {
-    const exists = await pool!.transaction((conn) => conn.describeTable(table));
+    const exists = await database.pool().transaction((conn) => conn.describeTable(table));
     if (!exists) return 0;
-    const rows = await pool!.query<{ n: unknown }>(`SELECT COUNT(*) AS n FROM ${qualifiedName(table)}`);
+    const rows = await database.pool().query<{ n: unknown }>(`SELECT COUNT(*) AS n FROM ${qualifiedName(table)}`);
     return Number(rows[0]?.n);
   }
 
@@ -209,19 +204,7 @@ export function ingesterContract(options: IngesterContractOptions): ContractSuit
     ),
   ];
 
-  return {
-    cases,
-    async setUp() {
-      root = await mkdtemp(join(tmpdir(), 'hyperwatch-contract-'));
-      db = options.db ?? createDbAdapter({ adapter: 'hyper', database: join(root, 'contract.hyper') });
-      pool = await db.openPool({ maxConnections: 1 });
-    },
-    async tearDown() {
-      await pool?.close();
-      if (ownsDb) await db?.close();
-      await rm(root, { recursive: true, force: true });
-    },
-  };
+  return { cases, setUp: () => database.setUp(), tearDown: () => database.tearDown() };
 }
 
 /** Registers the contract as a node:test suite named after the plugin. */
