@@ -1,19 +1,17 @@
 /**
- * The public entry points: `startWatching` and `stopWatching`. This is the composition root that
- * picks the default DB adapter (embedded Hyper), FS adapter and built-in plugins.
+ * The public entry points: `startWatching` and `stopWatching`. The adapters and plugins they use
+ * come from the composition root (compose.ts).
  */
 import { realpath, stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import { createHyperAdapter } from '../adapters/db/hyper/index.ts';
-import { defaultFsAdapter } from './default-fs.ts';
-import { builtinIngesters } from './builtins.ts';
+import { builtinIngesters, defaultFsAdapter, watcherDb } from './compose.ts';
 import { resolveOptions, type WatchOptions } from './options.ts';
 import { PluginRegistry } from './plugins.ts';
 import { defaultRegistry, type WatcherRegistry } from './registry.ts';
 import { parseTableName } from './sql.ts';
 import type { WatcherStats } from './stats.ts';
 import type { TableName } from './types.ts';
-import { WatcherHandle, type WatchSummary } from './watcher.ts';
+import { WatcherHandle, type WatchSummary } from './watcher/handle.ts';
 
 export class WatchConfigError extends Error {
   readonly code = 'WATCH_CONFIG';
@@ -52,8 +50,7 @@ export async function openWatcher(dir: string, table: string | TableName, option
   const real = await realDirectory(dir);
   const registry = options.registry ?? defaultRegistry;
   registry.reserve(real);
-  const ownsDb = options.db === undefined;
-  const db = options.db ?? createHyperAdapter({ database: options.database, endpoint: options.endpoint, logger: resolved.logger });
+  const { db, owned: ownsDb } = watcherDb(options, resolved.logger);
   const handle = new WatcherHandle({
     dir: real,
     table: target,

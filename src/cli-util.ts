@@ -1,7 +1,7 @@
 /** Pieces every `hyperwatch` command shares: argument parsing, usage errors, printing rows. */
 import process from 'node:process';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
-import { checkDbChoice, createDbAdapter } from './db-choice.ts';
+import { checkDbChoice, createDbAdapter } from './compose.ts';
 import type { DbAdapter, Logger } from './types.ts';
 
 /** A mistake on the command line: exit code 2, and a pointer to --help. */

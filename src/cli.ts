@@ -11,10 +11,10 @@ import { openWatcher, WatchConfigError } from './api.ts';
 import { DB_FLAGS, DB_HELP, dbFromFlags, parse, printRows, toJson, UsageError } from './cli-util.ts';
 import { dropCommand, historyCommand, replayCommand } from './cli-producer.ts';
 import { serveCommand, statusCommand } from './cli-serve.ts';
-import { fsAdapterByName } from './default-fs.ts';
+import { fsAdapterByName } from './compose.ts';
 import { lineLogger } from './log.ts';
 import { startProgress } from './progress.ts';
-import type { WatcherHandle, WatchSummary } from './watcher.ts';
+import type { WatcherHandle, WatchSummary } from './watcher/handle.ts';
 
 const HELP = {
   main: `hyperwatch: append files dropped into a directory to a Tableau Hyper (or PostgreSQL) table, exactly once.

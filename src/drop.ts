@@ -10,7 +10,7 @@ import { open, rename, unlink } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { READY_SUFFIX } from './constants.ts';
 import { exists } from './files.ts';
-import { dataNameOf, isIgnoredName, randomHex } from './protocol.ts';
+import { dataNameOf, isIgnoredName, randomHex } from './protocol/names.ts';
 
 export class DropError extends Error {
   readonly code: string;

@@ -1,8 +1,18 @@
 /**
  * One error taxonomy for the whole watcher. Database and runtime errors are turned into
  * `IngestError` values here, and only here, so every caller agrees on what is transient.
+ *
+ * The convention, everywhere:
+ * - At the plugin boundary, failures are values: plugins return neverthrow `Result`s whose error
+ *   is an `IngestError` (`AppendManyError` for a group, naming the member it belongs to).
+ * - Inside the core and inside a plugin's own code, a failure is thrown as an `IngestFailure`
+ *   (branded with `Symbol.for`, so a copy of this module in another bundle still recognizes it),
+ *   carrying the `IngestError` and, in a group, the index of its file. Anything else thrown is
+ *   turned into an `IngestError` by `fromDbError` at the one place that catches it.
+ * - Outcomes that are not failures (a claim, a step of the protocol) are discriminated unions on
+ *   a `state`/`kind` field, never `instanceof` or `'field' in x` checks.
  */
-import type { ErrorKind, IngestError } from './types.ts';
+import type { AppendManyError, ErrorKind, IngestError } from './types.ts';
 
 export function ingestError(
   kind: ErrorKind,
@@ -16,10 +26,16 @@ export function ingestError(
 
 const BRAND = Symbol.for('hyperwatch:IngestError');
 
-/** Wraps an `IngestError` in a throwable, so it can cross `sql.begin` and come back out intact. */
+/**
+ * Wraps an `IngestError` in a throwable, so it can cross `sql.begin` and come back out intact.
+ * `index`: in a group of files, the one the failure belongs to (when known).
+ */
 export class IngestFailure extends Error {
   readonly [BRAND] = true;
-  constructor(readonly error: IngestError) {
+  constructor(
+    readonly error: IngestError,
+    readonly index?: number,
+  ) {
     super(error.message);
     this.name = 'IngestFailure';
   }
@@ -27,6 +43,12 @@ export class IngestFailure extends Error {
 
 export function isIngestFailure(value: unknown): value is IngestFailure {
   return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[BRAND] === true;
+}
+
+/** A group's failure as a value (see `AppendManyError`): the member it names, when it names one. */
+export function groupFailure(error: unknown): AppendManyError {
+  if (!isIngestFailure(error)) return { error: fromDbError(error) };
+  return error.index === undefined ? { error: error.error } : { error: error.error, index: error.index };
 }
 
 function field(value: unknown, key: string): unknown {

@@ -17,7 +17,7 @@ export { parseSqlType, type SqlType } from './sql-types.ts';
 export { fitsColumn, TYPE_FIT, type TypeFit, typeFit } from './type-policy.ts';
 export { INGEST_SECONDS_BUCKETS, type DurationHistogram, type LastError, type WatcherStats } from './stats.ts';
 export type * from './types.ts';
-export { WatcherHandle, type WatchSummary } from './watcher.ts';
+export { WatcherHandle, type WatchSummary } from './watcher/handle.ts';
 export { createHyperAdapter, type HyperAdapter, type HyperAdapterOptions } from '../adapters/db/hyper/index.ts';
 export { createPostgresAdapter, type PostgresAdapter, type PostgresAdapterOptions } from '../adapters/db/postgres/index.ts';
 export { denoFsAdapter } from '../adapters/fs/deno/index.ts';

@@ -34,10 +34,6 @@ export async function ensureLedger(pool: DbPool): Promise<void> {
   );
 }
 
-export async function recordInLedger(conn: DbConnection, entry: LedgerEntry): Promise<void> {
-  await recordAllInLedger(conn, [entry]);
-}
-
 const COLUMNS = '(claim_id, file_name, file_size, row_count, target_table, directory, committed_at, checksum)';
 
 function values(e: LedgerEntry): readonly (string | number | null)[] {

@@ -7,9 +7,12 @@ import type { DbAdapter, FsAdapter, IngesterPlugin, Logger } from './types.ts';
 export interface WatchOptions {
   /** Parallel ingests (each on its own pooled connection). Default 4; 0 means default; above 32 is clamped. */
   readonly maxConcurrent?: number;
-  /** The `.hyper` file on the embedded hyperd. Default `./hyperwatch.hyper`. */
+  /**
+   * The `.hyper` file on the embedded hyperd. Default `./hyperwatch.hyper`. Hyper's own settings:
+   * read by the composition root (compose.ts) to build the adapter, never by the core.
+   */
   readonly database?: string;
-  /** `host:port` of an already running hyperd, instead of the embedded one. */
+  /** `host:port` of an already running hyperd, instead of the embedded one (see `database`). */
   readonly endpoint?: string;
   /** A DB adapter instance; overrides `database` and `endpoint`. The caller closes it. */
   readonly db?: DbAdapter;

@@ -1,5 +1,5 @@
 /** All active watchers of a process (or of a scope the caller chooses), keyed by real path. */
-import type { WatcherHandle, WatchSummary } from './watcher.ts';
+import type { WatcherHandle, WatchSummary } from './watcher/handle.ts';
 
 export interface WatcherStatus {
   readonly directory: string;

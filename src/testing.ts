@@ -1,6 +1,7 @@
 /**
  * `hyperwatch/testing`: the contract every ingester plugin must keep, as tests a plugin author
- * runs against a real database with their own sample files. Our own plugins pass the same suite.
+ * runs against a real database with their own sample files; and the contract every database
+ * adapter must keep (`testDbAdapter`, see db-contract.ts). Our own plugins and adapters pass them.
  *
  * @example
  * import { testIngester } from 'hyperwatch/testing';
@@ -14,17 +15,18 @@
  */
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { createHyperAdapter } from '../adapters/db/hyper/index.ts';
+import { err, ok, type Result } from 'neverthrow';
+import { IngestFailure } from './errors.ts';
+import { contractDatabase, dbAdapterContract, type DbAdapterContractOptions } from './db-contract.ts';
 import { claimFile, ensureDir, type OpenedFile } from './files.ts';
 import { silentLogger } from './log.ts';
 import { PluginRegistry } from './plugins.ts';
 import { dropIfCreatedEmpty } from './schema.ts';
 import { qualifiedName } from './sql.ts';
-import type { AppendResult, DbAdapter, DbPool, ErrorKind, IngestContext, IngesterPlugin, IngestError, TableName } from './types.ts';
+import type { AppendResult, DbAdapter, ErrorKind, IngestContext, IngesterPlugin, IngestError, TableName } from './types.ts';
 
 export interface GoodSample {
   /** File name, with the plugin's extension. */
@@ -62,23 +64,15 @@ export interface ContractSuite {
   tearDown(): Promise<void>;
 }
 
-/** The ingester's outcome for one sample, with the claimed file for after-the-fact checks. */
-interface Appended {
-  readonly result: { ok: true; value: AppendResult } | { ok: false; error: IngestError };
-  readonly file: OpenedFile;
-}
 
 /** The contract as plain cases; `testIngester` registers them with node:test. */
 export function ingesterContract(options: IngesterContractOptions): ContractSuite {
   const { ingester } = options;
-  let root = '';
-  let db: DbAdapter | undefined;
-  let pool: DbPool | undefined;
+  const database = contractDatabase(options.db, 1);
   let tables = 0;
-  const ownsDb = options.db === undefined;
 
   async function claim(sample: { name: string; content: string | Uint8Array }): Promise<OpenedFile> {
-    const dir = await mkdtemp(join(root, 'inbox-'));
+    const dir = await mkdtemp(join(database.root(), 'inbox-'));
     await ensureDir(join(dir, 'staging'));
     await writeFile(join(dir, sample.name), sample.content);
     const match = new PluginRegistry([ingester]).match(sample.name);
@@ -89,40 +83,40 @@ export function ingesterContract(options: IngesterContractOptions): ContractSuit
   }
 
   /** Runs append the way the watcher does: a transaction per attempt, fresh ones on `retry`. */
-  async function append(file: OpenedFile, table: TableName): Promise<Appended['result']> {
+  async function append(file: OpenedFile, table: TableName): Promise<Result<AppendResult, IngestError>> {
     const fileState = new Map<string, unknown>();
     for (let attempt = 1; ; attempt++) {
       const ctx: IngestContext = {
-        capabilities: db!.capabilities,
-        sqlType: (t) => db!.sqlType(t),
+        capabilities: database.db().capabilities,
+        sqlType: (t) => database.db().sqlType(t),
         schema: { createTable: true },
         logger: silentLogger,
         attempt,
         fileState,
       };
-      let outcome: Appended['result'] | undefined;
+      let failure: IngestError | undefined;
       try {
-        const value = await pool!.transaction(async (conn) => {
+        const value = await database.pool().transaction(async (conn) => {
           const r = await ingester.append(conn, file, table, ctx);
           if (r.isErr()) {
-            outcome = { ok: false, error: r.error };
-            throw new Error('rollback');
+            failure = r.error;
+            throw new IngestFailure(r.error);
           }
           return r.value;
         });
-        return { ok: true, value };
+        return ok(value);
       } catch (error) {
-        if (!outcome) throw error;
+        if (!failure) throw error;
       }
-      await dropIfCreatedEmpty(pool!, table);
-      if (outcome.ok || !outcome.error.retry || attempt >= 8) return outcome;
+      await dropIfCreatedEmpty(database.pool(), table);
+      if (!failure.retry || attempt >= 8) return err(failure);
     }
   }
 
   async function rowCount(table: TableName): Promise<number> {
-    const exists = await pool!.transaction((conn) => conn.describeTable(table));
+    const exists = await database.pool().transaction((conn) => conn.describeTable(table));
     if (!exists) return 0;
-    const rows = await pool!.query<{ n: unknown }>(`SELECT COUNT(*) AS n FROM ${qualifiedName(table)}`);
+    const rows = await database.pool().query<{ n: unknown }>(`SELECT COUNT(*) AS n FROM ${qualifiedName(table)}`);
     return Number(rows[0]?.n);
   }
 
@@ -145,7 +139,7 @@ export function ingesterContract(options: IngesterContractOptions): ContractSuit
           const file = await claim(sample);
           try {
             const result = await append(file, table);
-            assert.ok(result.ok, result.ok ? '' : `${result.error.code}: ${result.error.message}`);
+            if (result.isErr()) assert.fail(`${result.error.code}: ${result.error.message}`);
             assert.equal(result.value.rows, sample.rows, 'reported row count');
             assert.equal(await rowCount(table), sample.rows, 'rows in the table');
           } finally {
@@ -163,7 +157,7 @@ export function ingesterContract(options: IngesterContractOptions): ContractSuit
             const file = await claim(sample);
             try {
               const result = await append(file, table);
-              assert.ok(result.ok, result.ok ? '' : `${result.error.code}: ${result.error.message}`);
+              if (result.isErr()) assert.fail(`${result.error.code}: ${result.error.message}`);
             } finally {
               file.close();
             }
@@ -195,8 +189,7 @@ export function ingesterContract(options: IngesterContractOptions): ContractSuit
           const file = await claim(sample);
           try {
             const result = await append(file, table);
-            assert.equal(result.ok, false, `${sample.name} was accepted`);
-            if (result.ok) return;
+            if (result.isOk()) assert.fail(`${sample.name} was accepted`);
             const { error } = result;
             for (const field of ['code', 'message', 'hint'] as const) assert.equal(typeof error[field], 'string', field);
             assert.ok(error.message.length > 0 && error.hint.length > 0);
@@ -211,25 +204,23 @@ export function ingesterContract(options: IngesterContractOptions): ContractSuit
     ),
   ];
 
-  return {
-    cases,
-    async setUp() {
-      root = await mkdtemp(join(tmpdir(), 'hyperwatch-contract-'));
-      db = options.db ?? createHyperAdapter({ database: join(root, 'contract.hyper') });
-      pool = await db.openPool({ maxConnections: 1 });
-    },
-    async tearDown() {
-      await pool?.close();
-      if (ownsDb) await db?.close();
-      await rm(root, { recursive: true, force: true });
-    },
-  };
+  return { cases, setUp: () => database.setUp(), tearDown: () => database.tearDown() };
 }
 
 /** Registers the contract as a node:test suite named after the plugin. */
 export function testIngester(options: IngesterContractOptions): void {
-  const suite = ingesterContract(options);
-  describe(`ingester contract: ${options.ingester.name}`, () => {
+  register(`ingester contract: ${options.ingester.name}`, ingesterContract(options));
+}
+
+export { dbAdapterContract, type DbAdapterContractOptions };
+
+/** Registers the database adapter contract as a node:test suite. */
+export function testDbAdapter(options: DbAdapterContractOptions): void {
+  register(`database adapter contract: ${options.name}`, dbAdapterContract(options));
+}
+
+function register(title: string, suite: ContractSuite): void {
+  describe(title, () => {
     before(() => suite.setUp());
     after(() => suite.tearDown());
     for (const c of suite.cases) it(c.name, () => c.run());

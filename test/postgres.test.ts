@@ -19,7 +19,6 @@ import {
   List,
   Struct,
   Table,
-  tableFromArrays,
   tableToIPC,
   Timestamp,
   TimeUnit,
@@ -31,7 +30,7 @@ import { copyColumns, createPostgresAdapter, POSTGRES_URL_MISSING_MESSAGE, type 
 import { openWatcher, startWatching, stopWatching } from '../src/api.ts';
 import { fromDbError } from '../src/errors.ts';
 import { READ_CHUNK } from '../src/files.ts';
-import { testIngester } from '../src/testing.ts';
+import { testDbAdapter, testIngester } from '../src/testing.ts';
 import type { DbPool } from '../src/types.ts';
 import { builtinContracts } from './helpers/contract-samples.ts';
 import { csv, drop, failedEntries, leftovers, stagedEntries, waitFor } from './helpers/drop.ts';
@@ -40,9 +39,7 @@ import { createManyTypes } from './helpers/many-types.ts';
 import { startPostgres } from './helpers/postgres.ts';
 import { ROOT } from './helpers/proc.ts';
 import { protocolCases } from './helpers/protocol-suite.ts';
-import { groupLogger, useWatchBench } from './helpers/watch-bench.ts';
-import { checkBegunTransaction } from './helpers/begun-transaction.ts';
-import { checkLastWithCommit } from './helpers/transaction-last.ts';
+import { useWatchBench } from './helpers/watch-bench.ts';
 
 // One cluster for the whole file, started before any test is registered (the contract kit takes
 // its `db` when it is registered). The helper also stops it at process exit, whatever happens.
@@ -187,14 +184,6 @@ describe('PostgreSQL adapter', () => {
     assert.ok(median < 30, `median ${median.toFixed(1)} ms: Nagle's algorithm is on`);
   });
 
-  it("sends a transaction's last statement with its COMMIT; when it fails, nothing of the transaction is kept", async () => {
-    await checkLastWithCommit(pool, 'last_with_commit');
-  });
-
-  it('begins a transaction early on an idle connection: its work stays inside it, and an unused one gives the connection back', async () => {
-    await checkBegunTransaction(pool, 'begun_early');
-  });
-
   it('close ends its pools: their connections leave the server', async () => {
     const backends = async () =>
       Number((await pool.query<{ n: string }>(`SELECT COUNT(*) AS n FROM pg_stat_activity WHERE datname = current_database() AND backend_type = 'client backend'`))[0]!.n);
@@ -262,76 +251,7 @@ describe('watcher on a real PostgreSQL server', () => {
     await stopWatching(dir, { registry: t.registry });
   });
 
-  it('groups small files into one COPY FROM STDIN: bad ones among 120 fail alone, each good one lands once with its row count', async () => {
-    const { dir, table, opts } = await t.inbox();
-    const logger = groupLogger();
-    const content = (i: number) => {
-      const rows = Array.from({ length: 1 + (i % 5) }, (_, r) => `${i * 10 + r},"f${i}\nline ${r}"`);
-      // Every shape the concatenated stream must keep apart: CRLF, no final line break, header only.
-      if (i % 10 === 3) return `id,label\r\n${rows.join('\r\n')}\r\n`;
-      if (i % 10 === 4) return `id,label\n${rows.join('\n')}`;
-      return `id,label\n${rows.join('\n')}\n`;
-    };
-    await drop(dir, 'g000.csv', content(0));
-    const bad = new Map([
-      [41, 'id,label\n410,ok\nfour-eleven,bad\n'],
-      [77, 'id,label\n770,"never closed\n'],
-      [78, 'id,nope\n780,x\n'],
-    ]);
-    const names = Array.from({ length: 120 }, (_, k) => `g${String(k + 1).padStart(3, '0')}.csv`);
-    // All there before the watcher starts, so that they are ready together whatever the timing
-    // (dropped while watching, each PostgreSQL commit is quick enough to take them one by one):
-    // the first file creates the table, the initial sweep takes the others in groups.
-    await Promise.all(names.map((name, k) => drop(dir, name, bad.get(k + 1) ?? (k + 1 === 50 ? 'id,label\n' : content(k + 1)))));
-    const handle = await openWatcher(dir, table, { ...opts, logger, maxConcurrent: 2 });
-    await waitFor(() => handle.stats.filesIngested + handle.stats.filesFailed === 121, 'all files settled', 60000);
-    assert.ok(Math.max(...logger.groups) > 1, 'files were committed in groups');
-    assert.deepEqual(
-      (await failedEntries(dir)).filter((f) => f.endsWith('.error')),
-      ['g041.csv.error', 'g077.csv.error', 'g078.csv.error'],
-    );
-    const report = JSON.parse(await readFile(join(dir, 'failed', 'g041.csv.error'), 'utf8'));
-    assert.equal(report.code, 'DB_22P02');
-    assert.equal(report.line, 3);
-    assert.equal(JSON.parse(await readFile(join(dir, 'failed', 'g078.csv.error'), 'utf8')).code, 'UNKNOWN_COLUMN');
-    const good = Array.from({ length: 121 }, (_, i) => i).filter((i) => !bad.has(i));
-    const rowsOf = (i: number) => (i === 50 ? 0 : 1 + (i % 5));
-    const expected = good.reduce((sum, i) => sum + rowsOf(i), 0);
-    assert.equal(await count(t.pool, table), expected);
-    const [distinct] = await t.pool.query<{ n: string }>(`SELECT COUNT(DISTINCT id) AS n FROM ${table}`);
-    assert.equal(Number(distinct!.n), expected);
-    assert.equal(await count(t.pool, table, `label = 'f13' || chr(10) || 'line 3'`), 1, 'a quoted line break survives');
-    const ledger = await t.pool.query<{ file_name: string; row_count: string }>(`SELECT file_name, row_count FROM hyperwatch_ingest_log WHERE target_table = $1`, [table]);
-    assert.equal(ledger.length, good.length, 'one ledger row per good file');
-    const byName = new Map(ledger.map((r) => [r.file_name, Number(r.row_count)]));
-    for (const i of good) assert.equal(byName.get(`g${String(i).padStart(3, '0')}.csv`), rowsOf(i), `ledger row count of file ${i}`);
-    await handle.stop();
-    assert.deepEqual(await stagedEntries(dir), []);
-  });
-
-  it('routes every format into its table: csv, jsonl, json array, parquet, arrow file and stream', async () => {
-    const { dir, table, opts } = await t.inbox();
-    const arrow = tableFromArrays({ id: BigInt64Array.from([5n, 6n]), name: ['ar-5', 'ar-6'] });
-    await drop(dir, 'a.csv', csv('id,name', [[0, 'csv-0']]));
-    await drop(dir, 'b.jsonl', '{"id":1,"name":"jl-1"}\n{"name":"jl-2","id":2}\n');
-    await drop(dir, 'c.json', '[{"id":3,"name":"js-3"},{"id":4,"name":"js-4"}]');
-    await drop(dir, 'd.arrow', tableToIPC(arrow, 'file'));
-    await drop(dir, 'e.ipc', tableToIPC(tableFromArrays({ id: BigInt64Array.from([7n]), name: ['st-7'] }), 'stream'));
-    await drop(dir, 'bad-syntax.jsonl', '{"id":10,"name":"ok"}\n{"id":11,"name":}\n');
-    await drop(dir, 'bad-truncated.arrow', tableToIPC(arrow, 'file').subarray(0, 100));
-    const stats = await startWatching(dir, table, { ...opts, maxConcurrent: 2 });
-    assert.equal(stats.filesIngested, 5, JSON.stringify(stats.lastError));
-    assert.equal(stats.filesFailed, 2);
-    const rows = await t.pool.query<{ id: string; name: string }>(`SELECT id, name FROM ${table} ORDER BY id`);
-    assert.deepEqual(
-      rows.map((r) => `${r.id}:${r.name}`),
-      ['0:csv-0', '1:jl-1', '2:jl-2', '3:js-3', '4:js-4', '5:ar-5', '6:ar-6', '7:st-7'],
-    );
-    const syntax = JSON.parse(await readFile(join(dir, 'failed', 'bad-syntax.jsonl.error'), 'utf8'));
-    assert.equal(syntax.line, 2);
-    await stopWatching(dir, { registry: t.registry });
-
-    // Parquet (decoded here and streamed: PostgreSQL does not read Parquet) into a table of its own.
+  it('loads a Parquet file into a table of its own, decoded here and streamed (PostgreSQL does not read Parquet)', async () => {
     const pq = await t.inbox();
     await drop(pq.dir, 'sample.parquet', parquetSample);
     const pqStats = await startWatching(pq.dir, pq.table, pq.opts);
@@ -501,3 +421,6 @@ describe('watcher on a real PostgreSQL server', () => {
 
 // The ingester contract kit, each built-in plugin on PostgreSQL (the samples contract.test.ts uses).
 for (const contract of builtinContracts()) testIngester({ ...contract, db });
+
+// What every adapter must do, on this one: transactions, COPY, describing tables, the ledger, quoting.
+testDbAdapter({ name: 'postgres', db });

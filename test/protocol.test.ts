@@ -5,7 +5,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { claimFile } from '../src/files.ts';
-import { dataNameOf, isIgnoredName, newClaimId, parseStagedName, stagedName } from '../src/protocol.ts';
+import { dataNameOf, isIgnoredName, newClaimId, parseStagedName, stagedName } from '../src/protocol/names.ts';
+import { canMove, FILE_STATES, type FileState, TRANSITIONS } from '../src/protocol/states.ts';
 
 describe('protocol names', () => {
   it('takes X.ready as the sentinel of X, and ignores dot-files, *.tmp and an empty data name', () => {
@@ -58,5 +59,24 @@ describe('a claimed file', () => {
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
+  });
+});
+
+describe('the file states', () => {
+  it('moves only between declared states, and every state leads to settled or failed', () => {
+    for (const [from, targets] of Object.entries(TRANSITIONS)) {
+      assert.ok((FILE_STATES as readonly string[]).includes(from), from);
+      for (const to of targets) assert.ok(canMove(from as FileState, to), `${from} → ${to}`);
+    }
+    assert.deepEqual(FILE_STATES.filter((s) => TRANSITIONS[s].length === 0).sort(), ['failed', 'settled']);
+    // From each state, the final ones are reachable: no file can be stuck by the protocol itself.
+    for (const start of FILE_STATES.filter((s) => s !== 'settled' && s !== 'failed')) {
+      const seen = new Set<FileState>([start]);
+      for (const s of seen) for (const to of TRANSITIONS[s]) seen.add(to);
+      assert.ok(seen.has('failed'), `${start} can fail`);
+      assert.ok(seen.has('settled'), `${start} can settle`);
+    }
+    assert.equal(canMove('ready', 'committed'), false, 'nothing commits without a claim');
+    assert.equal(canMove('settled', 'claimed'), false, 'a settled file is never taken again');
   });
 });

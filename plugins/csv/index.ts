@@ -6,12 +6,12 @@
  */
 import { ResultAsync } from 'neverthrow';
 import Papa from 'papaparse';
-import { fromDbError, ingestError, IngestFailure, isIngestFailure } from '../../src/errors.ts';
+import { fromDbError, groupFailure, ingestError, IngestFailure } from '../../src/errors.ts';
 import { mapLimit } from '../../src/map-limit.ts';
 import { defineIngester } from '../../src/plugins.ts';
 import { checkHeaderNames, columnList, createTable, matchColumns } from '../../src/schema.ts';
 import { qualifiedName, quoteLiteral, tableLabel } from '../../src/sql.ts';
-import type { AppendManyError, AppendResult, ClaimedFile, ColumnSpec, DbConnection, IngestContext, IngestError, IngesterPlugin, LogicalType, TableName } from '../../src/types.ts';
+import type { AppendResult, ClaimedFile, ColumnSpec, DbConnection, IngestContext, IngestError, IngesterPlugin, LogicalType, TableName } from '../../src/types.ts';
 import { conversionFailure, likelyCulprit } from './culprit.ts';
 import { inferColumnType, widen } from '../shared/infer-text.ts';
 
@@ -148,10 +148,6 @@ function retryWidened(error: unknown, file: ClaimedFile, columns: readonly Colum
   return new IngestFailure({ ...failure, retry: { reason } });
 }
 
-function toError(error: unknown, file: ClaimedFile): IngestError {
-  return isIngestFailure(error) ? error.error : fromDbError(error, file.name);
-}
-
 /** Adds the column's name from the header to a database error that gives only its number. */
 function nameColumn(error: IngestError, header: readonly string[]): IngestError {
   if (typeof error.column !== 'number') return error;
@@ -285,12 +281,6 @@ async function culpritOf(error: unknown, members: readonly ClaimedFile[], delimi
   return likelyCulprit(failure, contents, delimiter);
 }
 
-class ManyFailure extends Error {
-  constructor(readonly failure: AppendManyError) {
-    super(failure.error.message);
-  }
-}
-
 /**
  * Appends small files of the same header with one COPY for all of them: the server reads them
  * itself (`COPY ... FROM ARRAY[...]`) when it can, else their bodies go through one `COPY FROM
@@ -305,7 +295,7 @@ async function appendMany(conn: DbConnection, files: readonly ClaimedFile[], tab
     try {
       results[index] = await append(conn, file, table, ctx, header);
     } catch (error) {
-      throw new ManyFailure({ error: nameColumn(toError(error, file), header), index });
+      throw new IngestFailure(nameColumn(fromDbError(error, file.name), header), index);
     }
   };
   const existing = await conn.describeTable(table);
@@ -331,9 +321,9 @@ async function appendMany(conn: DbConnection, files: readonly ClaimedFile[], tab
     const header = parseRows(scans[group[0]!]!.header, delimiter, 1)[0] ?? [];
     // A header problem is the same for every file of the group: the first one fails alone with it.
     const names = checkHeaderNames(header, first.name);
-    if (names.isErr()) throw new ManyFailure({ error: names.error, index: group[0]! });
+    if (names.isErr()) throw new IngestFailure(names.error, group[0]!);
     const matched = matchColumns(header, existing, first.name, table);
-    if (matched.isErr()) throw new ManyFailure({ error: matched.error, index: group[0]! });
+    if (matched.isErr()) throw new IngestFailure(matched.error, group[0]!);
     const target = `${qualifiedName(table)} (${columnList(matched.value)})`;
     const members = group.map((i) => files[i]!);
     let loaded: number;
@@ -351,13 +341,13 @@ async function appendMany(conn: DbConnection, files: readonly ClaimedFile[], tab
       // Hyper names the file for errors in a file's structure (`file:'<path>' line:3`), not for a
       // value that does not convert (`file: 'ARRAY' line:3 column:2`): then it is a guess.
       const culprit = await culpritOf(error, members, delimiter).catch(() => undefined);
-      throw new ManyFailure(culprit === undefined ? { error: fromDbError(error) } : { error: fromDbError(error, members[culprit]!.name), index: group[culprit]! });
+      throw culprit === undefined ? new IngestFailure(fromDbError(error)) : new IngestFailure(fromDbError(error, members[culprit]!.name), group[culprit]!);
     }
     const counted = group.reduce((sum, i) => sum + scans[i]!.records, 0);
     if (loaded !== counted) {
-      throw new ManyFailure({
-        error: ingestError('data', 'CSV_GROUP_COUNT', `the database loaded ${loaded} rows from ${group.length} files, their records add up to ${counted}`, 'The files are loaded one by one instead.'),
-      });
+      throw new IngestFailure(
+        ingestError('data', 'CSV_GROUP_COUNT', `the database loaded ${loaded} rows from ${group.length} files, their records add up to ${counted}`, 'The files are loaded one by one instead.'),
+      );
     }
     for (const i of group) results[i] = { rows: scans[i]!.records };
   }
@@ -370,12 +360,10 @@ export const csvIngester: IngesterPlugin = defineIngester({
   extensions: ['.csv', '.tsv'],
   append(conn, file, table, ctx) {
     const header: string[] = [];
-    return ResultAsync.fromPromise(append(conn, file, table, ctx, header), (error) => nameColumn(toError(error, file), header));
+    return ResultAsync.fromPromise(append(conn, file, table, ctx, header), (error) => nameColumn(fromDbError(error, file.name), header));
   },
   appendMany(conn, files, table, ctx) {
-    return ResultAsync.fromPromise(appendMany(conn, files, table, ctx), (error): AppendManyError =>
-      error instanceof ManyFailure ? error.failure : { error: fromDbError(error) },
-    );
+    return ResultAsync.fromPromise(appendMany(conn, files, table, ctx), groupFailure);
   },
 });
 

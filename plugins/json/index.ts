@@ -399,16 +399,12 @@ async function append(conn: DbConnection, file: ClaimedFile, table: TableName, c
   }
 }
 
-function toError(error: unknown, file: ClaimedFile): IngestError {
-  return isIngestFailure(error) ? error.error : fromDbError(error, file.name);
-}
-
 /** JSON arrays of objects (`.json`) and JSON lines (`.json`, `.jsonl`, `.ndjson`). */
 export const jsonIngester: IngesterPlugin = defineIngester({
   name: 'json',
   extensions: ['.json', '.jsonl', '.ndjson'],
   append(conn, file, table, ctx) {
-    return ResultAsync.fromPromise(append(conn, file, table, ctx), (error) => toError(error, file));
+    return ResultAsync.fromPromise(append(conn, file, table, ctx), (error) => fromDbError(error, file.name));
   },
 });
 

@@ -9,7 +9,7 @@ import { dirname, join, resolve } from 'node:path';
 import process from 'node:process';
 import { fileURLToPath } from 'node:url';
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
-import { checkDbChoice, type AdapterName } from '../db-choice.ts';
+import { checkDbChoice, type AdapterName } from '../compose.ts';
 import { parseTableName } from '../sql.ts';
 import { type Confinement, confineWatcher } from './confine.ts';
 

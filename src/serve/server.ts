@@ -5,12 +5,12 @@
  */
 import { resolve } from 'node:path';
 import { findWatcher, openWatcher } from '../api.ts';
-import { createDbAdapter } from '../db-choice.ts';
-import { fsAdapterByName } from '../default-fs.ts';
+import { createDbAdapter } from '../compose.ts';
+import { fsAdapterByName } from '../compose.ts';
 import type { ActiveFile } from '../progress.ts';
 import { WatcherRegistry, type WatcherStatus } from '../registry.ts';
 import type { DbAdapter, Logger } from '../types.ts';
-import type { WatcherHandle, WatchSummary } from '../watcher.ts';
+import type { WatcherHandle, WatchSummary } from '../watcher/handle.ts';
 import type { WatcherConfig } from './config.ts';
 import type { MetricsSource } from './metrics.ts';
 

@@ -98,7 +98,7 @@ export class PluginBench extends LiveFixture<HyperAdapter> {
     return this.#keep(await reopenStaged(file.stagedPath, file.name, { claimId: file.claimId, extension: file.extension }));
   }
 
-  /** Loads a claimed file into `table`, as src/watcher.ts does; gives up after `maxAttempts`. */
+  /** Loads a claimed file into `table`, as the watcher does (src/watcher/attempt.ts); gives up after `maxAttempts`. */
   async ingest(file: OpenedFile, table: string, options: IngestOptions = {}): Promise<Outcome> {
     const target = options.target ?? this.#state().fx;
     const { maxAttempts, logger } = this.#options;

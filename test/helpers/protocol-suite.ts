@@ -8,15 +8,18 @@ import assert from 'node:assert/strict';
 import { readFile, rename, symlink, writeFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { it } from 'node:test';
+import { tableFromArrays, tableToIPC } from 'apache-arrow';
 import { ResultAsync } from 'neverthrow';
 import { csvIngester } from '../../plugins/csv/index.ts';
 import { openWatcher, startWatching, stopWatching } from '../../src/api.ts';
 import { DEFAULT_MAX_CONCURRENT, MAX_CONCURRENT_LIMIT } from '../../src/constants.ts';
+import { fromDbError } from '../../src/errors.ts';
 import { clampMaxConcurrent } from '../../src/options.ts';
+import { POISON_FILE_ATTEMPTS } from '../../src/watcher/retry.ts';
 import { defineIngester } from '../../src/plugins.ts';
 import { csv, drop, failedEntries, leftovers, stagedEntries, waitFor } from './drop.ts';
 import { columnsOf, count, sqlTypes } from './env.ts';
-import type { WatchBench } from './watch-bench.ts';
+import { groupLogger, type WatchBench } from './watch-bench.ts';
 
 export interface ProtocolExpectations {
   /** What the adapter's `describe()` must say (a stop summary reports it); read once the suite runs. */
@@ -33,6 +36,12 @@ export interface ProtocolExpectations {
    * the file, line and column are the watcher's, the wording between them the database's.
    */
   readonly badNumberMessage: RegExp;
+  /**
+   * Writes a Parquet file of columns `id` BIGINT and `name` TEXT (ids 11 to 14, names `pq-<id>`)
+   * to `path` and returns its bytes, where the database can write one (Hyper's COPY ... TO);
+   * PostgreSQL writes no Parquet, and its own test file covers Parquet.
+   */
+  readonly mixedParquet?: (path: string) => Promise<Uint8Array>;
 }
 
 /** Registers the protocol's cases in the enclosing `describe`, on the bench's database. */
@@ -356,6 +365,123 @@ export function protocolCases(t: WatchBench, expect: ProtocolExpectations): void
     const ledger = await t.pool.query<{ claim_id: string }>(`SELECT claim_id FROM hyperwatch_ingest_log WHERE target_table = '${table}' ORDER BY claim_id`);
     assert.ok(ledger.some((r) => r.claim_id === '0zzzzzzzz-00000000000000aa'));
     assert.equal(ledger.length, 3);
+  });
+
+  it('sends a poison file (every attempt closes its connection while the database answers) to failed/ after 3 attempts; the others land', async () => {
+    const { dir, table, opts } = await t.inbox();
+    let poisonAttempts = 0;
+    const poisonous = defineIngester({
+      name: 'csv-poisonous',
+      extensions: ['.csv'],
+      append(conn, file, target, ctx) {
+        if (!file.name.startsWith('poison')) return csvIngester.append(conn, file, target, ctx);
+        poisonAttempts++;
+        // A NUL inside a query's text is a protocol error: the server drops the connection.
+        return ResultAsync.fromPromise(conn.query('SELECT 1\u0000'), (error) => fromDbError(error, file.name)).map(() => ({ rows: 0 }));
+      },
+    });
+    // The table exists: the initial sweep takes the four files as one group, and the group is split.
+    await t.pool.query(`CREATE TABLE ${table} (id BIGINT)`);
+    for (const [i, name] of ['a.csv', 'poison.csv', 'b.csv', 'c.csv'].entries()) await drop(dir, name, csv('id', [[i]]));
+    const handle = await openWatcher(dir, table, { ...opts, plugins: [poisonous], retryDelayMs: { initial: 20, max: 100 } });
+    await waitFor(() => handle.stats.filesFailed === 1 && handle.stats.filesIngested === 3, 'three files in, the poison file failed');
+    assert.equal(await count(t.pool, table), 3);
+    assert.ok(poisonAttempts >= POISON_FILE_ATTEMPTS, `${poisonAttempts} attempts`);
+    const report = JSON.parse(await readFile(join(dir, 'failed', 'poison.csv.error'), 'utf8'));
+    assert.equal(report.code, 'POISON_FILE');
+    assert.equal(report.kind, 'data');
+    assert.equal(report.file, 'poison.csv');
+    assert.match(report.message, new RegExp(`${POISON_FILE_ATTEMPTS} attempts .*connection closing`));
+    assert.match(report.hint, /replay/);
+    assert.deepEqual(await failedEntries(dir), ['poison.csv', 'poison.csv.error', 'poison.csv.ready']);
+    // Nothing is stuck: the next file lands.
+    await drop(dir, 'd.csv', csv('id', [[9]]));
+    await waitFor(() => handle.stats.filesIngested === 4, 'd.csv');
+    await handle.stop();
+    assert.deepEqual(await leftovers(dir), []);
+    assert.deepEqual(await stagedEntries(dir), []);
+  });
+
+  it('routes every format by extension into one table; bad files of each format fail alone', async () => {
+    const { dir, table, opts } = await t.inbox();
+    const arrow = tableToIPC(tableFromArrays({ id: BigInt64Array.from([5n, 6n]), name: ['ar-5', 'ar-6'] }), 'file');
+    await drop(dir, 'a.csv', csv('id,name', [[0, 'csv-0']]));
+    await drop(dir, 'b.jsonl', '{"id":1,"name":"jl-1"}\n{"name":"jl-2","id":2}\n');
+    await drop(dir, 'c.json', '[{"id":3,"name":"js-3"},{"id":4,"name":"js-4"}]');
+    await drop(dir, 'd.ARROW', arrow);
+    await drop(dir, 'e.ipc', tableToIPC(tableFromArrays({ id: BigInt64Array.from([7n]), name: ['st-7'] }), 'stream'));
+    // A Parquet file with the same columns, where the database can write one (ids 11 to 14).
+    const parquet = await expect.mixedParquet?.(`${dir}-mixed.parquet`);
+    if (parquet) await drop(dir, 'f.parquet', parquet);
+    await drop(dir, 'bad-empty.parquet', '');
+    await drop(dir, 'bad-truncated.arrow', arrow.subarray(0, Math.floor(arrow.length / 2)));
+    await drop(dir, 'bad-cut.arrow', arrow.subarray(0, 100));
+    await drop(dir, 'bad-syntax.jsonl', '{"id":10,"name":"ok"}\n{"id":11,"name":}\n');
+    await drop(dir, 'bad-object.json', '{"id":12,"name":"alone"}');
+    const stats = await startWatching(dir, table, { ...opts, maxConcurrent: 2 });
+    assert.equal(stats.filesIngested, parquet ? 6 : 5, JSON.stringify(stats.lastError));
+    assert.equal(stats.filesFailed, 5);
+    const rows = await t.pool.query<{ id: string; name: string }>(`SELECT id, name FROM ${table} ORDER BY id`);
+    assert.deepEqual(
+      rows.map((r) => `${r.id}:${r.name}`),
+      ['0:csv-0', '1:jl-1', '2:jl-2', '3:js-3', '4:js-4', '5:ar-5', '6:ar-6', '7:st-7', ...(parquet ? ['11:pq-11', '12:pq-12', '13:pq-13', '14:pq-14'] : [])],
+    );
+    const failed = await failedEntries(dir);
+    assert.deepEqual(
+      failed.filter((f) => f.endsWith('.error')),
+      ['bad-cut.arrow.error', 'bad-empty.parquet.error', 'bad-object.json.error', 'bad-syntax.jsonl.error', 'bad-truncated.arrow.error'],
+    );
+    const syntax = JSON.parse(await readFile(join(dir, 'failed', 'bad-syntax.jsonl.error'), 'utf8'));
+    assert.equal(syntax.line, 2);
+    assert.equal(JSON.parse(await readFile(join(dir, 'failed', 'bad-empty.parquet.error'), 'utf8')).code, 'EMPTY_FILE');
+    await stopWatching(dir, { registry: t.registry });
+  });
+
+  it('groups small files (PostgreSQL: one COPY FROM STDIN): bad ones among 120 fail alone, each good one lands once with its row count', async () => {
+    const { dir, table, opts } = await t.inbox();
+    const logger = groupLogger();
+    const content = (i: number) => {
+      const rows = Array.from({ length: 1 + (i % 5) }, (_, r) => `${i * 10 + r},"f${i}\nline ${r}"`);
+      // Every shape the concatenated stream must keep apart: CRLF, no final line break, header only.
+      if (i % 10 === 3) return `id,label\r\n${rows.join('\r\n')}\r\n`;
+      if (i % 10 === 4) return `id,label\n${rows.join('\n')}`;
+      return `id,label\n${rows.join('\n')}\n`;
+    };
+    await drop(dir, 'g000.csv', content(0));
+    const bad = new Map([
+      [41, 'id,label\n410,ok\nfour-eleven,bad\n'],
+      [77, 'id,label\n770,"never closed\n'],
+      [78, 'id,nope\n780,x\n'],
+    ]);
+    const names = Array.from({ length: 120 }, (_, k) => `g${String(k + 1).padStart(3, '0')}.csv`);
+    // All there before the watcher starts, so that they are ready together whatever the timing
+    // (dropped while watching, each PostgreSQL commit is quick enough to take them one by one):
+    // the first file creates the table, the initial sweep takes the others in groups.
+    await Promise.all(names.map((name, k) => drop(dir, name, bad.get(k + 1) ?? (k + 1 === 50 ? 'id,label\n' : content(k + 1)))));
+    const handle = await openWatcher(dir, table, { ...opts, logger, maxConcurrent: 2 });
+    await waitFor(() => handle.stats.filesIngested + handle.stats.filesFailed === 121, 'all files settled', 60000);
+    assert.ok(Math.max(...logger.groups) > 1, 'files were committed in groups');
+    assert.deepEqual(
+      (await failedEntries(dir)).filter((f) => f.endsWith('.error')),
+      ['g041.csv.error', 'g077.csv.error', 'g078.csv.error'],
+    );
+    const report = JSON.parse(await readFile(join(dir, 'failed', 'g041.csv.error'), 'utf8'));
+    assert.equal(report.code, 'DB_22P02');
+    assert.equal(report.line, 3);
+    assert.equal(JSON.parse(await readFile(join(dir, 'failed', 'g078.csv.error'), 'utf8')).code, 'UNKNOWN_COLUMN');
+    const good = Array.from({ length: 121 }, (_, i) => i).filter((i) => !bad.has(i));
+    const rowsOf = (i: number) => (i === 50 ? 0 : 1 + (i % 5));
+    const expected = good.reduce((sum, i) => sum + rowsOf(i), 0);
+    assert.equal(await count(t.pool, table), expected);
+    const [distinct] = await t.pool.query<{ n: string }>(`SELECT COUNT(DISTINCT id) AS n FROM ${table}`);
+    assert.equal(Number(distinct!.n), expected);
+    assert.equal(await count(t.pool, table, `label = 'f13' || chr(10) || 'line 3'`), 1, 'a quoted line break survives');
+    const ledger = await t.pool.query<{ file_name: string; row_count: string }>(`SELECT file_name, row_count FROM hyperwatch_ingest_log WHERE target_table = $1`, [table]);
+    assert.equal(ledger.length, good.length, 'one ledger row per good file');
+    const byName = new Map(ledger.map((r) => [r.file_name, Number(r.row_count)]));
+    for (const i of good) assert.equal(byName.get(`g${String(i).padStart(3, '0')}.csv`), rowsOf(i), `ledger row count of file ${i}`);
+    await handle.stop();
+    assert.deepEqual(await stagedEntries(dir), []);
   });
 
   it('rejects a missing directory and an invalid table name with clear errors', async () => {

@@ -8,7 +8,7 @@ import postgres from 'postgres';
 import { silentLogger } from '../../../src/log.ts';
 import { quoteIdent, standardSqlType } from '../../../src/sql.ts';
 import type { DbAdapter, DbCapabilities, DbPool, LogicalType, Logger } from '../../../src/types.ts';
-import { Gate } from '../../../src/gate.ts';
+import { Gate } from './gate.ts';
 import { poolOf, type ResettablePool, type Sql } from '../postgres-js/pool.ts';
 import { type Endpoint, Hyperd } from './hyperd.ts';
 import { locateHyperd } from './locate.ts';

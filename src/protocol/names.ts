@@ -1,5 +1,5 @@
 /** Names of the sentinel protocol: which entries are sentinels, which are ignored, claim names. */
-import { READY_SUFFIX } from './constants.ts';
+import { READY_SUFFIX } from '../constants.ts';
 
 /** In-progress files by convention: dot-files (the watcher's own folder too) and `*.tmp`. */
 export function isIgnoredName(name: string): boolean {

@@ -1,0 +1,116 @@
+/**
+ * The composition root: the one module that knows which built-in database adapters, filesystem
+ * adapters and ingester plugins exist, and builds them from settings. The core (src/watcher/,
+ * src/protocol/) knows only their contracts (src/types.ts); settings that concern one adapter
+ * (Hyper's `database` and `endpoint`, PostgreSQL's `url`) are read here and nowhere in the core.
+ */
+import process from 'node:process';
+import { createHyperAdapter } from '../adapters/db/hyper/index.ts';
+import { createPostgresAdapter } from '../adapters/db/postgres/index.ts';
+import { denoFsAdapter, isDenoRuntime } from '../adapters/fs/deno/index.ts';
+import { nodeFsAdapter } from '../adapters/fs/node/index.ts';
+import { parcelFsAdapter } from '../adapters/fs/parcel/index.ts';
+import { DEFAULT_POLL_INTERVAL_MS, pollFsAdapter } from '../adapters/fs/poll/index.ts';
+import { arrowIngester } from '../plugins/arrow/index.ts';
+import { csvIngester } from '../plugins/csv/index.ts';
+import { jsonIngester } from '../plugins/json/index.ts';
+import { parquetIngester } from '../plugins/parquet/index.ts';
+import type { DbAdapter, FsAdapter, IngesterPlugin, Logger } from './types.ts';
+
+// ---------------------------------------------------------------------------------------------
+// Ingester plugins
+// ---------------------------------------------------------------------------------------------
+
+/** The ingesters every watcher has unless `WatchOptions.plugins` replaces them. */
+export const builtinIngesters: readonly IngesterPlugin[] = [csvIngester, jsonIngester, parquetIngester, arrowIngester];
+
+// ---------------------------------------------------------------------------------------------
+// Filesystem adapters
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * The FS adapter used when `WatchOptions.fs` is not given, chosen by measured event latency
+ * (`npm run bench:fs`, see README): on Linux, `node:fs` `watch` delivers an event in well under a
+ * millisecond on Node and Bun while @parcel/watcher batches for about 50 ms; on Deno,
+ * `Deno.watchFs` (no FFI needed). Elsewhere @parcel/watcher's native backends (FSEvents,
+ * ReadDirectoryChangesW). The core rescans anyway for anything an adapter may lose.
+ */
+export function defaultFsAdapter(): FsAdapter {
+  if (isDenoRuntime()) return denoFsAdapter();
+  return process.platform === 'linux' ? nodeFsAdapter() : parcelFsAdapter();
+}
+
+/** `node`, `parcel`, `deno`, `poll` or `poll:<ms>` (the CLI's `--fs`). */
+export function fsAdapterByName(name: string): FsAdapter | undefined {
+  if (name === 'node-fs' || name === 'node') return nodeFsAdapter();
+  if (name === 'parcel') return parcelFsAdapter();
+  if (name === 'deno') return isDenoRuntime() ? denoFsAdapter() : undefined;
+  const poll = /^poll(?::(\d+))?$/.exec(name);
+  if (poll) return pollFsAdapter({ intervalMs: poll[1] ? Number(poll[1]) : DEFAULT_POLL_INTERVAL_MS });
+  return undefined;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Database adapters
+// ---------------------------------------------------------------------------------------------
+
+/*
+ * Which database a watcher, query or history command uses: the embedded Hyper (default), a running
+ * hyperd (`endpoint`), or PostgreSQL (`url`, else `DATABASE_URL`). Shared by the CLI flags, the
+ * serve config and `WatchOptions`, so all reject the same mixtures the same way.
+ */
+export const ADAPTERS = ['hyper', 'postgres'] as const;
+export type AdapterName = (typeof ADAPTERS)[number];
+
+export interface DbChoice {
+  readonly adapter?: AdapterName | string;
+  readonly database?: string;
+  readonly endpoint?: string;
+  readonly url?: string;
+}
+
+/** A problem with a choice: the setting it concerns (`url`, `database`...), what is wrong, the fix. */
+export interface DbChoiceProblem {
+  readonly field: 'adapter' | 'database' | 'endpoint' | 'url';
+  readonly problem: string;
+  readonly fix: string;
+}
+
+/**
+ * Everything wrong with `choice`; empty when it can be opened. `env` supplies DATABASE_URL; `flags`
+ * names the settings as the CLI's flags (`--url`) in the fixes.
+ */
+export function checkDbChoice(choice: DbChoice, env: Record<string, string | undefined> = process.env, flags = false): DbChoiceProblem[] {
+  const n = (field: string) => (flags ? `--${field}` : field);
+  const adapter = choice.adapter ?? 'hyper';
+  if (!(ADAPTERS as readonly string[]).includes(adapter)) {
+    return [{ field: 'adapter', problem: `is ${JSON.stringify(adapter)}, not a known adapter`, fix: `Use ${n('adapter')} hyper or ${n('adapter')} postgres.` }];
+  }
+  const problems: DbChoiceProblem[] = [];
+  if (adapter === 'postgres') {
+    for (const field of ['database', 'endpoint'] as const) {
+      if (choice[field] !== undefined) problems.push({ field, problem: 'applies to the hyper adapter only', fix: `Remove ${n(field)}; give the PostgreSQL server as ${n('url')}.` });
+    }
+    if (choice.url === undefined && !env.DATABASE_URL) {
+      problems.push({ field: 'url', problem: 'is missing (and DATABASE_URL is not set)', fix: `Give ${n('url')} postgres://user:password@host:5432/db, or set DATABASE_URL.` });
+    }
+  } else if (choice.url !== undefined) {
+    problems.push({ field: 'url', problem: 'applies to the postgres adapter only', fix: `Add ${n('adapter')} postgres, or remove ${n('url')} (Hyper uses ${n('database')} or ${n('endpoint')}).` });
+  }
+  return problems;
+}
+
+/** Builds the adapter for a choice that `checkDbChoice` accepted. The caller closes it. */
+export function createDbAdapter(choice: DbChoice, logger?: Logger): DbAdapter {
+  if (choice.adapter === 'postgres') return createPostgresAdapter({ ...(choice.url !== undefined ? { url: choice.url } : {}), ...(logger ? { logger } : {}) });
+  return createHyperAdapter({ database: choice.database, endpoint: choice.endpoint, ...(logger ? { logger } : {}) });
+}
+
+/**
+ * The adapter a watcher uses: `options.db` when given (the caller closes it), else one built from
+ * the Hyper settings `database` and `endpoint`, owned (closed) by the watcher.
+ */
+export function watcherDb(options: { readonly db?: DbAdapter; readonly database?: string; readonly endpoint?: string }, logger: Logger): { db: DbAdapter; owned: boolean } {
+  if (options.db) return { db: options.db, owned: false };
+  return { db: createDbAdapter({ adapter: 'hyper', database: options.database, endpoint: options.endpoint }, logger), owned: true };
+}

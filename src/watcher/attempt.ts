@@ -1,0 +1,183 @@
+/**
+ * One attempt: `ingesting` → one transaction (a file alone, or a group) → `committed`, or a
+ * failure for retry.ts to judge. Also what the watcher knows about its target table: whether it
+ * exists, and its columns as last committed (a catalog query spared per file).
+ */
+import { ingestError, IngestFailure, fromDbError, isIngestFailure } from '../errors.ts';
+import type { OpenedFile } from '../files.ts';
+import { ledgerByCopy, ledgerInsert, recordAllInLedger } from '../ledger.ts';
+import { Mutex } from '../mutex.ts';
+import { dropIfCreatedEmpty } from '../schema.ts';
+import type { DbConnection, IngesterPlugin, IngestError, TableColumn, TableName } from '../types.ts';
+import { takeEarly } from './claim.ts';
+import { epochOf, ingestContext, ledgerEntry, poolOf, type WatchContext } from './context.ts';
+import { changedAfterReady } from './fail.ts';
+
+/** What the watcher knows about its target table. */
+export interface TableKnowledge {
+  /** Once the table is known to exist, files no longer serialize on the schema lock. */
+  exists: boolean;
+  /**
+   * The target table's columns as last committed: describing it costs a catalog query (about
+   * 5 ms on hyperd) per file. Dropped on any failed transaction; a file that fails while using it
+   * is tried once more with a fresh description, so a table changed behind our back costs a
+   * retry, never a wrongly failed file.
+   */
+  described: TableColumn[] | undefined;
+  /** Until the table exists, files take turns: two transactions creating it would conflict. */
+  readonly schemaLock: Mutex;
+}
+
+export function newTableKnowledge(): TableKnowledge {
+  return { exists: false, described: undefined, schemaLock: new Mutex() };
+}
+
+/** How one attempt ended. `usedCache`: it failed while using the cached table description. */
+export type Attempted<R> =
+  | { readonly state: 'committed'; readonly rows: R; readonly epoch: number }
+  | { readonly state: 'failed'; readonly error: IngestError; readonly index?: number; readonly usedCache: boolean };
+
+/** What one transaction learned about the target table; kept only if it commits. */
+interface Described {
+  columns: TableColumn[] | undefined;
+  usedCache: boolean;
+}
+
+function sameTable(a: TableName, b: TableName): boolean {
+  return a.name === b.name && (a.schema ?? 'public') === (b.schema ?? 'public');
+}
+
+/**
+ * `conn` with the target table's description served from the cache (see `TableKnowledge`); what
+ * a transaction reads from the database lands in `described`, kept only if it commits.
+ */
+function describing(ctx: WatchContext, conn: DbConnection, described: Described): DbConnection {
+  return {
+    query: (sql, params) => conn.query(sql, params),
+    execute: (sql, params) => conn.execute(sql, params),
+    copyFrom: (sql, source) => conn.copyFrom(sql, source),
+    describeTable: async (table) => {
+      if (!sameTable(table, ctx.table)) return conn.describeTable(table);
+      const cached = ctx.known.described;
+      if (cached) {
+        described.usedCache = true;
+        return cached.map((c) => ({ ...c }));
+      }
+      const columns = await conn.describeTable(table);
+      if (columns) described.columns = columns.map((c) => ({ ...c }));
+      return columns;
+    },
+  };
+}
+
+/** One transaction for one file: its rows, then its ledger row sent with the COMMIT. */
+export async function attemptOne(ctx: WatchContext, file: OpenedFile, plugin: IngesterPlugin, attempt: number, fileState: Map<string, unknown>): Promise<Attempted<number>> {
+  const { known } = ctx;
+  const pctx = ingestContext(ctx, attempt, fileState);
+  const epoch = epochOf(ctx);
+  const begun = takeEarly(ctx, file, known.exists);
+  const release = known.exists ? undefined : await known.schemaLock.acquire();
+  const existedBefore = release ? await tableIsThere(ctx) : true;
+  const described: Described = { columns: undefined, usedCache: false };
+  try {
+    const rows = await (begun ?? poolOf(ctx)).transaction(
+      async (conn) => {
+        const appended = await plugin.append(describing(ctx, conn, described), file, ctx.table, pctx);
+        if (appended.isErr()) throw new IngestFailure(appended.error);
+        const changed = file.changedSinceClaim();
+        if (changed) throw new IngestFailure(changedAfterReady(file, changed));
+        if (!known.exists) known.exists = described.columns !== undefined || (await conn.describeTable(ctx.table)) !== null;
+        return appended.value.rows;
+      },
+      // The ledger row goes with the COMMIT, in one round trip.
+      { last: (rows) => ledgerInsert([ledgerEntry(ctx, file, rows)]) },
+    );
+    if (described.columns) known.described = described.columns;
+    return { state: 'committed', rows, epoch };
+  } catch (error) {
+    known.described = undefined;
+    if (!existedBefore) await dropIfCreatedEmptyQuietly(ctx);
+    return { state: 'failed', error: fromDbError(error, file.name), usedCache: described.usedCache };
+  } finally {
+    release?.();
+  }
+}
+
+/**
+ * One transaction for a group: all of it committed, or none. A failure that belongs to one file
+ * names it (`index`); `usedCache` is never claimed (the group is split instead of retried).
+ */
+export async function attemptGroup(ctx: WatchContext, files: readonly OpenedFile[], plugin: IngesterPlugin, attempt: number): Promise<Attempted<readonly number[]>> {
+  const pctx = ingestContext(ctx, attempt, new Map());
+  const epoch = epochOf(ctx);
+  const described: Described = { columns: undefined, usedCache: false };
+  const entries = (rows: readonly number[]) => files.map((f, i) => ledgerEntry(ctx, f, rows[i]!));
+  // Many rows go in by COPY inside the transaction; a few as an INSERT sent with the COMMIT.
+  const byCopy = ledgerByCopy(files.length);
+  const begun = takeEarly(ctx, files[0]!, true);
+  try {
+    const rows = await (begun ?? poolOf(ctx)).transaction(
+      async (raw) => {
+        const conn = describing(ctx, raw, described);
+        const rows = await appendAll(conn, files, plugin, ctx.table, pctx);
+        const changed = files.map((f) => f.changedSinceClaim());
+        const index = changed.findIndex((c) => c !== undefined);
+        if (index >= 0) throw new IngestFailure(changedAfterReady(files[index]!, changed[index]!), index);
+        if (byCopy) await recordAllInLedger(raw, entries(rows));
+        return rows;
+      },
+      byCopy ? undefined : { last: (rows) => ledgerInsert(entries(rows)) },
+    );
+    if (described.columns) ctx.known.described = described.columns;
+    return { state: 'committed', rows, epoch };
+  } catch (error) {
+    ctx.known.described = undefined;
+    if (isIngestFailure(error)) return { state: 'failed', error: error.error, ...(error.index === undefined ? {} : { index: error.index }), usedCache: false };
+    return { state: 'failed', error: fromDbError(error), usedCache: false };
+  }
+}
+
+/** Each file's rows: by the plugin's `appendMany` when it has one, else file by file. */
+async function appendAll(conn: DbConnection, files: readonly OpenedFile[], plugin: IngesterPlugin, table: TableName, pctx: ReturnType<typeof ingestContext>): Promise<number[]> {
+  if (plugin.appendMany) {
+    const appended = await plugin.appendMany(conn, files, table, pctx);
+    if (appended.isErr()) throw new IngestFailure(appended.error.error, appended.error.index);
+    const rows = appended.value.map((r) => r.rows);
+    if (rows.length !== files.length) {
+      throw new IngestFailure(ingestError('io', 'PLUGIN_RESULT', `plugin ${plugin.name} returned ${rows.length} results for ${files.length} files`, 'A bug in the plugin; the files are retried one by one.'));
+    }
+    return rows;
+  }
+  const rows: number[] = [];
+  for (const [index, file] of files.entries()) {
+    const appended = await plugin.append(conn, file, table, pctx);
+    if (appended.isErr()) throw new IngestFailure(appended.error, index);
+    rows.push(appended.value.rows);
+  }
+  return rows;
+}
+
+/** Knowing the table before the first file spares that file the schema lock and catalog queries. */
+export async function describeAtStart(ctx: WatchContext): Promise<void> {
+  try {
+    const columns = await poolOf(ctx).transaction((conn) => conn.describeTable(ctx.table));
+    if (columns) {
+      ctx.known.exists = true;
+      ctx.known.described = columns;
+    }
+  } catch {
+    // The first file finds out, under the schema lock.
+  }
+}
+
+export async function tableIsThere(ctx: WatchContext): Promise<boolean> {
+  return (await poolOf(ctx).transaction((conn) => conn.describeTable(ctx.table))) !== null;
+}
+
+async function dropIfCreatedEmptyQuietly(ctx: WatchContext): Promise<void> {
+  try {
+    await dropIfCreatedEmpty(poolOf(ctx), ctx.table);
+  } catch (error) {
+    ctx.log.warn('could not drop the empty table a failed file created', { table: ctx.target, error: String(error) });
+  }
+}

@@ -1,0 +1,88 @@
+/**
+ * The `failed` state: a file and its sentinel go to failed/ with a `.error` report next to them.
+ * Also the reports the protocol itself gives (the plugins and the database give the others).
+ */
+import { join } from 'node:path';
+import { ERROR_SUFFIX, FAILED_DIR, READY_SUFFIX } from '../constants.ts';
+import { errorReport, ingestError } from '../errors.ts';
+import { exists, type OpenedFile, renameIfPresent, writeNewFile } from '../files.ts';
+import { failedNameCandidates } from '../protocol/names.ts';
+import type { FailedFile } from '../protocol/record.ts';
+import { lastErrorOf } from '../stats.ts';
+import type { IngestError } from '../types.ts';
+import type { WatchContext } from './context.ts';
+
+/**
+ * Moves a failed file and its sentinel into failed/, under a name no earlier failure holds, and
+ * writes the `.error` report next to them. Serialized, so two failures never pick one name.
+ */
+export async function fail(ctx: WatchContext, failed: FailedFile): Promise<void> {
+  const { error } = failed;
+  const release = await ctx.failLock.acquire();
+  try {
+    const [plain, unique] = failedNameCandidates(failed.name, failed.claimId, failed.extension);
+    const taken = (n: string) => exists(join(ctx.failedDir, n)) || exists(join(ctx.failedDir, n + ERROR_SUFFIX)) || exists(join(ctx.failedDir, n + READY_SUFFIX));
+    const name = taken(plain) ? unique : plain;
+    const target = join(ctx.failedDir, name);
+    // Sentinel before data, as everywhere: a sentinel alone in staging means an unfinished claim.
+    renameIfPresent(failed.readyPath, target + READY_SUFFIX);
+    if (failed.dataPath) renameIfPresent(failed.dataPath, target);
+    const report = {
+      ...errorReport(error),
+      file: failed.name,
+      failedAs: name,
+      claimId: failed.claimId,
+      table: ctx.target,
+      directory: ctx.dir,
+      time: new Date().toISOString(),
+    };
+    await writeNewFile(target + ERROR_SUFFIX, `${JSON.stringify(report, null, 2)}\n`);
+    ctx.stats.filesFailed++;
+    ctx.stats.lastError = lastErrorOf(error, failed.name);
+    ctx.log.error('failed', { file: failed.name, movedTo: join(FAILED_DIR, name), code: error.code, error: error.message, hint: error.hint });
+  } catch (moveError) {
+    ctx.log.error('could not move a failed file aside', { file: failed.name, error: String(moveError), cause: error.message });
+  } finally {
+    release();
+  }
+}
+
+export function changedAfterReady(file: OpenedFile, how: string): IngestError {
+  return ingestError(
+    'data',
+    'CHANGED_AFTER_READY',
+    `${file.name} changed after its .ready appeared (${how}); nothing was committed`,
+    'Producers must finish writing (write to a temporary name, then rename) before creating the .ready file; then drop the complete file again.',
+    { file: file.name },
+  );
+}
+
+export function unknownExtension(file: OpenedFile, known: readonly string[]): IngestError {
+  return ingestError(
+    'config',
+    'UNKNOWN_EXTENSION',
+    `${file.name}: no ingester for this file's extension (known: ${known.join(', ')})`,
+    'Rename the file with one of the known extensions, or add an ingester plugin for it (WatchOptions.plugins), then replay it.',
+    { file: file.name },
+  );
+}
+
+export function notRegularFile(dataName: string, reason: string): IngestError {
+  return ingestError(
+    'security',
+    'NOT_A_REGULAR_FILE',
+    `${dataName} ${reason}; only regular files are ingested`,
+    'Write the data to a temporary name and rename it to its final name (no symlinks, pipes or directories), then create the .ready file.',
+    { file: dataName },
+  );
+}
+
+export function orphanReady(readyName: string, dataName: string, seconds: number): IngestError {
+  return ingestError(
+    'data',
+    'ORPHAN_READY',
+    `${readyName} has no data file ${dataName} (waited ${seconds} s)`,
+    `Write ${dataName} completely (to a temporary name, then rename it) before creating ${readyName}; then drop both again.`,
+    { file: dataName },
+  );
+}

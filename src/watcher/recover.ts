@@ -1,0 +1,88 @@
+/**
+ * Recovery: claims found in staging (left by an earlier run, or committed before a server restart
+ * lost them) are settled by the ledger: committed ones are only removed, the others claimed again
+ * and ingested under their claim id.
+ */
+import { join } from 'node:path';
+import { READY_SUFFIX } from '../constants.ts';
+import { exists, listNames, removeIfPresent, reopenStaged } from '../files.ts';
+import { committedClaims } from '../ledger.ts';
+import { parseStagedName, stagedName } from '../protocol/names.ts';
+import type { ClaimedFile, CommittedFile } from '../protocol/record.ts';
+import { unclaimSentinel } from './claim.ts';
+import { batchLimit, poolOf, type WatchContext } from './context.ts';
+import { removeStaged } from './durability.ts';
+import { finishAll } from './group.ts';
+
+/** A claim in staging: its id and the names staged under it (the data file and its sentinel). */
+export interface StagedClaim {
+  readonly claimId: string;
+  readonly names: readonly string[];
+  /** Already counted as committed (a commit a server restart may have lost): counted again when it lands. */
+  readonly counted?: CommittedFile;
+}
+
+/** At start-up, before the sweep: finishes what an earlier run left in staging. */
+export async function recover(ctx: WatchContext): Promise<void> {
+  const claims = new Map<string, string[]>();
+  for (const staged of await listNames(ctx.staging)) {
+    const parsed = parseStagedName(staged);
+    if (!parsed) continue;
+    claims.set(parsed.claimId, [...(claims.get(parsed.claimId) ?? []), parsed.name]);
+  }
+  await recoverClaims(
+    ctx,
+    [...claims].map(([claimId, names]) => ({ claimId, names })),
+  );
+}
+
+/**
+ * Settles staged claims by the ledger: committed ones are only removed, the others ingested
+ * again (small ones in groups), under their claim id: at start-up (before the sweep), and after
+ * a server restart lost commits that were not yet checkpointed (dispatch is paused meanwhile).
+ */
+export async function recoverClaims(ctx: WatchContext, claims: readonly StagedClaim[]): Promise<void> {
+  if (claims.length === 0) return;
+  const committed = await committedClaims(poolOf(ctx), claims.map((c) => c.claimId));
+  const reclaimed: ClaimedFile[] = [];
+  for (const { claimId, names, counted } of claims) {
+    // The data file has the shortest name: its sentinel is `<data>.ready`.
+    const name = names.reduce((a, b) => (a.length <= b.length ? a : b));
+    const stagedPath = join(ctx.staging, stagedName(claimId, name));
+    if (names.length === 1 && name.endsWith(READY_SUFFIX) && !exists(join(ctx.staging, stagedName(claimId, name.slice(0, -READY_SUFFIX.length))))) {
+      // Only a sentinel: the run stopped between taking it and claiming its data file.
+      unclaimSentinel(stagedPath, join(ctx.dir, name));
+      continue;
+    }
+    if (committed.has(claimId)) {
+      removeStaged({ stagedPath, name, claimId });
+      ctx.log.info('recovered: already committed, cleaned up', { file: name, claimId });
+      ctx.stats.recovered++;
+      continue;
+    }
+    const match = ctx.plugins.match(name);
+    const reopened = reopenStaged(stagedPath, name, { claimId, extension: match?.extension ?? '' });
+    if (reopened.status !== 'claimed') {
+      removeIfPresent(stagedPath + READY_SUFFIX);
+      continue;
+    }
+    ctx.log.info('recovered: ingesting a file whose commit was not durable', { file: name, claimId });
+    ctx.stats.recovered++;
+    if (counted) uncount(ctx, counted);
+    reclaimed.push({ state: 'claimed', file: reopened.file, match });
+    // A few groups' worth at a time: each reopened file holds a descriptor until it settles.
+    if (reclaimed.length >= batchLimit(ctx)) await finishAll(ctx, reclaimed.splice(0));
+  }
+  await finishAll(ctx, reclaimed);
+}
+
+/** Counted when it first committed; counted again when it lands this time. */
+function uncount(ctx: WatchContext, counted: CommittedFile): void {
+  if (counted.duplicate) {
+    ctx.stats.duplicatesSkipped--;
+    return;
+  }
+  ctx.stats.filesIngested--;
+  ctx.stats.rowsIngested -= counted.rows;
+  ctx.stats.bytesIngested -= counted.bytes;
+}
