@@ -456,14 +456,20 @@ describe('parquet ingester', () => {
     await copyFile(fixture, copy);
     const file = await claimInto(fx.root, copy);
     try {
-      return await fx.pool.transaction(async (conn) => {
-        const result = await parquetIngester.append(conn, file, { name: table }, ctx);
-        if (result.isErr()) throw new IngestFailure(result.error);
-        return result;
-      });
-    } catch (error) {
-      if (isIngestFailure(error)) return err(error.error);
-      throw error;
+      // As the watcher does: an error that asks for a retry gets a fresh transaction at once.
+      for (let attempt = 1; ; attempt++) {
+        try {
+          return await fx.pool.transaction(async (conn) => {
+            const result = await parquetIngester.append(conn, file, { name: table }, { ...ctx, attempt });
+            if (result.isErr()) throw new IngestFailure(result.error);
+            return result;
+          });
+        } catch (error) {
+          if (isIngestFailure(error) && error.error.retry && attempt < 3) continue;
+          if (isIngestFailure(error)) return err(error.error);
+          throw error;
+        }
+      }
     } finally {
       await file.close();
     }

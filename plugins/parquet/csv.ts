@@ -9,10 +9,10 @@
  * bytes are bytea hex (`\xdeadbeef`); lists, maps and structs are JSON text.
  */
 import { Buffer } from 'node:buffer';
-import { type AsyncBuffer, type FileMetaData, type ParquetParsers, parquetRead, type SchemaElement } from 'hyparquet';
-import { compressors } from 'hyparquet-compressors';
+import type { AsyncBuffer, FileMetaData, ParquetParsers, SchemaElement } from 'hyparquet';
 import { ingestError, IngestFailure } from '../../src/errors.ts';
 import type { ClaimedFile } from '../../src/types.ts';
+import { type ColumnPages, decodeGroup } from './decode.ts';
 import type { ParquetColumn, TimeUnit, ValueCodec } from './types.ts';
 import { civil, formatDate } from '../shared/dates.ts';
 
@@ -71,6 +71,9 @@ export const PARSERS: Partial<ParquetParsers> = {
   timestampFromNanoseconds: (nanos: bigint | number) => formatMicros(BigInt(nanos) / 1000n),
   dateFromDays: (days: number) => formatDate(days),
   jsonFromBytes: (bytes: Uint8Array | undefined) => (bytes === undefined ? undefined : utf8.decode(bytes)),
+  // Well-known binary stays bytes (hyparquet would turn it into GeoJSON).
+  geometryFromBytes: (bytes: Uint8Array) => bytes,
+  geographyFromBytes: (bytes: Uint8Array) => bytes,
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -237,51 +240,10 @@ function corrupt(file: ClaimedFile, group: number, error: unknown): IngestFailur
 
 /** Where a column's values are read from: the decoded pages of one row group, in order. */
 interface Cursor {
-  readonly pages: readonly ArrayLike<unknown>[];
+  readonly pages: ColumnPages;
   page: number;
   values: ArrayLike<unknown>;
   index: number;
-}
-
-/**
- * Decodes one row group: for each column, its pages of values. Column-wise on purpose: hyparquet's
- * row assembly (`onComplete`) copies every value into row arrays, which (mostly in GC) about
- * doubled the time of a 1M-row group; we walk the pages directly instead.
- */
-async function decodeGroup(src: CsvSource, index: number, rowStart: number, rowEnd: number): Promise<Cursor[]> {
-  const { file, source, metadata, columns } = src;
-  const names = columns.map((c) => c.name);
-  const pages = new Map<string, { rowStart: number; values: ArrayLike<unknown> }[]>(names.map((n) => [n, []]));
-  try {
-    await parquetRead({
-      file: source,
-      metadata,
-      columns: names,
-      rowStart,
-      rowEnd,
-      compressors,
-      // Plain BYTE_ARRAY columns are bytes, not text: decode only what the footer calls text.
-      utf8: false,
-      parsers: PARSERS,
-      onChunk: (chunk) => {
-        pages.get(chunk.columnName)?.push({ rowStart: chunk.rowStart, values: chunk.columnData });
-      },
-    });
-  } catch (error) {
-    if (error instanceof IngestFailure || typeof (error as { code?: unknown } | null)?.code === 'string') throw error;
-    throw corrupt(file, index, error);
-  }
-  return names.map((name) => {
-    const list = pages.get(name)!.sort((a, b) => a.rowStart - b.rowStart);
-    let next = rowStart;
-    for (const page of list) {
-      if (page.rowStart !== next) throw corrupt(file, index, new Error(`column "${name}" has no values for rows ${next}..${page.rowStart - 1}`));
-      next += page.values.length;
-    }
-    if (next !== rowEnd) throw corrupt(file, index, new Error(`column "${name}" decoded ${next - rowStart} values where the footer says ${rowEnd - rowStart} rows`));
-    const values = list.map((p) => p.values);
-    return { pages: values, page: 0, values: values[0] ?? [], index: 0 };
-  });
 }
 
 function nextValue(cursor: Cursor): unknown {
@@ -302,7 +264,7 @@ export async function* csvBatches(src: CsvSource, batchChars = BATCH_CHARS): Asy
   for (const [index, group] of src.metadata.row_groups.entries()) {
     const rowEnd = rowStart + Number(group.num_rows);
     if (rowEnd === rowStart) continue;
-    const cursors = await decodeGroup(src, index, rowStart, rowEnd);
+    const cursors: Cursor[] = (await decodeGroup(src, index, rowStart, rowEnd)).map((pages) => ({ pages, page: 0, values: pages[0] ?? [], index: 0 }));
     for (let row = rowStart; row < rowEnd; row++) {
       let line: string;
       try {

@@ -20,10 +20,31 @@ import { asyncBufferOf, readFooter } from './footer.ts';
 import { isCompatible, mapParquetColumn, type ParquetColumn } from './types.ts';
 
 /**
- * `fileState` key: hyperd refused to read this file itself (a type it cannot read that our table
- * in `types.ts` did not foresee); the retry decodes it here instead.
+ * `fileState` key: hyperd refused to read this file itself (a type, codec or encoding its reader
+ * does not take although the file is valid); the retry decodes it here instead. Hyper has no
+ * savepoints ("Savepoints are disabled"), so the refused statement costs the transaction.
  */
 const NO_SERVER_READ = 'parquet.noServerRead';
+
+/**
+ * Codecs hyperd's reader takes (main.0.0.26359, checked on files DuckDB and arrow-rs write). It
+ * answers BROTLI with "error while reading Parquet file"; LZO and the old Hadoop LZ4 framing are
+ * decoded here too, without asking it first.
+ */
+const SERVER_CODECS = new Set(['UNCOMPRESSED', 'SNAPPY', 'GZIP', 'ZSTD', 'LZ4_RAW']);
+
+/** Why hyperd should not be asked to read the file, known from its footer alone. */
+function serverCannotRead(columns: readonly ParquetColumn[], metadata: FileMetaData): string | undefined {
+  const unreadable = columns.filter((c) => !c.hyperReads);
+  if (unreadable.length > 0) return `the database cannot read some of its column types: ${unreadable.map((c) => `${c.name} (${c.parquetType})`).join(', ')}`;
+  for (const group of metadata.row_groups) {
+    for (const chunk of group.columns) {
+      const codec = chunk.meta_data!.codec;
+      if (!SERVER_CODECS.has(codec)) return `the database cannot read its ${codec} compression (column "${chunk.meta_data!.path_in_schema.join('.')}")`;
+    }
+  }
+  return undefined;
+}
 
 /** A file column and the table column it fills. */
 interface Target {
@@ -174,12 +195,14 @@ function serverReadError(error: unknown, file: ClaimedFile, sql: string, ctx: In
   if (isIngestFailure(error)) return error;
   const failure = fromDbError(error, file.name, sql);
   // hyperd's reader says "... Parquet file ..."; anything else (a value out of range) stays as is.
-  if (failure.kind === 'transient' || !/parquet file/i.test(failure.message)) return error;
+  if (failure.kind === 'transient' || !/parquet/i.test(failure.message)) return error;
   // One line, naming the file as the producer did (not its staged path), without saying so twice.
   let message = failure.message.replaceAll(file.stagedPath, file.name).replace(/\s*\n\s*/g, '; ');
   if (message.startsWith(`${file.name}: `)) message = message.slice(file.name.length + 2);
-  if (failure.sqlState === '42804' && !ctx.fileState.has(NO_SERVER_READ)) {
-    const reason = `hyperd cannot read a column type of ${file.name} (${message}); retrying with the file decoded by hyperwatch`;
+  // hyperd refuses valid files too (codecs, encodings, types its reader lacks): whatever it says
+  // about the file, our own decoder gets the last word, and reports real damage itself.
+  if (!ctx.fileState.has(NO_SERVER_READ)) {
+    const reason = `hyperd cannot read ${file.name} (${message}); retrying with the file decoded by hyperwatch`;
     ctx.fileState.set(NO_SERVER_READ, true);
     ctx.logger.info(reason, { file: file.name });
     return new IngestFailure({ ...failure, message, retry: { reason } });
@@ -217,12 +240,9 @@ async function append(conn: DbConnection, file: ClaimedFile, table: TableName, c
   const { columns, decimals } = fileColumns(file, metadata);
   const targets = await targetsOf(conn, file, table, columns, ctx);
   if (ctx.capabilities.parquet && ctx.capabilities.readsLocalFiles && !ctx.fileState.has(NO_SERVER_READ)) {
-    const unreadable = columns.filter((c) => !c.hyperReads);
-    if (unreadable.length === 0) return { rows: await loadOnServer(conn, file, table, targets, metadata.num_rows, ctx) };
-    ctx.logger.info('decoding the Parquet file here: the database cannot read some of its column types', {
-      file: file.name,
-      columns: unreadable.map((c) => `${c.name} (${c.parquetType})`).join(', '),
-    });
+    const reason = serverCannotRead(columns, metadata);
+    if (reason === undefined) return { rows: await loadOnServer(conn, file, table, targets, metadata.num_rows, ctx) };
+    ctx.logger.info(`decoding the Parquet file here: ${reason}`, { file: file.name });
   }
   return { rows: await loadDecoded(conn, file, table, targets, metadata, decimals) };
 }
