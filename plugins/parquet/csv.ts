@@ -169,6 +169,8 @@ export function encoderFor(codec: ValueCodec): Encoder {
   switch (codec.kind) {
     case 'plain':
       return (v) => (v === null || v === undefined ? '' : String(v));
+    case 'uint32':
+      return (v) => (v === null || v === undefined ? '' : String(BigInt.asUintN(32, BigInt(v as number | bigint))));
     case 'float':
       return (v) => (v === null || v === undefined ? '' : formatFloat(Number(v)));
     case 'string': {
@@ -203,25 +205,38 @@ export function encoderFor(codec: ValueCodec): Encoder {
 // ---------------------------------------------------------------------------------------------
 
 /**
- * The footer with the DECIMAL annotation taken off the given top-level columns, so hyparquet hands
- * over their unscaled integers (it would otherwise turn them into floats and lose digits).
+ * The footer as hyparquet should read it. `raw`: the DECIMAL annotation taken off, so hyparquet
+ * hands over the unscaled integers (it would otherwise turn them into floats and lose digits).
+ * `asInt64`: unsigned 32-bit columns stored only with DELTA_BINARY_PACKED, read as INT64: the
+ * spec wraps INT32 delta arithmetic modulo 2^32 and some writers (DuckDB) store a first value
+ * above 2^31 - 1 unwrapped, which hyparquet's 32-bit reader (and hyperd's) misreads; its 64-bit
+ * reader takes it, and the codec wraps the result (see `uint32`).
  */
-export function withRawDecimals(metadata: FileMetaData, elements: ReadonlySet<SchemaElement>): FileMetaData {
-  if (elements.size === 0) return metadata;
+export function readableFooter(metadata: FileMetaData, raw: ReadonlySet<SchemaElement>, asInt64: ReadonlySet<SchemaElement>): FileMetaData {
+  if (raw.size === 0 && asInt64.size === 0) return metadata;
+  // The decoder takes the physical type from each column chunk, not from the schema.
+  const int64Names = new Set([...asInt64].map((e) => e.name));
   return {
     ...metadata,
     schema: metadata.schema.map((element) => {
-      if (!elements.has(element)) return element;
+      if (!raw.has(element) && !asInt64.has(element)) return element;
       const { converted_type: _converted, logical_type: _logical, ...rest } = element;
-      return rest;
+      return asInt64.has(element) ? { ...rest, type: 'INT64' } : rest;
     }),
+    row_groups: metadata.row_groups.map((group) => ({
+      ...group,
+      columns: group.columns.map((chunk) => {
+        const meta = chunk.meta_data;
+        return meta && int64Names.has(meta.path_in_schema[0]!) ? { ...chunk, meta_data: { ...meta, type: 'INT64' as const } } : chunk;
+      }),
+    })),
   };
 }
 
 export interface CsvSource {
   readonly file: ClaimedFile;
   readonly source: AsyncBuffer;
-  /** The footer as hyparquet should read it (see `withRawDecimals`). */
+  /** The footer as hyparquet should read it (see `readableFooter`). */
   readonly metadata: FileMetaData;
   readonly columns: readonly ParquetColumn[];
   /** Counts the rows produced, for the caller to compare with what COPY reports. */

@@ -102,7 +102,7 @@ const yieldToEventLoop = () => new Promise<void>((resolve) => setTimeout(resolve
 export interface GroupSource {
   readonly file: ClaimedFile;
   readonly source: AsyncBuffer;
-  /** The footer as hyparquet should read it (see `withRawDecimals`). */
+  /** The footer as hyparquet should read it (see `readableFooter`). */
   readonly metadata: FileMetaData;
   readonly columns: readonly ParquetColumn[];
 }

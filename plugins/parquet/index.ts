@@ -15,7 +15,7 @@ import { columnList, createTable, matchColumns } from '../../src/schema.ts';
 import { describeLogicalType, qualifiedName, quoteIdent, quoteLiteral, tableLabel } from '../../src/sql.ts';
 import { parseSqlType } from '../../src/sql-types.ts';
 import type { AppendResult, ClaimedFile, DbConnection, IngestContext, IngestError, IngesterPlugin, TableName } from '../../src/types.ts';
-import { csvBatches, withRawDecimals } from './csv.ts';
+import { csvBatches, readableFooter } from './csv.ts';
 import { asyncBufferOf, readFooter } from './footer.ts';
 import { isCompatible, mapParquetColumn, type ParquetColumn } from './types.ts';
 
@@ -37,10 +37,16 @@ const SERVER_CODECS = new Set(['UNCOMPRESSED', 'SNAPPY', 'GZIP', 'ZSTD', 'LZ4_RA
 function serverCannotRead(columns: readonly ParquetColumn[], metadata: FileMetaData): string | undefined {
   const unreadable = columns.filter((c) => !c.hyperReads);
   if (unreadable.length > 0) return `the database cannot read some of its column types: ${unreadable.map((c) => `${c.name} (${c.parquetType})`).join(', ')}`;
+  // Unsigned 32-bit integers: the only INT32 columns we widen to bigint.
+  const unsigned32 = new Set(columns.filter((c) => c.type.kind === 'bigint' && c.parquetType.startsWith('INT32')).map((c) => c.name));
   for (const group of metadata.row_groups) {
     for (const chunk of group.columns) {
-      const codec = chunk.meta_data!.codec;
-      if (!SERVER_CODECS.has(codec)) return `the database cannot read its ${codec} compression (column "${chunk.meta_data!.path_in_schema.join('.')}")`;
+      const meta = chunk.meta_data!;
+      const name = meta.path_in_schema.join('.');
+      if (!SERVER_CODECS.has(meta.codec)) return `the database cannot read its ${meta.codec} compression (column "${name}")`;
+      // hyperd reads delta-encoded unsigned 32-bit values above 2^31 - 1 as 2147483647 (DuckDB's
+      // v2 files): it would land wrong values without a word.
+      if (unsigned32.has(name) && meta.encodings.includes('DELTA_BINARY_PACKED')) return `the database misreads its delta-encoded unsigned 32-bit column "${name}"`;
     }
   }
   return undefined;
@@ -58,9 +64,10 @@ function schemaError(file: ClaimedFile, code: string, message: string, hint: str
 }
 
 /** The file's top-level columns with their types; unsupported types and ambiguous names are errors. */
-function fileColumns(file: ClaimedFile, metadata: FileMetaData): { columns: ParquetColumn[]; decimals: Set<SchemaElement> } {
+function fileColumns(file: ClaimedFile, metadata: FileMetaData): { columns: ParquetColumn[]; decimals: Set<SchemaElement>; asInt64: Set<SchemaElement> } {
   const columns: ParquetColumn[] = [];
   const decimals = new Set<SchemaElement>();
+  const asInt64 = new Set<SchemaElement>();
   const seen = new Set<string>();
   const root = parquetSchema(metadata);
   if (root.children.length === 0) {
@@ -89,8 +96,30 @@ function fileColumns(file: ClaimedFile, metadata: FileMetaData): { columns: Parq
     }
     columns.push(mapped.column);
     if (mapped.column.decimal) decimals.add(node.element);
+    if (mapped.column.codec.kind === 'uint32' && deltaOnly(file, metadata, mapped.column)) asInt64.add(node.element);
   }
-  return { columns, decimals };
+  return { columns, decimals, asInt64 };
+}
+
+/** Encodings of an INT32 column chunk stored with DELTA_BINARY_PACKED alone (RLE, BIT_PACKED: its levels). */
+const DELTA_ONLY = new Set(['DELTA_BINARY_PACKED', 'RLE', 'BIT_PACKED']);
+
+/**
+ * Whether an unsigned 32-bit column is delta-encoded throughout, to be read as INT64 (see
+ * `readableFooter`). Delta pages beside pages of other encodings cannot be read either way.
+ */
+function deltaOnly(file: ClaimedFile, metadata: FileMetaData, column: ParquetColumn): boolean {
+  const chunks = metadata.row_groups.flatMap((g) => g.columns.filter((c) => c.meta_data?.path_in_schema[0] === column.name));
+  const delta = chunks.filter((c) => c.meta_data!.encodings.includes('DELTA_BINARY_PACKED'));
+  if (delta.length === 0) return false;
+  if (delta.length === chunks.length && chunks.every((c) => c.meta_data!.encodings.every((e) => DELTA_ONLY.has(e)))) return true;
+  throw schemaError(
+    file,
+    'PARQUET_UNSUPPORTED_ENCODING',
+    `column "${column.name}" (Parquet ${column.parquetType}) mixes DELTA_BINARY_PACKED with other encodings, which this reader cannot decode exactly for unsigned 32-bit values`,
+    `Write column "${column.name}" with one encoding (or as INT64), then replay the file.`,
+    column.name,
+  );
 }
 
 async function targetsOf(conn: DbConnection, file: ClaimedFile, table: TableName, columns: readonly ParquetColumn[], ctx: IngestContext): Promise<Target[]> {
@@ -227,9 +256,9 @@ function rowCountMismatch(file: ClaimedFile, rows: number, expected: bigint | nu
 }
 
 /** Decoded here, one row group at a time, streamed as CSV into `COPY ... FROM STDIN`. */
-async function loadDecoded(conn: DbConnection, file: ClaimedFile, table: TableName, targets: readonly Target[], metadata: FileMetaData, decimals: Set<SchemaElement>): Promise<number> {
+async function loadDecoded(conn: DbConnection, file: ClaimedFile, table: TableName, targets: readonly Target[], metadata: FileMetaData): Promise<number> {
   const counter = { rows: 0 };
-  const batches = csvBatches({ file, source: asyncBufferOf(file), metadata: withRawDecimals(metadata, decimals), columns: targets.map((t) => t.column), counter });
+  const batches = csvBatches({ file, source: asyncBufferOf(file), metadata, columns: targets.map((t) => t.column), counter });
   const rows = await conn.copyFrom(`COPY ${qualifiedName(table)} (${columnList(targets)}) FROM STDIN WITH (FORMAT csv)`, batches);
   if (rows !== counter.rows || BigInt(rows) !== metadata.num_rows) throw rowCountMismatch(file, rows, metadata.num_rows);
   return rows;
@@ -237,14 +266,14 @@ async function loadDecoded(conn: DbConnection, file: ClaimedFile, table: TableNa
 
 async function append(conn: DbConnection, file: ClaimedFile, table: TableName, ctx: IngestContext): Promise<AppendResult> {
   const metadata = await readFooter(file, asyncBufferOf(file));
-  const { columns, decimals } = fileColumns(file, metadata);
+  const { columns, decimals, asInt64 } = fileColumns(file, metadata);
   const targets = await targetsOf(conn, file, table, columns, ctx);
   if (ctx.capabilities.parquet && ctx.capabilities.readsLocalFiles && !ctx.fileState.has(NO_SERVER_READ)) {
     const reason = serverCannotRead(columns, metadata);
     if (reason === undefined) return { rows: await loadOnServer(conn, file, table, targets, metadata.num_rows, ctx) };
     ctx.logger.info(`decoding the Parquet file here: ${reason}`, { file: file.name });
   }
-  return { rows: await loadDecoded(conn, file, table, targets, metadata, decimals) };
+  return { rows: await loadDecoded(conn, file, table, targets, readableFooter(metadata, decimals, asInt64)) };
 }
 
 function toError(error: unknown, file: ClaimedFile): IngestError {

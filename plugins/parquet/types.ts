@@ -62,6 +62,11 @@ import type { LogicalType } from '../../src/types.ts';
 export type ValueCodec =
   /** numbers, bigints, booleans: their JavaScript spelling */
   | { readonly kind: 'plain' }
+  /**
+   * unsigned 32-bit: hyparquet hands out numbers, or bigints where the column is read as INT64
+   * (see `readableFooter`), wrapped modulo 2^32 as the spec's delta arithmetic wants
+   */
+  | { readonly kind: 'uint32' }
   /** float/double: also NaN and ±Infinity, spelled as SQL reads them */
   | { readonly kind: 'float' }
   /** already a string (UTF-8 text, UUID, JSON text, dates and timestamps our parsers format) */
@@ -146,7 +151,7 @@ function integerType(node: SchemaTree, bitWidth: number, signed: boolean): MapRe
   }
   if (bitWidth === 8) return column(node, { kind: 'smallint' }, true, PLAIN);
   if (bitWidth === 16) return column(node, { kind: 'integer' }, true, PLAIN);
-  if (bitWidth === 32) return column(node, { kind: 'bigint' }, true, PLAIN);
+  if (bitWidth === 32) return column(node, { kind: 'bigint' }, true, { kind: 'uint32' });
   // 2^64 - 1 needs 20 digits; hyperd refuses unsigned 64-bit columns.
   return column(node, { kind: 'decimal', precision: 20, scale: 0 }, false, PLAIN);
 }
