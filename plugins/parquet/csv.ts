@@ -12,7 +12,7 @@ import { Buffer } from 'node:buffer';
 import type { AsyncBuffer, FileMetaData, ParquetParsers, SchemaElement } from 'hyparquet';
 import { ingestError, IngestFailure } from '../../src/errors.ts';
 import type { ClaimedFile } from '../../src/types.ts';
-import { type ColumnPages, decodeGroup } from './decode.ts';
+import { type ColumnPages, decodeRows, openGroup, yieldToEventLoop } from './decode.ts';
 import type { ParquetColumn, TimeUnit, ValueCodec } from './types.ts';
 import { civil, formatDate } from '../shared/dates.ts';
 
@@ -279,24 +279,31 @@ export async function* csvBatches(src: CsvSource, batchChars = BATCH_CHARS): Asy
   for (const [index, group] of src.metadata.row_groups.entries()) {
     const rowEnd = rowStart + Number(group.num_rows);
     if (rowEnd === rowStart) continue;
-    const cursors: Cursor[] = (await decodeGroup(src, index, rowStart, rowEnd)).map((pages) => ({ pages, page: 0, values: pages[0] ?? [], index: 0 }));
-    for (let row = rowStart; row < rowEnd; row++) {
-      let line: string;
-      try {
-        line = encoders[0]!(nextValue(cursors[0]!));
-        for (let i = 1; i < width; i++) line += `,${encoders[i]!(nextValue(cursors[i]!))}`;
-      } catch (error) {
-        // A value of a shape its column type cannot have (e.g. a fraction in an INT64 decimal).
-        throw corrupt(src.file, index, error);
-      }
-      lines.push(line);
-      chars += line.length + 1;
-      if (chars >= batchChars) {
-        // One flat string per batch (joining beats growing a rope line by line).
-        lines.push('');
-        yield lines.join('\n');
-        lines = [];
-        chars = 0;
+    const { bytes: groupBytes, window } = await openGroup(src, index);
+    for (let windowStart = rowStart; windowStart < rowEnd; windowStart += window) {
+      const windowEnd = Math.min(windowStart + window, rowEnd);
+      const cursors = (await decodeRows(src, groupBytes, index, windowStart, windowEnd)).map((pages): Cursor => ({ pages, page: 0, values: pages[0] ?? [], index: 0 }));
+      for (let row = windowStart; row < windowEnd; row++) {
+        let line: string;
+        try {
+          line = encoders[0]!(nextValue(cursors[0]!));
+          for (let i = 1; i < width; i++) line += `,${encoders[i]!(nextValue(cursors[i]!))}`;
+        } catch (error) {
+          // A value of a shape its column type cannot have (e.g. a fraction in an INT64 decimal).
+          throw corrupt(src.file, index, error);
+        }
+        lines.push(line);
+        chars += line.length + 1;
+        if (chars >= batchChars) {
+          // One flat string per batch (joining beats growing a rope line by line).
+          lines.push('');
+          yield lines.join('\n');
+          lines = [];
+          chars = 0;
+          // COPY's socket usually takes a batch at once (no macrotask in between): let timers and
+          // other files' work run between batches.
+          await yieldToEventLoop();
+        }
       }
     }
     src.counter.rows += rowEnd - rowStart;

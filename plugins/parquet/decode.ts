@@ -43,12 +43,13 @@ function pageValueBound(bytes: number): number {
 
 const isCount = (n: unknown): n is number => typeof n === 'number' && Number.isSafeInteger(n) && n >= 0;
 
-/** Walks the page headers of one column chunk and checks each size before hyparquet trusts it. */
-function checkPages(bytes: Uint8Array, chunk: ColumnChunk, fail: (what: string, cause?: unknown) => IngestFailure): void {
+/** Walks the page headers of one column chunk and checks each size before hyparquet trusts it; returns the most values a data page holds. */
+function checkPages(bytes: Uint8Array, chunk: ColumnChunk, fail: (what: string, cause?: unknown) => IngestFailure): number {
   const meta = chunk.meta_data!;
   const expected = Number(meta.num_values);
   const reader = { view: new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength), offset: 0 };
   let values = 0;
+  let largest = 0;
   while (values < expected && reader.offset < bytes.length - 1) {
     const at = reader.offset;
     let header: ReturnType<typeof parquetHeader>;
@@ -72,32 +73,28 @@ function checkPages(bytes: Uint8Array, chunk: ColumnChunk, fail: (what: string, 
     if (header.type === 'DATA_PAGE' || header.type === 'DATA_PAGE_V2') {
       if (page === undefined) throw fail(`the data page at byte ${at} has no data page header`);
       values += count!;
+      largest = Math.max(largest, count!);
       if (values > expected) throw fail(`its pages hold more values (${values}) than the footer says (${expected})`);
     }
     reader.offset += compressed;
   }
   if (values < expected) throw fail(`its pages hold ${values} values where the footer says ${expected}`);
+  return largest;
 }
 
-/** Reads each column chunk once: the bytes checked by `checkPages` are the ones hyparquet decodes. */
-function chunkCache(source: AsyncBuffer): AsyncBuffer & { hold(start: number, bytes: ArrayBuffer): void } {
-  let held: { start: number; bytes: ArrayBuffer } | undefined;
+/** The row group's column chunks, read and checked once, served to hyparquet from memory. */
+function chunkCache(source: AsyncBuffer, held: readonly { start: number; bytes: ArrayBuffer }[]): AsyncBuffer {
   return {
     byteLength: source.byteLength,
-    hold(start, bytes) {
-      held = { start, bytes };
-    },
     slice(start, end = source.byteLength) {
-      if (held && start >= held.start && end <= held.start + held.bytes.byteLength) {
-        return held.bytes.slice(start - held.start, end - held.start);
-      }
-      return source.slice(start, end);
+      const chunk = held.find((c) => start >= c.start && end <= c.start + c.bytes.byteLength);
+      return chunk ? chunk.bytes.slice(start - chunk.start, end - chunk.start) : source.slice(start, end);
     },
   };
 }
 
 /** Gives other files' work (and timers, I/O) a turn between two column chunks. */
-const yieldToEventLoop = () => new Promise<void>((resolve) => setTimeout(resolve, 0));
+export const yieldToEventLoop = () => new Promise<void>((resolve) => setTimeout(resolve, 0));
 
 export interface GroupSource {
   readonly file: ClaimedFile;
@@ -110,32 +107,61 @@ export interface GroupSource {
 /** The decoded pages of one column over one row group, in row order. */
 export type ColumnPages = readonly ArrayLike<unknown>[];
 
-/** Decodes row group `index` (rows `rowStart..rowEnd` of the file), column by column. */
-export async function decodeGroup(src: GroupSource, index: number, rowStart: number, rowEnd: number): Promise<ColumnPages[]> {
+/**
+ * Rows decoded at a time from a row group of flat columns: hyparquet decodes a column chunk's
+ * pages synchronously, and about 250k values is what it decodes in well under a second here.
+ * A page is the smallest unit it decodes (DuckDB writes a 1M-row group as one page per column):
+ * when pages are that large, windows would decode each page again, so the group is decoded whole.
+ * (Lists, maps and structs cannot be entered mid-chunk either.)
+ */
+const WINDOW_ROWS = 1 << 18;
+
+export interface OpenGroup {
+  /** The group's column chunks, checked, for hyparquet to read. */
+  readonly bytes: AsyncBuffer;
+  /** Rows to decode at a time (see `WINDOW_ROWS`). */
+  readonly window: number;
+}
+
+/**
+ * Reads and checks every column chunk of row group `index` that `src.columns` needs: the bytes
+ * hyparquet then decodes, window by window (see `decodeRows`), from memory.
+ */
+export async function openGroup(src: GroupSource, index: number): Promise<OpenGroup> {
   const { file, metadata, columns } = src;
-  const group = metadata.row_groups[index]!;
-  const cache = chunkCache(src.source);
-  const decoded: ColumnPages[] = [];
-  for (const column of columns) {
-    const fail = (what: string, cause?: unknown) => corruptColumn(file, index, column.name, what, cause);
-    for (const chunk of group.columns) {
-      const meta = chunk.meta_data!;
-      if (meta.path_in_schema[0] !== column.name) continue;
-      const start = Number(chunkStart(chunk));
-      const size = Number(meta.total_compressed_size);
-      if (size > MAX_CHUNK_BYTES) {
-        throw new IngestFailure(
-          ingestError('data', 'PARQUET_TOO_LARGE', `${file.name}: column "${column.name}" of row group ${index} is ${size} bytes compressed, beyond the ${MAX_CHUNK_BYTES} bytes this decoder holds at once`, 'Write the file with smaller row groups, then replay it.', {
-            file: file.name,
-            column: column.name,
-          }),
-        );
-      }
-      const bytes = await src.source.slice(start, start + size);
-      checkPages(new Uint8Array(bytes), chunk, fail);
-      cache.hold(start, bytes);
+  const names = new Set(columns.map((c) => c.name));
+  const held: { start: number; bytes: ArrayBuffer }[] = [];
+  let largestPage = 0;
+  for (const chunk of metadata.row_groups[index]!.columns) {
+    const meta = chunk.meta_data!;
+    const name = meta.path_in_schema[0]!;
+    if (!names.has(name)) continue;
+    const start = Number(chunkStart(chunk));
+    const size = Number(meta.total_compressed_size);
+    if (size > MAX_CHUNK_BYTES) {
+      throw new IngestFailure(
+        ingestError('data', 'PARQUET_TOO_LARGE', `${file.name}: column "${name}" of row group ${index} is ${size} bytes compressed, beyond the ${MAX_CHUNK_BYTES} bytes this decoder holds at once`, 'Write the file with smaller row groups, then replay it.', {
+          file: file.name,
+          column: name,
+        }),
+      );
     }
-    decoded.push(await decodeColumn(src, cache, column, rowStart, rowEnd, fail));
+    const bytes = await src.source.slice(start, start + size);
+    largestPage = Math.max(largestPage, checkPages(new Uint8Array(bytes), chunk, (what, cause) => corruptColumn(file, index, name, what, cause)));
+    held.push({ start, bytes });
+    await yieldToEventLoop();
+  }
+  const rows = Number(metadata.row_groups[index]!.num_rows);
+  const whole = largestPage * 2 > WINDOW_ROWS || columns.some((c) => c.codec.kind === 'nested');
+  return { bytes: chunkCache(src.source, held), window: whole ? rows : WINDOW_ROWS };
+}
+
+/** Decodes rows `rowStart..rowEnd` (of the file) of row group `index`, column by column. */
+export async function decodeRows(src: GroupSource, group: AsyncBuffer, index: number, rowStart: number, rowEnd: number): Promise<ColumnPages[]> {
+  const decoded: ColumnPages[] = [];
+  for (const column of src.columns) {
+    const fail = (what: string, cause?: unknown) => corruptColumn(src.file, index, column.name, what, cause);
+    decoded.push(await decodeColumn(src, group, column, rowStart, rowEnd, fail));
     await yieldToEventLoop();
   }
   return decoded;
@@ -178,12 +204,25 @@ async function decodeColumn(
     if (error instanceof IngestFailure || typeof (error as { code?: unknown } | null)?.code === 'string') throw error;
     throw fail(error instanceof Error ? error.message : String(error), error);
   }
+  // hyparquet hands out whole pages: keep the part of each inside the rows asked for.
   pages.sort((a, b) => a.rowStart - b.rowStart);
+  const out: ArrayLike<unknown>[] = [];
   let next = rowStart;
   for (const page of pages) {
-    if (page.rowStart !== next) throw fail(`no values for rows ${next}..${page.rowStart - 1}`);
-    next += page.values.length;
+    const from = Math.max(page.rowStart, next);
+    const to = Math.min(page.rowStart + page.values.length, rowEnd);
+    if (to <= from) continue;
+    if (from !== next) throw fail(`no values for rows ${next}..${from - 1}`);
+    out.push(from === page.rowStart && to === page.rowStart + page.values.length ? page.values : sliceOf(page.values, from - page.rowStart, to - page.rowStart));
+    next = to;
   }
   if (next !== rowEnd) throw fail(`${next - rowStart} values decoded where the footer says ${rowEnd - rowStart} rows`);
-  return pages.map((p) => p.values);
+  return out;
+}
+
+function sliceOf(values: ArrayLike<unknown>, from: number, to: number): ArrayLike<unknown> {
+  const sliceable = values as ArrayLike<unknown> & { subarray?: (a: number, b: number) => ArrayLike<unknown>; slice?: (a: number, b: number) => ArrayLike<unknown> };
+  if (typeof sliceable.subarray === 'function') return sliceable.subarray(from, to);
+  if (typeof sliceable.slice === 'function') return sliceable.slice(from, to);
+  return Array.from({ length: to - from }, (_, i) => values[from + i]);
 }
