@@ -10,7 +10,7 @@ import { basename, dirname, extname, join } from 'node:path';
 import { before, describe, it } from 'node:test';
 import type { SchemaElement, SchemaTree } from 'hyparquet';
 import { err, type Result } from 'neverthrow';
-import { formatDate, formatDecimal, formatMicros, formatTime, hexBytes, quoteCsv, toJson } from '../plugins/parquet/csv.ts';
+import { encoderFor, formatDate, formatDecimal, formatMicros, formatTime, hexBytes, quoteCsv, toJson } from '../plugins/parquet/csv.ts';
 import { parquetIngester } from '../plugins/parquet/index.ts';
 import { describeParquetType, isCompatible, mapParquetColumn } from '../plugins/parquet/types.ts';
 import { IngestFailure, isIngestFailure } from '../src/errors.ts';
@@ -70,6 +70,11 @@ describe('parquet type mapping', () => {
     ['INT64 TIMESTAMP_MICROS', leaf({ type: 'INT64', converted_type: 'TIMESTAMP_MICROS' }), { kind: 'timestamptz' }, true],
     ['INT96', leaf({ type: 'INT96' }), { kind: 'timestamp' }, true],
     ['REPEATED INT32', leaf({ type: 'INT32', repetition_type: 'REPEATED' }), { kind: 'json' }, false],
+    ['BYTE_ARRAY GEOMETRY (WKB)', leaf({ type: 'BYTE_ARRAY', logical_type: { type: 'GEOMETRY' } }), { kind: 'bytes' }, false],
+    ['BYTE_ARRAY GEOGRAPHY (WKB)', leaf({ type: 'BYTE_ARRAY', logical_type: { type: 'GEOGRAPHY' } }), { kind: 'bytes' }, false],
+    // A logical type from a newer spec: its physical type, as the spec tells readers.
+    ['INT32 with an unknown logical type', leaf({ type: 'INT32', logical_type: { field_40: {} } as unknown as SchemaElement['logical_type'] }), { kind: 'integer' }, true],
+    ['FLBA DECIMAL(40,2)', leaf({ type: 'FIXED_LEN_BYTE_ARRAY', type_length: 17, logical_type: { type: 'DECIMAL', precision: 40, scale: 2 } }), { kind: 'text' }, false],
     ['FLBA INTERVAL', leaf({ type: 'FIXED_LEN_BYTE_ARRAY', type_length: 12, converted_type: 'INTERVAL' }), null],
     ['BYTE_ARRAY BSON', leaf({ type: 'BYTE_ARRAY', converted_type: 'BSON' }), null],
     ['BYTE_ARRAY VARIANT', leaf({ type: 'BYTE_ARRAY', logical_type: { type: 'VARIANT' } }), null],
@@ -101,6 +106,31 @@ describe('parquet type mapping', () => {
     assert.ok(mapped.ok);
     assert.deepEqual(mapped.column.type, { kind: 'json' });
     assert.equal(describeParquetType(list), 'group LIST');
+  });
+
+  it('refuses nested columns whose fields would not land as they are', () => {
+    const listOf = (element: SchemaTree): SchemaTree => ({
+      children: [{ children: [element], count: 2, element: { name: 'list', repetition_type: 'REPEATED', num_children: 1 }, path: ['l', 'list'] }],
+      count: 3,
+      element: { name: 'l', repetition_type: 'OPTIONAL', num_children: 1, converted_type: 'LIST' },
+      path: ['l'],
+    });
+    const field = (element: Omit<SchemaElement, 'name'>): SchemaTree => ({ children: [], count: 1, element: { name: 'element', ...element }, path: ['l', 'list', 'element'] });
+    const time = mapParquetColumn(listOf(field({ type: 'INT64', logical_type: { type: 'TIME', isAdjustedToUTC: false, unit: 'MICROS' } })));
+    assert.ok(!time.ok);
+    assert.match(time.reason, /"l\.list\.element" is a TIME/);
+    const wide = mapParquetColumn(listOf(field({ type: 'FIXED_LEN_BYTE_ARRAY', type_length: 16, logical_type: { type: 'DECIMAL', precision: 30, scale: 2 } })));
+    assert.ok(!wide.ok);
+    assert.match(wide.reason, /decimal of more than 15 digits/);
+    const interval = mapParquetColumn(listOf(field({ type: 'FIXED_LEN_BYTE_ARRAY', type_length: 12, converted_type: 'INTERVAL' })));
+    assert.ok(!interval.ok);
+    assert.match(interval.reason, /INTERVAL/);
+    const narrow = mapParquetColumn(listOf(field({ type: 'INT64', logical_type: { type: 'DECIMAL', precision: 12, scale: 2 } })));
+    assert.ok(narrow.ok);
+    const enums = mapParquetColumn(listOf(field({ type: 'BYTE_ARRAY', converted_type: 'ENUM' })));
+    assert.ok(enums.ok && enums.column.codec.kind === 'nested' && enums.column.codec.utf8, 'ENUM fields inside are read as text');
+    const bytes = mapParquetColumn(listOf(field({ type: 'BYTE_ARRAY' })));
+    assert.ok(bytes.ok && bytes.column.codec.kind === 'nested' && !bytes.column.codec.utf8, 'raw binary inside stays bytes');
   });
 
   it('describes Parquet types for messages', () => {
@@ -183,6 +213,15 @@ describe('parquet CSV encoding (the fallback)', () => {
     assert.equal(hexBytes(Uint8Array.from([0xde, 0xad, 0x00])), '\\xdead00');
     assert.equal(toJson({ a: [1n, 2.5, null], b: 'x"y', c: Uint8Array.from([1, 2]), d: true }), '{"a":[1,2.5,null],"b":"x\\"y","c":"AQI=","d":true}');
     assert.equal(toJson(12345678901234567890n), '12345678901234567890');
+  });
+
+  it('spells unsigned 32-bit values modulo 2^32, whether read as INT32 or as INT64', () => {
+    const encode = encoderFor({ kind: 'uint32' });
+    assert.equal(encode(4294967295), '4294967295');
+    assert.equal(encode(4294967295n), '4294967295');
+    assert.equal(encode(-1n), '4294967295');
+    assert.equal(encode(7), '7');
+    assert.equal(encode(null), '');
   });
 });
 

@@ -12,7 +12,7 @@ import { Buffer } from 'node:buffer';
 import type { AsyncBuffer, FileMetaData, ParquetParsers, SchemaElement } from 'hyparquet';
 import { ingestError, IngestFailure } from '../../src/errors.ts';
 import type { ClaimedFile } from '../../src/types.ts';
-import { type ColumnPages, decodeRows, openGroup, yieldToEventLoop } from './decode.ts';
+import { type ColumnPages, decoderMessage, decodeRows, openGroup, yieldToEventLoop } from './decode.ts';
 import type { ParquetColumn, TimeUnit, ValueCodec } from './types.ts';
 import { civil, formatDate } from '../shared/dates.ts';
 
@@ -244,7 +244,7 @@ export interface CsvSource {
 }
 
 function corrupt(file: ClaimedFile, group: number, error: unknown): IngestFailure {
-  const message = error instanceof Error ? error.message : String(error);
+  const message = decoderMessage(error, 'a value');
   return new IngestFailure(
     ingestError('data', 'PARQUET_CORRUPT', `${file.name}: row group ${group} cannot be decoded: ${message}`, 'The file is damaged; write it again from its source, then replay it.', {
       file: file.name,

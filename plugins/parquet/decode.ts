@@ -41,6 +41,15 @@ function pageValueBound(bytes: number): number {
   return Math.max(MIN_VALUE_BOUND, bytes * 8 + 64);
 }
 
+/**
+ * A decoder's error in words about the file: hyparquet's own messages say what it found; a
+ * JavaScript TypeError or RangeError from it only says that the bytes did not make sense.
+ */
+export function decoderMessage(error: unknown, what: string): string {
+  if (error instanceof TypeError || error instanceof RangeError || !(error instanceof Error)) return `${what} is malformed: its bytes do not decode`;
+  return error.message;
+}
+
 const isCount = (n: unknown): n is number => typeof n === 'number' && Number.isSafeInteger(n) && n >= 0;
 
 /** Walks the page headers of one column chunk and checks each size before hyparquet trusts it; returns the most values a data page holds. */
@@ -56,7 +65,7 @@ function checkPages(bytes: Uint8Array, chunk: ColumnChunk, fail: (what: string, 
     try {
       header = parquetHeader(reader);
     } catch (error) {
-      throw fail(`the page header at byte ${at} of the column chunk cannot be read (${(error as Error).message})`, error);
+      throw fail(`the page header at byte ${at} of the column chunk cannot be read (${decoderMessage(error, 'the header')})`, error);
     }
     const { compressed_page_size: compressed, uncompressed_page_size: uncompressed } = header;
     if (!isCount(compressed) || reader.offset + compressed > bytes.length) {
@@ -202,7 +211,7 @@ async function decodeColumn(
     });
   } catch (error) {
     if (error instanceof IngestFailure || typeof (error as { code?: unknown } | null)?.code === 'string') throw error;
-    throw fail(error instanceof Error ? error.message : String(error), error);
+    throw fail(decoderMessage(error, 'a page'), error);
   }
   // hyparquet hands out whole pages: keep the part of each inside the rows asked for.
   pages.sort((a, b) => a.rowStart - b.rowStart);

@@ -7,7 +7,7 @@
 import { type AsyncBuffer, type FileMetaData, parquetMetadataAsync, parquetSchema } from 'hyparquet';
 import { ingestError, IngestFailure } from '../../src/errors.ts';
 import type { ClaimedFile } from '../../src/types.ts';
-import { chunkStart } from './decode.ts';
+import { chunkStart, decoderMessage } from './decode.ts';
 
 const MAGIC = 'PAR1';
 /** "PAR1" + footer length + "PAR1": nothing shorter is a Parquet file. */
@@ -80,7 +80,7 @@ export async function readFooter(file: ClaimedFile, source: AsyncBuffer): Promis
     metadata = await parquetMetadataAsync(source, { geoparquet: false });
   } catch (error) {
     if (error instanceof IngestFailure) throw error;
-    throw fail(file, 'PARQUET_CORRUPT', `the Parquet footer cannot be read: ${(error as Error).message}`, CORRUPT_HINT, error);
+    throw fail(file, 'PARQUET_CORRUPT', `the Parquet footer cannot be read: ${decoderMessage(error, 'the footer')}`, CORRUPT_HINT, error);
   }
   const dataEnd = file.size - 8 - metadata.metadata_length;
   let rows = 0n;
@@ -102,7 +102,7 @@ export async function readFooter(file: ClaimedFile, source: AsyncBuffer): Promis
   try {
     parquetSchema(metadata);
   } catch (error) {
-    throw fail(file, 'PARQUET_CORRUPT', `the footer's schema cannot be read: ${(error as Error).message}`, CORRUPT_HINT, error);
+    throw fail(file, 'PARQUET_CORRUPT', `the footer's schema cannot be read: ${decoderMessage(error, 'the schema')}`, CORRUPT_HINT, error);
   }
   if (rows !== metadata.num_rows) {
     throw fail(file, 'PARQUET_CORRUPT', `the footer counts ${metadata.num_rows} rows but its row groups hold ${rows}`, CORRUPT_HINT);

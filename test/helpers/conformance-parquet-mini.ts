@@ -48,7 +48,12 @@ export function thrift(fields: readonly ThriftField[]): Uint8Array {
     let last = 0;
     for (const f of [...list].sort((a, b) => a.id - b.id)) {
       const typeId = f.type === 'bool' ? (f.value ? 1 : 2) : { i32: 5, i64: 6, bin: 8, list: 9, struct: 12 }[f.type];
-      out.push(((f.id - last) << 4) | typeId);
+      // Short form: the id as a delta of 1..15 from the last; long form: the type, then the id.
+      if (f.id > last && f.id - last <= 15) out.push(((f.id - last) << 4) | typeId);
+      else {
+        out.push(typeId);
+        zigzag(BigInt(f.id));
+      }
       last = f.id;
       switch (f.type) {
         case 'i32':
@@ -108,6 +113,8 @@ export interface Hostile {
   readonly chunkNumValues?: number | bigint;
   /** The row group's row count (the file's stays `numRows`). */
   readonly groupRows?: number | bigint;
+  /** `dictionary_page_offset: 0` in the column chunk (some writers' way of saying "none"). */
+  readonly dictionaryOffsetZero?: boolean;
 }
 
 export function miniParquet(columns: readonly MiniColumn[], numRows: number, hostile: Hostile = {}): Uint8Array {
@@ -143,6 +150,7 @@ export function miniParquet(columns: readonly MiniColumn[], numRows: number, hos
           { id: 6, type: 'i64', value: size },
           { id: 7, type: 'i64', value: size },
           { id: 9, type: 'i64', value: h.dataPageOffset ?? offset },
+          ...(h.dictionaryOffsetZero ? [{ id: 11, type: 'i64', value: 0 } as const] : []),
         ],
       },
     ]);

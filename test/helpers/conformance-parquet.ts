@@ -37,7 +37,7 @@ export async function openDuckDb(): Promise<{ conn: DuckDBConnection; close(): v
 }
 
 /** How a DuckDB column type is compared. */
-type Category = 'blob' | 'bool' | 'decimal' | 'real' | 'double' | 'temporal' | 'json' | 'text';
+export type Category = 'blob' | 'bool' | 'decimal' | 'real' | 'double' | 'temporal' | 'json' | 'text';
 
 function categoryOf(duckType: string): Category {
   if (/\[\d*\]$|^STRUCT|^MAP|^UNION/.test(duckType)) return 'json';
@@ -124,6 +124,12 @@ export async function judge(duck: DuckDBConnection, path: string): Promise<Judge
   const select = columns.map((c) => judgeExpression(c.name, c.type)).join(', ');
   const rows = (await duck.runAndReadAll(`SELECT ${select} FROM ${source}`)).getRowsJson() as (string | null)[][];
   const categories = columns.map((c) => ({ name: c.name, category: categoryOf(c.type) }));
+  return { columns: categories, rows: sortRows(rows.map((row) => row.map((v, i) => canonical(v, categories[i]!.category)))) };
+}
+
+/** Rows a case states itself (for a file no reader here takes whole), canonical like `judge`'s. */
+export function stated(columns: readonly (readonly [string, Category])[], rows: readonly (readonly (string | null)[])[]): JudgedFile {
+  const categories = columns.map(([name, category]) => ({ name, category }));
   return { columns: categories, rows: sortRows(rows.map((row) => row.map((v, i) => canonical(v, categories[i]!.category)))) };
 }
 
