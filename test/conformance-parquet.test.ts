@@ -13,7 +13,8 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { DbCapabilities, IngestError } from '../src/types.ts';
 import { asReported, DECODED_HERE, ensureDirOf, firstDifference, ingestFile, judge, landed, measured, openDuckDb, type Outcome, SERVER_READS } from './helpers/conformance-parquet.ts';
-import { duckdbCases, type Expectation, handWrittenCases, hyperCases, parquetWasmCases, type WriterCase } from './helpers/conformance-parquet-cases.ts';
+import { duckdbCases, type Expectation, hyperCases, parquetWasmCases, type WriterCase } from './helpers/conformance-parquet-cases.ts';
+import { handWrittenCases } from './helpers/conformance-parquet-hand.ts';
 import { type Hostile, miniParquet, plain } from './helpers/conformance-parquet-mini.ts';
 import { count, useHyperFixture } from './helpers/env.ts';
 
@@ -146,6 +147,15 @@ describe('Parquet conformance: files other writers make', () => {
       await refused('footer length 2 GiB in a small file', bytes, /^PARQUET_CORRUPT$/, /footer length \(2147483647 bytes\) is larger than the file/);
     });
 
+    it('a footer beyond the bound', async () => {
+      // 66 MiB of file whose last 65 MiB are said to be the footer: refused before it is read.
+      const bytes = Buffer.alloc(66 << 20);
+      bytes.write('PAR1', 0);
+      bytes.writeUInt32LE(65 << 20, bytes.length - 8);
+      bytes.write('PAR1', bytes.length - 4);
+      await refused('a 65 MiB footer', bytes, /^PARQUET_TOO_LARGE$/, /the footer is 68157440 bytes, beyond the 67108864 bytes this reader accepts/);
+    });
+
     it('page offset out of range', async () => {
       await refused('data page offset beyond the file', ints({ dataPageOffset: 1n << 40n }), /^PARQUET_CORRUPT$/, /column "n" of row group 0 lies outside the file's data/);
     });
@@ -157,6 +167,10 @@ describe('Parquet conformance: files other writers make', () => {
     it('page size out of range', async () => {
       await refused('a snappy page claiming 2 GiB uncompressed', ints({ codec: 1, uncompressedPageSize: 0x7fffffff }), /^PARQUET_CORRUPT$/, /column "n" of row group 0 cannot be decoded: a page at byte 0 claims 2147483647 bytes uncompressed/, 'n');
       await refused('a page longer than its column chunk', ints({ compressedPageSize: 1 << 20 }), /^PARQUET_CORRUPT$/, /column "n" of row group 0 cannot be decoded: a page at byte 0 claims 1048576 bytes/, 'n');
+    });
+
+    it('LZO pages: no decoder for them', async () => {
+      await refused('LZO pages', ints({ codec: 3 }), /^PARQUET_UNSUPPORTED_CODEC$/, /column "n" of row group 0 is compressed with LZO/, 'n');
     });
 
     it('a footer the decoder cannot follow', async () => {

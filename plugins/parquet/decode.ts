@@ -145,6 +145,14 @@ export async function openGroup(src: GroupSource, index: number): Promise<OpenGr
     const meta = chunk.meta_data!;
     const name = meta.path_in_schema[0]!;
     if (!names.has(name)) continue;
+    if (meta.codec !== 'UNCOMPRESSED' && !(meta.codec in compressors)) {
+      throw new IngestFailure(
+        ingestError('data', 'PARQUET_UNSUPPORTED_CODEC', `${file.name}: column "${name}" of row group ${index} is compressed with ${meta.codec}, which this reader cannot decompress`, 'Write the file with snappy, gzip, zstd, brotli or LZ4 compression (or none), then replay it.', {
+          file: file.name,
+          column: name,
+        }),
+      );
+    }
     const start = Number(chunkStart(chunk));
     const size = Number(meta.total_compressed_size);
     if (size > MAX_CHUNK_BYTES) {

@@ -54,9 +54,9 @@
  * (decoded here, streamed as CSV) even when hyperd could read the file itself.
  */
 import type { SchemaTree } from 'hyparquet';
-import { isLosslessFit } from '../../src/column-fit.ts';
-import { INTEGER_DIGITS, isIntegerFamily, type SqlType } from '../../src/sql-types.ts';
 import type { LogicalType } from '../../src/types.ts';
+
+export { isCompatible, takesText } from './compat.ts';
 
 /** How the fallback turns one decoded value of a column into CSV text (see `csv.ts`). */
 export type ValueCodec =
@@ -189,6 +189,7 @@ function requirePhysical(node: SchemaTree, physical: string, type: LogicalType, 
 /** The LogicalType of one top-level column of the file, or why it has none. */
 export function mapParquetColumn(node: SchemaTree): MapResult {
   const e = node.element;
+  if (e.logical_type?.type === 'VARIANT') return unsupported(node, 'the VARIANT logical type is not supported');
   if (node.children.length > 0 || e.repetition_type === 'REPEATED') {
     // hyparquet assembles lists, maps and structs into JavaScript values; they land as JSON text.
     // A repeated leaf (a legacy list without its LIST group) is its own element.
@@ -320,39 +321,5 @@ function mapLeaf(node: SchemaTree): MapResult {
       return column(node, { kind: 'bytes' }, false, { kind: 'bytes' });
     default:
       return unsupported(node, 'the column has no physical type');
-  }
-}
-
-// ---------------------------------------------------------------------------------------------
-// Compatibility with an existing table's column (its type read by `parseSqlType`)
-// ---------------------------------------------------------------------------------------------
-
-/**
- * Columns that take any file column as text. An array of text (PostgreSQL's `text[]`,
- * `varchar(n)[]`) too: the database parses each value as an array literal such as `{a,b}` and
- * rejects any other.
- */
-export function takesText(table: SqlType): boolean {
-  return table.family === 'text' || (table.family === 'array' && table.element.family === 'text');
-}
-
-/**
- * Whether values of the file's `type` can go into a table column of type `table`. Whatever loses
- * nothing does (`isLosslessFit`), and so does every column of `takesText`. Also decimal → double
- * (approximate, as the producer of a decimal column usually means), a decimal of scale 0 → an
- * integer type with more digits, and text → json/uuid (the database checks each value).
- * Everything else (e.g. text → bigint, timestamp → timestamptz, bigint → integer or double) is a
- * schema error: converting it is the producer's call, not ours.
- */
-export function isCompatible(type: LogicalType, table: SqlType): boolean {
-  if (takesText(table) || isLosslessFit(type, table)) return true;
-  switch (type.kind) {
-    case 'decimal':
-      if (table.family === 'double') return true;
-      return type.scale === 0 && isIntegerFamily(table.family) && type.precision < INTEGER_DIGITS[table.family];
-    case 'text':
-      return table.family === 'json' || table.family === 'uuid';
-    default:
-      return false;
   }
 }

@@ -32,8 +32,7 @@ import {
 } from 'apache-arrow';
 import { Compression, Encoding, readParquet, Table as WasmTable, WriterPropertiesBuilder, WriterVersion, writeParquet } from 'parquet-wasm';
 import type { DbPool } from '../../src/types.ts';
-import { type JudgedFile, stated } from './conformance-parquet.ts';
-import { miniParquet, plain, type ThriftField } from './conformance-parquet-mini.ts';
+import type { JudgedFile } from './conformance-parquet.ts';
 
 /** What a case must do: land with the file's rows and values, or be refused as named. */
 export type Expectation = { readonly lands: true } | { readonly refused: { readonly kind: string; readonly code: string; readonly column?: string; readonly mentions: RegExp } };
@@ -51,7 +50,7 @@ export interface WriterCase {
   readonly stated?: JudgedFile;
 }
 
-const LANDS: Expectation = { lands: true };
+export const LANDS: Expectation = { lands: true };
 
 // ---------------------------------------------------------------------------------------------
 // DuckDB
@@ -288,109 +287,6 @@ export function hyperCases(pool: () => DbPool): WriterCase[] {
       write: async (path) => {
         await pool().query(`COPY (${select}) TO '${path}' WITH (FORMAT parquet)`);
       },
-    },
-  ];
-}
-
-// ---------------------------------------------------------------------------------------------
-// Hand-written: what Spark and newer writers put in files, which no writer at hand makes
-// ---------------------------------------------------------------------------------------------
-
-/** INT96: nanoseconds of the day (8 bytes), then the Julian day (4 bytes), little-endian, as Spark writes it. */
-function int96(julianDay: number, nanos: bigint): Uint8Array {
-  const b = new Uint8Array(12);
-  const v = new DataView(b.buffer);
-  v.setBigUint64(0, nanos, true);
-  v.setUint32(8, julianDay, true);
-  return b;
-}
-
-/** A DECIMAL's unscaled value as `width` bytes of big-endian two's complement. */
-function twosComplement(value: bigint, width: number): Uint8Array {
-  const b = new Uint8Array(width);
-  let v = BigInt.asUintN(width * 8, value);
-  for (let i = width - 1; i >= 0; i--) {
-    b[i] = Number(v & 0xffn);
-    v >>= 8n;
-  }
-  return b;
-}
-
-const hex = (text: string) => Uint8Array.from(text.match(/../g)!.map((h) => parseInt(h, 16)));
-const POINT_1_2 = '0101000000000000000000f03f0000000000000040';
-const POINT_3_4 = '010100000000000000000008400000000000001040';
-
-export function handWrittenCases(): WriterCase[] {
-  const logical = (id: number, value: readonly ThriftField[] = []): ThriftField[] => [{ id, type: 'struct', value }];
-  const file = miniParquet(
-    [
-      { name: 'id', type: 1, data: plain.i32([1, 2]) },
-      { name: 'i96', type: 3, data: plain.fixed([int96(2460311, 3723004005000n), int96(2440588, 0n)]) },
-      { name: 'geom', type: 6, logicalType: logical(17), data: plain.bytes([hex(POINT_1_2), hex(POINT_3_4)]) },
-      { name: 'geog', type: 6, logicalType: logical(18), data: plain.bytes([hex(POINT_3_4), hex(POINT_1_2)]) },
-      // A logical type from a newer spec (union field 40): read as its physical type, INT32.
-      { name: 'future', type: 1, logicalType: logical(40), data: plain.i32([7, -7]) },
-      {
-        name: 'wide',
-        type: 7,
-        typeLength: 17,
-        convertedType: 5,
-        scale: 2,
-        precision: 40,
-        logicalType: logical(5, [
-          { id: 1, type: 'i32', value: 2 },
-          { id: 2, type: 'i32', value: 40 },
-        ]),
-        data: plain.fixed([twosComplement(1234567890123456789012345678901234567890n, 17), twosComplement(-1n, 17)]),
-      },
-    ],
-    2,
-    { dictionaryOffsetZero: true },
-  );
-  const sparkLike = miniParquet(
-    [
-      { name: 'id', type: 1, data: plain.i32([1, 2]) },
-      { name: 'i96', type: 3, data: plain.fixed([int96(2460311, 3723004005000n), int96(2440588, 0n)]) },
-      { name: 'future', type: 1, logicalType: logical(40), data: plain.i32([7, -7]) },
-    ],
-    2,
-    { dictionaryOffsetZero: true },
-  );
-  return [
-    {
-      name: 'hand-written: INT96 (Spark), a future logical type, dictionary offset 0',
-      expect: LANDS,
-      write: (path) => writeFile(path, sparkLike),
-      stated: stated(
-        [
-          ['id', 'text'],
-          ['i96', 'temporal'],
-          ['future', 'text'],
-        ],
-        [
-          ['1', '2024-01-01 01:02:03.004005', '7'],
-          ['2', '1970-01-01 00:00:00', '-7'],
-        ],
-      ),
-    },
-    {
-      name: 'hand-written: INT96 (Spark), GEOMETRY and GEOGRAPHY (WKB), a future logical type, DECIMAL(40,2), dictionary offset 0',
-      expect: LANDS,
-      write: (path) => writeFile(path, file),
-      stated: stated(
-        [
-          ['id', 'text'],
-          ['i96', 'temporal'],
-          ['geom', 'blob'],
-          ['geog', 'blob'],
-          ['future', 'text'],
-          ['wide', 'decimal'],
-        ],
-        [
-          ['1', '2024-01-01 01:02:03.004005', POINT_1_2, POINT_3_4, '7', '12345678901234567890123456789012345678.90'],
-          ['2', '1970-01-01 00:00:00', POINT_3_4, POINT_1_2, '-7', '-0.01'],
-        ],
-      ),
     },
   ];
 }
