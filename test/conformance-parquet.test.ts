@@ -2,7 +2,8 @@
  * Parquet conformance: files written at test time by other writers (DuckDB, arrow-rs through
  * parquet-wasm, hyperd's COPY TO) and malformed files, each ingested by the real Parquet
  * ingester into a real hyperd on both paths (hyperd reads the file; the file is decoded here and
- * streamed), and compared value by value with DuckDB's own reading of the file.
+ * streamed) and, decoded here, into a real PostgreSQL, and compared value by value with DuckDB's
+ * own reading of the file.
  *
  * Prints one line per case and path: `case | path | landed N rows, values match` or
  * `... | refused CODE: message`, with the time, the longest event-loop stall and memory growth.
@@ -16,7 +17,9 @@ import { asReported, DECODED_HERE, ensureDirOf, firstDifference, ingestFile, jud
 import { duckdbCases, type Expectation, hyperCases, parquetWasmCases, type WriterCase } from './helpers/conformance-parquet-cases.ts';
 import { handWrittenCases } from './helpers/conformance-parquet-hand.ts';
 import { type Hostile, miniParquet, plain } from './helpers/conformance-parquet-mini.ts';
-import { count, useHyperFixture } from './helpers/env.ts';
+import { createPostgresAdapter } from '../adapters/db/postgres/index.ts';
+import { count, type DbFixture, dbFixture, tempDir, useHyperFixture } from './helpers/env.ts';
+import { type PostgresServer, startPostgres } from './helpers/postgres.ts';
 
 /** Bounds every case must keep, on a loaded 2-core machine. */
 const MAX_CASE_MS = 60_000;
@@ -26,10 +29,13 @@ const MAX_RSS_GROWTH_MIB = 512;
 /** JavaScript's own words, which no refusal may be made of. */
 const BARE_JS = /Invalid array length|Invalid typed array length|ERR_STRING_TOO_LONG|not safe to convert|Cannot read properties|is not a function|is not iterable|Maximum call stack|UNEXPECTED|undefined/;
 
-const PATHS: readonly (readonly [string, DbCapabilities])[] = [
-  ['hyperd reads it', SERVER_READS],
-  ['decoded here', DECODED_HERE],
-];
+/** Where a case's file goes: a database, and what the ingester is told it can do. */
+interface Path {
+  readonly label: string;
+  readonly fixture: () => DbFixture;
+  readonly capabilities: DbCapabilities;
+  readonly utcSession?: boolean;
+}
 
 function describeRefusal(error: IngestError, file: string): string {
   return `refused ${error.code ?? error.kind}: ${asReported(error.message, file)}`;
@@ -45,6 +51,21 @@ function checkRefusal(error: IngestError, expected: Extract<Expectation, { refus
 
 describe('Parquet conformance: files other writers make', () => {
   const fx = useHyperFixture();
+  let pg: { server: PostgresServer; fixture: DbFixture } | undefined;
+  before(async () => {
+    const server = await startPostgres();
+    pg = { server, fixture: await dbFixture(await tempDir(), createPostgresAdapter({ url: server.url }), { ownsDb: true }) };
+  });
+  after(async () => {
+    await pg?.fixture.close();
+    await pg?.server.stop();
+  });
+  const hyper = (): DbFixture => ({ root: fx.root, db: fx.db, pool: fx.pool, close: () => Promise.resolve() });
+  const PATHS: readonly Path[] = [
+    { label: 'hyperd reads it', fixture: hyper, capabilities: SERVER_READS },
+    { label: 'decoded here', fixture: hyper, capabilities: DECODED_HERE },
+    { label: 'decoded, PostgreSQL', fixture: () => pg!.fixture, capabilities: DECODED_HERE, utcSession: true },
+  ];
   let duck: Awaited<ReturnType<typeof openDuckDb>> | undefined;
   before(async () => {
     duck = await openDuckDb();
@@ -58,14 +79,15 @@ describe('Parquet conformance: files other writers make', () => {
     await ensureDirOf(path);
     await c.write(path);
     const expected = 'lands' in c.expect ? (c.stated ?? (await judge(duckdb(), c.judgeVia ? await c.judgeVia(path) : path))) : undefined;
-    for (const [label, capabilities] of PATHS) {
+    for (const { label, fixture, capabilities, utcSession } of PATHS) {
       const table = `case_${++tables}`;
-      const run = await measured(() => ingestFile(fx.pool, fx.root, path, table, capabilities, (t) => fx.db.sqlType(t)));
+      const db = fixture();
+      const run = await measured(() => ingestFile(db.pool, db.root, path, table, capabilities, (t) => db.db.sqlType(t)));
       const outcome: Outcome = run.value;
       let line: string;
       if (outcome.ok) {
         assert.ok(expected, `${c.name} (${label}) should have been refused, but landed ${outcome.rows} rows`);
-        const difference = firstDifference(expected, await landed(fx.pool, table, expected));
+        const difference = firstDifference(expected, await landed(db.pool, table, expected, { utcSession }));
         line = difference ? `landed ${outcome.rows} rows, VALUES DIFFER: ${difference}` : `landed ${outcome.rows} rows, values match`;
         if (capabilities.readsLocalFiles) line += ` (${outcome.via})`;
         console.log(`${c.name} | ${label} | ${line} | ${run.ms.toFixed(0)} ms, stall ${run.maxBlockMs.toFixed(0)} ms, +${run.rssGrowthMiB.toFixed(0)} MiB`);
@@ -102,9 +124,10 @@ describe('Parquet conformance: files other writers make', () => {
       const path = join(fx.root, 'malformed', `${name.replace(/[^a-z0-9]+/gi, '-')}.parquet`);
       await ensureDirOf(path);
       await writeFile(path, bytes);
-      for (const [label, capabilities] of PATHS) {
+      for (const { label, fixture, capabilities } of PATHS) {
         const table = `bad_${++tables}`;
-        const run = await measured(() => ingestFile(fx.pool, fx.root, path, table, capabilities, (t) => fx.db.sqlType(t)));
+        const db = fixture();
+        const run = await measured(() => ingestFile(db.pool, db.root, path, table, capabilities, (t) => db.db.sqlType(t)));
         const outcome = run.value;
         const line = outcome.ok ? `LANDED ${outcome.rows} rows` : describeRefusal(outcome.error, path);
         console.log(`malformed: ${name} | ${label} | ${line} | ${run.ms.toFixed(0)} ms, stall ${run.maxBlockMs.toFixed(0)} ms, +${run.rssGrowthMiB.toFixed(0)} MiB`);
@@ -114,8 +137,8 @@ describe('Parquet conformance: files other writers make', () => {
         assert.match(asReported(outcome.error.message, path), mentions);
         assert.doesNotMatch(outcome.error.message, BARE_JS);
         if (column !== undefined) assert.equal(outcome.error.column, column, outcome.error.message);
-        const exists = await fx.pool.transaction((conn) => conn.describeTable({ name: table }));
-        if (exists) assert.equal(await count(fx.pool, table), 0, 'nothing landed');
+        const exists = await db.pool.transaction((conn) => conn.describeTable({ name: table }));
+        if (exists) assert.equal(await count(db.pool, table), 0, 'nothing landed');
         assert.ok(run.maxBlockMs < MAX_EVENT_LOOP_STALL_MS, `${name} (${label}) stalled the event loop ${run.maxBlockMs} ms`);
         assert.ok(run.rssGrowthMiB < MAX_RSS_GROWTH_MIB, `${name} (${label}) grew memory by ${run.rssGrowthMiB} MiB`);
       }
@@ -127,8 +150,9 @@ describe('Parquet conformance: files other writers make', () => {
       const path = join(fx.root, 'malformed', 'baseline.parquet');
       await ensureDirOf(path);
       await writeFile(path, ints({}));
-      for (const [, capabilities] of PATHS) {
-        const outcome = await ingestFile(fx.pool, fx.root, path, `base_${++tables}`, capabilities, (t) => fx.db.sqlType(t));
+      for (const { fixture, capabilities } of PATHS) {
+        const db = fixture();
+        const outcome = await ingestFile(db.pool, db.root, path, `base_${++tables}`, capabilities, (t) => db.db.sqlType(t));
         assert.ok(outcome.ok && outcome.rows === 3, JSON.stringify(outcome));
       }
     });

@@ -134,9 +134,13 @@ export function stated(columns: readonly (readonly [string, Category])[], rows: 
 }
 
 /** What landed in the table, canonical, in the judge's column order. */
-export async function landed(pool: DbPool, table: string, expected: JudgedFile): Promise<(string | null)[][]> {
+export async function landed(pool: DbPool, table: string, expected: JudgedFile, options: { utcSession?: boolean } = {}): Promise<(string | null)[][]> {
   const select = expected.columns.map((c, i) => `${quoteIdent(c.name)}::text AS c${i}`).join(', ');
-  const rows = await pool.query<Record<string, string | null>>(`SELECT ${select} FROM ${quoteIdent(table)}`);
+  const rows = await pool.transaction(async (conn) => {
+    // PostgreSQL prints instants in the session's zone: UTC, as DuckDB's are.
+    if (options.utcSession) await conn.execute(`SET LOCAL TimeZone = 'UTC'`);
+    return conn.query<Record<string, string | null>>(`SELECT ${select} FROM ${quoteIdent(table)}`);
+  });
   return sortRows(rows.map((row) => expected.columns.map((c, i) => canonical(row[`c${i}`] ?? null, c.category))));
 }
 
