@@ -11,6 +11,7 @@ import { before, describe, it } from 'node:test';
 import type { SchemaElement, SchemaTree } from 'hyparquet';
 import { err, type Result } from 'neverthrow';
 import { encoderFor, formatDate, formatDecimal, formatMicros, formatTime, hexBytes, quoteCsv, toJson } from '../plugins/parquet/csv.ts';
+import { MAX_GROUP_BYTES, openGroup } from '../plugins/parquet/decode.ts';
 import { parquetIngester } from '../plugins/parquet/index.ts';
 import { describeParquetType, isCompatible, mapParquetColumn } from '../plugins/parquet/types.ts';
 import { IngestFailure, isIngestFailure } from '../src/errors.ts';
@@ -222,6 +223,28 @@ describe('parquet CSV encoding (the fallback)', () => {
     assert.equal(encode(-1n), '4294967295');
     assert.equal(encode(7), '7');
     assert.equal(encode(null), '');
+  });
+});
+
+describe('parquet decoder bounds', () => {
+  it('refuses to hold a row group of more than 1 GiB compressed, before reading any of it', async () => {
+    const bytes = miniParquet([{ name: 'n', type: 1, data: plain.i32([1, 2, 3]) }], 3);
+    const { parquetMetadata } = await import('hyparquet');
+    const metadata = parquetMetadata(bytes);
+    const chunk = metadata.row_groups[0]!.columns[0]!;
+    const huge = { ...metadata, row_groups: [{ ...metadata.row_groups[0]!, columns: [{ ...chunk, meta_data: { ...chunk.meta_data!, total_compressed_size: BigInt(MAX_GROUP_BYTES) + 1n } }] }] };
+    const reads: number[] = [];
+    const source = { byteLength: 1 << 40, slice: (start: number) => (reads.push(start), Promise.resolve(new ArrayBuffer(0))) };
+    const file = { name: 'huge.parquet' } as OpenedFile;
+    const mapped = mapParquetColumn({ children: [], count: 1, element: metadata.schema[1]!, path: ['n'] });
+    assert.ok(mapped.ok);
+    await assert.rejects(openGroup({ file, source, metadata: huge, columns: [mapped.column] }, 0), (error: unknown) => {
+      assert.ok(isIngestFailure(error));
+      assert.equal(error.error.code, 'PARQUET_TOO_LARGE');
+      assert.match(error.error.message, /huge\.parquet: row group 0 is 1073741825 bytes compressed, beyond the 1073741824 bytes/);
+      return true;
+    });
+    assert.deepEqual(reads, [], 'nothing was read');
   });
 });
 
