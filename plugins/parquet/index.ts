@@ -97,6 +97,7 @@ function fileColumns(file: ClaimedFile, metadata: FileMetaData): { columns: Parq
     columns.push(mapped.column);
     if (mapped.column.decimal) decimals.add(node.element);
     if (mapped.column.codec.kind === 'uint32' && deltaOnly(file, metadata, mapped.column)) asInt64.add(node.element);
+    for (const path of mapped.column.nestedUint32 ?? []) refuseNestedDelta(file, metadata, mapped.column, path);
   }
   return { columns, decimals, asInt64 };
 }
@@ -118,6 +119,19 @@ function deltaOnly(file: ClaimedFile, metadata: FileMetaData, column: ParquetCol
     'PARQUET_UNSUPPORTED_ENCODING',
     `column "${column.name}" (Parquet ${column.parquetType}) mixes DELTA_BINARY_PACKED with other encodings, which this reader cannot decode exactly for unsigned 32-bit values`,
     `Write column "${column.name}" with one encoding (or as INT64), then replay the file.`,
+    column.name,
+  );
+}
+
+/** An unsigned 32-bit field inside a list, map or struct cannot be read exactly from delta-encoded pages. */
+function refuseNestedDelta(file: ClaimedFile, metadata: FileMetaData, column: ParquetColumn, path: string): void {
+  const delta = metadata.row_groups.some((g) => g.columns.some((c) => c.meta_data!.path_in_schema.join('.') === path && c.meta_data!.encodings.includes('DELTA_BINARY_PACKED')));
+  if (!delta) return;
+  throw schemaError(
+    file,
+    'PARQUET_UNSUPPORTED_ENCODING',
+    `column "${column.name}" (Parquet ${column.parquetType}) has an unsigned 32-bit field "${path}" stored with DELTA_BINARY_PACKED, which this reader cannot decode exactly inside a list, map or struct`,
+    `Write column "${column.name}" with version 1 data pages (or its field as INT64), then replay the file.`,
     column.name,
   );
 }

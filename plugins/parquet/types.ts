@@ -95,6 +95,12 @@ export interface ParquetColumn {
   readonly codec: ValueCodec;
   /** The footer says DECIMAL: the fallback reads the unscaled integers (see `csv.ts`). */
   readonly decimal: boolean;
+  /**
+   * Paths (`l.list.element`) of unsigned 32-bit fields inside a list, map or struct: the decoder
+   * misreads them when they are delta-encoded (see `readableFooter`), which only the column
+   * chunks tell.
+   */
+  readonly nestedUint32?: readonly string[];
 }
 
 export type MapResult = { readonly ok: true; readonly column: ParquetColumn } | { readonly ok: false; readonly parquetType: string; readonly reason: string };
@@ -201,7 +207,9 @@ export function mapParquetColumn(node: SchemaTree): MapResult {
     if (rawBytes && leaves.some((c) => c.codec.kind === 'utf8')) {
       return unsupported(node, 'it holds both raw binary and ENUM fields, which the decoder cannot tell apart inside a list, map or struct');
     }
-    return column(node, { kind: 'json' }, false, { kind: 'nested', utf8: !rawBytes });
+    const mapped = column(node, { kind: 'json' }, false, { kind: 'nested', utf8: !rawBytes });
+    const uint32 = leaves.filter((c) => c.codec.kind === 'uint32').map((c) => c.name);
+    return mapped.ok && uint32.length > 0 ? { ok: true, column: { ...mapped.column, nestedUint32: uint32 } } : mapped;
   }
   return mapLeaf(node);
 }
@@ -230,7 +238,7 @@ function nestedLeaves(fields: readonly SchemaTree[]): ParquetColumn[] {
   return fields.flatMap((child) => {
     if (child.children.length > 0) return nestedLeaves(child.children);
     const mapped = mapLeaf({ ...child, element: { ...child.element, repetition_type: 'OPTIONAL' } });
-    return mapped.ok ? [mapped.column] : [];
+    return mapped.ok ? [{ ...mapped.column, name: child.path.join('.') }] : [];
   });
 }
 

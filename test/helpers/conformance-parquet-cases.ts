@@ -101,6 +101,7 @@ const DUCK_NESTED: readonly (readonly [string, string])[] = [
   ['ld', `[DATE '2024-01-01' + i]`],
   ['lts', `[TIMESTAMP '2024-01-01 00:00:00' + INTERVAL (i) SECOND]`],
   ['ldec', `[(i * 1.5)::DECIMAL(9,2)]`],
+  ['le', `[('c' || (i % 3))::ENUM('c0', 'c1', 'c2')]`],
 ];
 
 function duck(duckdb: () => DuckDBConnection, name: string, select: string, options: string, expect: Expectation = LANDS): WriterCase {
@@ -135,6 +136,10 @@ export function duckdbCases(duckdb: () => DuckDBConnection): WriterCase[] {
     duck(duckdb, 'long dictionary strings, 10 row groups', `SELECT i AS id, repeat('x', 200 + i % 50) || (i % 30) AS s FROM (SELECT range::INTEGER AS i FROM range(0, 10000))`, `ROW_GROUP_SIZE 1000`),
     duck(duckdb, 'intervals', `SELECT i AS id, INTERVAL (i) DAY + INTERVAL (i) MONTH AS iv FROM (SELECT range::INTEGER AS i FROM range(0, 5))`, '', {
       refused: { kind: 'schema', code: 'PARQUET_UNSUPPORTED_TYPE', column: 'iv', mentions: /"iv".*INTERVAL/ },
+    }),
+    duck(duckdb, 'unsigned 32-bit values inside a list, v1', `SELECT i AS id, [(4294967295 - i)::UINTEGER, i::UINTEGER] AS lu32 FROM (SELECT range::INTEGER AS i FROM range(0, 50))`, `PARQUET_VERSION v1`),
+    duck(duckdb, 'unsigned 32-bit values inside a list, v2', `SELECT i AS id, [(4294967295 - i)::UINTEGER, i::UINTEGER] AS lu32 FROM (SELECT range::INTEGER AS i FROM range(0, 50))`, `PARQUET_VERSION v2`, {
+      refused: { kind: 'schema', code: 'PARQUET_UNSUPPORTED_ENCODING', column: 'lu32', mentions: /"lu32".*unsigned 32-bit field "lu32\.list\.element" stored with DELTA_BINARY_PACKED/ },
     }),
     duck(duckdb, 'times inside a list', `SELECT i AS id, [TIME '01:02:03'] AS lt FROM (SELECT range::INTEGER AS i FROM range(0, 5))`, '', {
       refused: { kind: 'schema', code: 'PARQUET_UNSUPPORTED_TYPE', column: 'lt', mentions: /"lt".*TIME/ },
