@@ -4,8 +4,10 @@
  * Then, fastest first:
  * - the database reads the claimed file itself (Hyper with `readsLocalFiles`):
  *   `INSERT INTO t (...) SELECT CAST(...) FROM external(path, FORMAT => 'parquet')`;
- * - otherwise (PostgreSQL, a remote hyperd, or a column type hyperd cannot read) the file is
- *   decoded here one row group at a time and streamed as CSV into `COPY ... FROM STDIN`.
+ * - otherwise (PostgreSQL, a remote hyperd, or a file hyperd cannot read: a type, codec or
+ *   encoding its reader lacks, known from the footer, or any file it refuses, found out by trying
+ *   and retried in a fresh transaction) the file is decoded here, row group by row group, and
+ *   streamed as CSV into `COPY ... FROM STDIN`.
  */
 import { type FileMetaData, parquetSchema, type SchemaElement } from 'hyparquet';
 import { ResultAsync } from 'neverthrow';
@@ -37,8 +39,7 @@ const SERVER_CODECS = new Set(['UNCOMPRESSED', 'SNAPPY', 'GZIP', 'ZSTD', 'LZ4_RA
 function serverCannotRead(columns: readonly ParquetColumn[], metadata: FileMetaData): string | undefined {
   const unreadable = columns.filter((c) => !c.hyperReads);
   if (unreadable.length > 0) return `the database cannot read some of its column types: ${unreadable.map((c) => `${c.name} (${c.parquetType})`).join(', ')}`;
-  // Unsigned 32-bit integers: the only INT32 columns we widen to bigint.
-  const unsigned32 = new Set(columns.filter((c) => c.type.kind === 'bigint' && c.parquetType.startsWith('INT32')).map((c) => c.name));
+  const unsigned32 = new Set(columns.filter((c) => c.codec.kind === 'uint32').map((c) => c.name));
   for (const group of metadata.row_groups) {
     for (const chunk of group.columns) {
       const meta = chunk.meta_data!;
