@@ -28,6 +28,7 @@ function twosComplement(value: bigint, width: number): Uint8Array {
   return b;
 }
 
+const text = (value: string) => new TextEncoder().encode(value);
 const hex = (text: string) => Uint8Array.from(text.match(/../g)!.map((h) => parseInt(h, 16)));
 const POINT_1_2 = '0101000000000000000000f03f0000000000000040';
 const POINT_3_4 = '010100000000000000000008400000000000001040';
@@ -64,13 +65,26 @@ export function handWrittenCases(): WriterCase[] {
       { name: 'id', type: 1, data: plain.i32([1, 2]) },
       { name: 'i96', type: 3, data: plain.fixed([int96(2460311, 3723004005000n), int96(2440588, 0n)]) },
       { name: 'future', type: 1, logicalType: logical(40), data: plain.i32([7, -7]) },
+      { name: 'js', type: 6, convertedType: 19, data: plain.bytes([text('{"a": [1, 2]}'), text('null')]) },
     ],
     2,
     { dictionaryOffsetZero: true },
   );
+  const bson = miniParquet(
+    [
+      { name: 'id', type: 1, data: plain.i32([1]) },
+      { name: 'doc', type: 6, convertedType: 20, data: plain.bytes([Uint8Array.from([5, 0, 0, 0, 0])]) },
+    ],
+    1,
+  );
   return [
     {
-      name: 'hand-written: INT96 (Spark), a future logical type, dictionary offset 0',
+      name: 'hand-written: BSON',
+      expect: { refused: { kind: 'schema', code: 'PARQUET_UNSUPPORTED_TYPE', column: 'doc', mentions: /column "doc" has Parquet type BYTE_ARRAY BSON/ } },
+      write: (path) => writeFile(path, bson),
+    },
+    {
+      name: 'hand-written: INT96 (Spark), JSON, a future logical type, dictionary offset 0',
       expect: LANDS,
       write: (path) => writeFile(path, sparkLike),
       stated: stated(
@@ -78,10 +92,11 @@ export function handWrittenCases(): WriterCase[] {
           ['id', 'text'],
           ['i96', 'temporal'],
           ['future', 'text'],
+          ['js', 'text'],
         ],
         [
-          ['1', '2024-01-01 01:02:03.004005', '7'],
-          ['2', '1970-01-01 00:00:00', '-7'],
+          ['1', '2024-01-01 01:02:03.004005', '7', '{"a": [1, 2]}'],
+          ['2', '1970-01-01 00:00:00', '-7', 'null'],
         ],
       ),
     },

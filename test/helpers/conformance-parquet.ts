@@ -59,8 +59,11 @@ function judgeExpression(name: string, duckType: string): string {
     case 'blob':
       return `lower(hex(${c}))`;
     case 'temporal':
-      // The database keeps microseconds: nanoseconds are cut to them (toward zero after 1970).
-      return duckType.startsWith('TIMESTAMP_') ? `CAST(CAST(${c} AS TIMESTAMP) AS VARCHAR)` : `CAST(${c} AS VARCHAR)`;
+      // The database keeps microseconds: nanoseconds are cut to them (toward zero after 1970;
+      // DuckDB's own casts round, so its text is cut after the sixth digit of the fraction).
+      if (duckType === 'TIMESTAMP_NS') return `regexp_replace(CAST(${c} AS VARCHAR), '(\\.\\d{6})\\d+', '\\1')`;
+      if (duckType.startsWith('TIMESTAMP_')) return `CAST(CAST(${c} AS TIMESTAMP) AS VARCHAR)`;
+      return duckType === 'TIME_NS' ? `regexp_replace(CAST(${c} AS VARCHAR), '(\\.\\d{6})\\d+', '\\1')` : `CAST(${c} AS VARCHAR)`;
     default:
       return `CAST(${c} AS VARCHAR)`;
   }
