@@ -10,7 +10,8 @@ import { basename, dirname, extname, join } from 'node:path';
 import { before, describe, it } from 'node:test';
 import type { SchemaElement, SchemaTree } from 'hyparquet';
 import { err, type Result } from 'neverthrow';
-import { formatDate, formatDecimal, formatMicros, formatTime, hexBytes, quoteCsv, toJson } from '../plugins/parquet/csv.ts';
+import { encoderFor, formatDate, formatDecimal, formatMicros, formatTime, hexBytes, quoteCsv, toJson } from '../plugins/parquet/csv.ts';
+import { MAX_GROUP_BYTES, openGroup } from '../plugins/parquet/decode.ts';
 import { parquetIngester } from '../plugins/parquet/index.ts';
 import { describeParquetType, isCompatible, mapParquetColumn } from '../plugins/parquet/types.ts';
 import { IngestFailure, isIngestFailure } from '../src/errors.ts';
@@ -21,6 +22,7 @@ import { parseSqlType } from '../src/sql-types.ts';
 import type { AppendResult, DbCapabilities, DbConnection, IngestContext, IngestError, LogicalType, Row, TableColumn } from '../src/types.ts';
 import { columnsOf, count, removeDir, tempDir, useHyperFixture } from './helpers/env.ts';
 import { createManyTypes } from './helpers/many-types.ts';
+import { type MiniColumn, miniParquet, plain, type ThriftField } from './helpers/conformance-parquet-mini.ts';
 
 const LOCAL: DbCapabilities = { readsLocalFiles: true, arrowStream: true, parquet: true, durableCommit: false };
 /** What PostgreSQL or a remote hyperd offers: the file must be decoded by us. */
@@ -29,205 +31,6 @@ const REMOTE: DbCapabilities = { readsLocalFiles: false, arrowStream: false, par
 function context(capabilities: DbCapabilities, fileState = new Map<string, unknown>(), createTable = true): IngestContext {
   return { capabilities, attempt: 1, fileState, sqlType: standardSqlType, schema: { createTable }, logger: silentLogger };
 }
-
-// ---------------------------------------------------------------------------------------------
-// A tiny Parquet writer: flat REQUIRED columns, PLAIN encoding, uncompressed, one row group.
-// hyperd cannot write INT96, unsigned ints, ENUM, UUID, INTERVAL ...; this can.
-// ---------------------------------------------------------------------------------------------
-
-type ThriftField =
-  | { readonly id: number; readonly type: 'i32' | 'i64'; readonly value: number | bigint }
-  | { readonly id: number; readonly type: 'bin'; readonly value: string }
-  | { readonly id: number; readonly type: 'bool'; readonly value: boolean }
-  | { readonly id: number; readonly type: 'struct'; readonly value: readonly ThriftField[] }
-  | { readonly id: number; readonly type: 'list'; readonly elem: 'i32'; readonly value: readonly number[] }
-  | { readonly id: number; readonly type: 'list'; readonly elem: 'bin'; readonly value: readonly string[] }
-  | { readonly id: number; readonly type: 'list'; readonly elem: 'struct'; readonly value: readonly (readonly ThriftField[])[] };
-
-/** Thrift compact protocol, just what a footer and a page header need. */
-function thrift(fields: readonly ThriftField[]): Uint8Array {
-  const out: number[] = [];
-  const varint = (n: bigint) => {
-    let v = n;
-    do {
-      let b = Number(v & 0x7fn);
-      v >>= 7n;
-      if (v > 0n) b |= 0x80;
-      out.push(b);
-    } while (v > 0n);
-  };
-  const zigzag = (n: bigint) => varint(n >= 0n ? n << 1n : (-n << 1n) - 1n);
-  const binary = (s: string) => {
-    const bytes = new TextEncoder().encode(s);
-    varint(BigInt(bytes.length));
-    out.push(...bytes);
-  };
-  const listHeader = (size: number, elemType: number) => {
-    if (size < 15) out.push((size << 4) | elemType);
-    else {
-      out.push(0xf0 | elemType);
-      varint(BigInt(size));
-    }
-  };
-  const struct = (list: readonly ThriftField[]) => {
-    let last = 0;
-    for (const f of [...list].sort((a, b) => a.id - b.id)) {
-      const typeId = f.type === 'bool' ? (f.value ? 1 : 2) : { i32: 5, i64: 6, bin: 8, list: 9, struct: 12 }[f.type];
-      out.push(((f.id - last) << 4) | typeId);
-      last = f.id;
-      switch (f.type) {
-        case 'i32':
-        case 'i64':
-          zigzag(BigInt(f.value));
-          break;
-        case 'bin':
-          binary(f.value);
-          break;
-        case 'bool':
-          break;
-        case 'struct':
-          struct(f.value);
-          break;
-        case 'list':
-          if (f.elem === 'i32') {
-            listHeader(f.value.length, 5);
-            for (const v of f.value) zigzag(BigInt(v));
-          } else if (f.elem === 'bin') {
-            listHeader(f.value.length, 8);
-            for (const v of f.value) binary(v);
-          } else {
-            listHeader(f.value.length, 12);
-            for (const v of f.value) struct(v);
-          }
-      }
-    }
-    out.push(0);
-  };
-  struct(fields);
-  return Uint8Array.from(out);
-}
-
-interface MiniColumn {
-  readonly name: string;
-  /** 0 BOOLEAN, 1 INT32, 2 INT64, 3 INT96, 4 FLOAT, 5 DOUBLE, 6 BYTE_ARRAY, 7 FIXED_LEN_BYTE_ARRAY */
-  readonly type: number;
-  readonly typeLength?: number;
-  /** Parquet's ConvertedType enum: 4 ENUM, 5 DECIMAL, 7 TIME_MILLIS, 11 UINT_8, 13 UINT_32, 19 JSON, 21 INTERVAL ... */
-  readonly convertedType?: number;
-  readonly scale?: number;
-  readonly precision?: number;
-  /** The LogicalType union, as thrift fields. */
-  readonly logicalType?: readonly ThriftField[];
-  /** PLAIN-encoded values of every row. */
-  readonly data: Uint8Array;
-}
-
-function miniParquet(columns: readonly MiniColumn[], numRows: number): Uint8Array {
-  const parts: Uint8Array[] = [new TextEncoder().encode('PAR1')];
-  let offset = 4;
-  const chunks: ThriftField[][] = [];
-  for (const col of columns) {
-    const dataPageHeader: ThriftField[] = [
-      { id: 1, type: 'i32', value: numRows },
-      { id: 2, type: 'i32', value: 0 }, // PLAIN
-      { id: 3, type: 'i32', value: 3 }, // RLE
-      { id: 4, type: 'i32', value: 3 },
-    ];
-    const header = thrift([
-      { id: 1, type: 'i32', value: 0 }, // DATA_PAGE
-      { id: 2, type: 'i32', value: col.data.length },
-      { id: 3, type: 'i32', value: col.data.length },
-      { id: 5, type: 'struct', value: dataPageHeader },
-    ]);
-    const size = header.length + col.data.length;
-    chunks.push([
-      { id: 2, type: 'i64', value: offset },
-      {
-        id: 3,
-        type: 'struct',
-        value: [
-          { id: 1, type: 'i32', value: col.type },
-          { id: 2, type: 'list', elem: 'i32', value: [0] },
-          { id: 3, type: 'list', elem: 'bin', value: [col.name] },
-          { id: 4, type: 'i32', value: 0 }, // UNCOMPRESSED
-          { id: 5, type: 'i64', value: numRows },
-          { id: 6, type: 'i64', value: size },
-          { id: 7, type: 'i64', value: size },
-          { id: 9, type: 'i64', value: offset },
-        ],
-      },
-    ]);
-    parts.push(header, col.data);
-    offset += size;
-  }
-  const schema: ThriftField[][] = [
-    [
-      { id: 4, type: 'bin', value: 'schema' },
-      { id: 5, type: 'i32', value: columns.length },
-    ],
-  ];
-  for (const col of columns) {
-    const element: ThriftField[] = [
-      { id: 1, type: 'i32', value: col.type },
-      { id: 3, type: 'i32', value: 0 }, // REQUIRED
-      { id: 4, type: 'bin', value: col.name },
-    ];
-    if (col.typeLength !== undefined) element.push({ id: 2, type: 'i32', value: col.typeLength });
-    if (col.convertedType !== undefined) element.push({ id: 6, type: 'i32', value: col.convertedType });
-    if (col.scale !== undefined) element.push({ id: 7, type: 'i32', value: col.scale });
-    if (col.precision !== undefined) element.push({ id: 8, type: 'i32', value: col.precision });
-    if (col.logicalType) element.push({ id: 10, type: 'struct', value: col.logicalType });
-    schema.push(element);
-  }
-  const footer = thrift([
-    { id: 1, type: 'i32', value: 1 },
-    { id: 2, type: 'list', elem: 'struct', value: schema },
-    { id: 3, type: 'i64', value: numRows },
-    {
-      id: 4,
-      type: 'list',
-      elem: 'struct',
-      value: [
-        [
-          { id: 1, type: 'list', elem: 'struct', value: chunks },
-          { id: 2, type: 'i64', value: offset - 4 },
-          { id: 3, type: 'i64', value: numRows },
-        ],
-      ],
-    },
-  ]);
-  const length = new Uint8Array(4);
-  new DataView(length.buffer).setUint32(0, footer.length, true);
-  parts.push(footer, length, new TextEncoder().encode('PAR1'));
-  return Buffer.concat(parts);
-}
-
-const plain = {
-  i32(values: readonly number[]): Uint8Array {
-    const b = new Uint8Array(values.length * 4);
-    const v = new DataView(b.buffer);
-    values.forEach((x, i) => v.setInt32(i * 4, x, true));
-    return b;
-  },
-  i64(values: readonly bigint[]): Uint8Array {
-    const b = new Uint8Array(values.length * 8);
-    const v = new DataView(b.buffer);
-    values.forEach((x, i) => v.setBigInt64(i * 8, x, true));
-    return b;
-  },
-  bytes(values: readonly Uint8Array[]): Uint8Array {
-    return Buffer.concat(
-      values.flatMap((x) => {
-        const length = Buffer.alloc(4);
-        length.writeUInt32LE(x.length);
-        return [length, x];
-      }),
-    );
-  },
-  fixed(values: readonly Uint8Array[]): Uint8Array {
-    return Buffer.concat(values);
-  },
-};
 
 // ---------------------------------------------------------------------------------------------
 // Unit tests: no database
@@ -268,6 +71,11 @@ describe('parquet type mapping', () => {
     ['INT64 TIMESTAMP_MICROS', leaf({ type: 'INT64', converted_type: 'TIMESTAMP_MICROS' }), { kind: 'timestamptz' }, true],
     ['INT96', leaf({ type: 'INT96' }), { kind: 'timestamp' }, true],
     ['REPEATED INT32', leaf({ type: 'INT32', repetition_type: 'REPEATED' }), { kind: 'json' }, false],
+    ['BYTE_ARRAY GEOMETRY (WKB)', leaf({ type: 'BYTE_ARRAY', logical_type: { type: 'GEOMETRY' } }), { kind: 'bytes' }, false],
+    ['BYTE_ARRAY GEOGRAPHY (WKB)', leaf({ type: 'BYTE_ARRAY', logical_type: { type: 'GEOGRAPHY' } }), { kind: 'bytes' }, false],
+    // A logical type from a newer spec: its physical type, as the spec tells readers.
+    ['INT32 with an unknown logical type', leaf({ type: 'INT32', logical_type: { field_40: {} } as unknown as SchemaElement['logical_type'] }), { kind: 'integer' }, true],
+    ['FLBA DECIMAL(40,2)', leaf({ type: 'FIXED_LEN_BYTE_ARRAY', type_length: 17, logical_type: { type: 'DECIMAL', precision: 40, scale: 2 } }), { kind: 'text' }, false],
     ['FLBA INTERVAL', leaf({ type: 'FIXED_LEN_BYTE_ARRAY', type_length: 12, converted_type: 'INTERVAL' }), null],
     ['BYTE_ARRAY BSON', leaf({ type: 'BYTE_ARRAY', converted_type: 'BSON' }), null],
     ['BYTE_ARRAY VARIANT', leaf({ type: 'BYTE_ARRAY', logical_type: { type: 'VARIANT' } }), null],
@@ -299,6 +107,31 @@ describe('parquet type mapping', () => {
     assert.ok(mapped.ok);
     assert.deepEqual(mapped.column.type, { kind: 'json' });
     assert.equal(describeParquetType(list), 'group LIST');
+  });
+
+  it('refuses nested columns whose fields would not land as they are', () => {
+    const listOf = (element: SchemaTree): SchemaTree => ({
+      children: [{ children: [element], count: 2, element: { name: 'list', repetition_type: 'REPEATED', num_children: 1 }, path: ['l', 'list'] }],
+      count: 3,
+      element: { name: 'l', repetition_type: 'OPTIONAL', num_children: 1, converted_type: 'LIST' },
+      path: ['l'],
+    });
+    const field = (element: Omit<SchemaElement, 'name'>): SchemaTree => ({ children: [], count: 1, element: { name: 'element', ...element }, path: ['l', 'list', 'element'] });
+    const time = mapParquetColumn(listOf(field({ type: 'INT64', logical_type: { type: 'TIME', isAdjustedToUTC: false, unit: 'MICROS' } })));
+    assert.ok(!time.ok);
+    assert.match(time.reason, /"l\.list\.element" is a TIME/);
+    const wide = mapParquetColumn(listOf(field({ type: 'FIXED_LEN_BYTE_ARRAY', type_length: 16, logical_type: { type: 'DECIMAL', precision: 30, scale: 2 } })));
+    assert.ok(!wide.ok);
+    assert.match(wide.reason, /decimal of more than 15 digits/);
+    const interval = mapParquetColumn(listOf(field({ type: 'FIXED_LEN_BYTE_ARRAY', type_length: 12, converted_type: 'INTERVAL' })));
+    assert.ok(!interval.ok);
+    assert.match(interval.reason, /INTERVAL/);
+    const narrow = mapParquetColumn(listOf(field({ type: 'INT64', logical_type: { type: 'DECIMAL', precision: 12, scale: 2 } })));
+    assert.ok(narrow.ok);
+    const enums = mapParquetColumn(listOf(field({ type: 'BYTE_ARRAY', converted_type: 'ENUM' })));
+    assert.ok(enums.ok && enums.column.codec.kind === 'nested' && enums.column.codec.utf8, 'ENUM fields inside are read as text');
+    const bytes = mapParquetColumn(listOf(field({ type: 'BYTE_ARRAY' })));
+    assert.ok(bytes.ok && bytes.column.codec.kind === 'nested' && !bytes.column.codec.utf8, 'raw binary inside stays bytes');
   });
 
   it('describes Parquet types for messages', () => {
@@ -382,6 +215,37 @@ describe('parquet CSV encoding (the fallback)', () => {
     assert.equal(toJson({ a: [1n, 2.5, null], b: 'x"y', c: Uint8Array.from([1, 2]), d: true }), '{"a":[1,2.5,null],"b":"x\\"y","c":"AQI=","d":true}');
     assert.equal(toJson(12345678901234567890n), '12345678901234567890');
   });
+
+  it('spells unsigned 32-bit values modulo 2^32, whether read as INT32 or as INT64', () => {
+    const encode = encoderFor({ kind: 'uint32' });
+    assert.equal(encode(4294967295), '4294967295');
+    assert.equal(encode(4294967295n), '4294967295');
+    assert.equal(encode(-1n), '4294967295');
+    assert.equal(encode(7), '7');
+    assert.equal(encode(null), '');
+  });
+});
+
+describe('parquet decoder bounds', () => {
+  it('refuses to hold a row group of more than 1 GiB compressed, before reading any of it', async () => {
+    const bytes = miniParquet([{ name: 'n', type: 1, data: plain.i32([1, 2, 3]) }], 3);
+    const { parquetMetadata } = await import('hyparquet');
+    const metadata = parquetMetadata(bytes);
+    const chunk = metadata.row_groups[0]!.columns[0]!;
+    const huge = { ...metadata, row_groups: [{ ...metadata.row_groups[0]!, columns: [{ ...chunk, meta_data: { ...chunk.meta_data!, total_compressed_size: BigInt(MAX_GROUP_BYTES) + 1n } }] }] };
+    const reads: number[] = [];
+    const source = { byteLength: 1 << 40, slice: (start: number) => (reads.push(start), Promise.resolve(new ArrayBuffer(0))) };
+    const file = { name: 'huge.parquet' } as OpenedFile;
+    const mapped = mapParquetColumn({ children: [], count: 1, element: metadata.schema[1]!, path: ['n'] });
+    assert.ok(mapped.ok);
+    await assert.rejects(openGroup({ file, source, metadata: huge, columns: [mapped.column] }, 0), (error: unknown) => {
+      assert.ok(isIngestFailure(error));
+      assert.equal(error.error.code, 'PARQUET_TOO_LARGE');
+      assert.match(error.error.message, /huge\.parquet: row group 0 is 1073741825 bytes compressed, beyond the 1073741824 bytes/);
+      return true;
+    });
+    assert.deepEqual(reads, [], 'nothing was read');
+  });
 });
 
 describe('parquet ingester: retry when hyperd refuses a column type', () => {
@@ -456,14 +320,20 @@ describe('parquet ingester', () => {
     await copyFile(fixture, copy);
     const file = await claimInto(fx.root, copy);
     try {
-      return await fx.pool.transaction(async (conn) => {
-        const result = await parquetIngester.append(conn, file, { name: table }, ctx);
-        if (result.isErr()) throw new IngestFailure(result.error);
-        return result;
-      });
-    } catch (error) {
-      if (isIngestFailure(error)) return err(error.error);
-      throw error;
+      // As the watcher does: an error that asks for a retry gets a fresh transaction at once.
+      for (let attempt = 1; ; attempt++) {
+        try {
+          return await fx.pool.transaction(async (conn) => {
+            const result = await parquetIngester.append(conn, file, { name: table }, { ...ctx, attempt });
+            if (result.isErr()) throw new IngestFailure(result.error);
+            return result;
+          });
+        } catch (error) {
+          if (isIngestFailure(error) && error.error.retry && attempt < 3) continue;
+          if (isIngestFailure(error)) return err(error.error);
+          throw error;
+        }
+      }
     } finally {
       await file.close();
     }

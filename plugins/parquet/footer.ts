@@ -4,13 +4,16 @@
  * run on both paths, so a broken file always ends as one of our readable errors, never as whatever
  * hyperd or the decoder happens to say halfway through.
  */
-import { type AsyncBuffer, type FileMetaData, parquetMetadataAsync } from 'hyparquet';
+import { type AsyncBuffer, type FileMetaData, parquetMetadataAsync, parquetSchema } from 'hyparquet';
 import { ingestError, IngestFailure } from '../../src/errors.ts';
 import type { ClaimedFile } from '../../src/types.ts';
+import { chunkStart, decoderMessage } from './decode.ts';
 
 const MAGIC = 'PAR1';
 /** "PAR1" + footer length + "PAR1": nothing shorter is a Parquet file. */
 const MIN_SIZE = 12;
+/** Writers' footers are kilobytes to a few megabytes; a length beyond this is not believed. */
+export const MAX_FOOTER_BYTES = 64 << 20;
 
 const REPLAY_HINT = 'Write the file completely (a Parquet file ends with its footer and the bytes "PAR1"), then replay it.';
 const CORRUPT_HINT = 'The file is damaged; write it again from its source, then replay it.';
@@ -64,29 +67,42 @@ export async function readFooter(file: ClaimedFile, source: AsyncBuffer): Promis
   if (file.size < MIN_SIZE || !isMagic(tail)) {
     throw fail(file, 'PARQUET_TRUNCATED', `the file is truncated: it starts like a Parquet file but has no footer (${file.size} bytes, not ending with "PAR1")`, REPLAY_HINT);
   }
+  const footerLength = new DataView(toArrayBuffer(await file.read(file.size - 8, 4))).getUint32(0, true);
+  if (footerLength > file.size - MIN_SIZE) {
+    throw fail(file, 'PARQUET_CORRUPT', `the footer length (${footerLength} bytes) is larger than the file (${file.size} bytes)`, CORRUPT_HINT);
+  }
+  if (footerLength > MAX_FOOTER_BYTES) {
+    throw fail(file, 'PARQUET_TOO_LARGE', `the footer is ${footerLength} bytes, beyond the ${MAX_FOOTER_BYTES} bytes this reader accepts`, 'Write the file with fewer columns or row groups per file, then replay it.');
+  }
   let metadata: FileMetaData;
   try {
     // geoparquet: false keeps WKB columns as plain bytes (our type table has no geometry).
     metadata = await parquetMetadataAsync(source, { geoparquet: false });
   } catch (error) {
     if (error instanceof IngestFailure) throw error;
-    throw fail(file, 'PARQUET_CORRUPT', `the Parquet footer cannot be read: ${(error as Error).message}`, CORRUPT_HINT, error);
+    throw fail(file, 'PARQUET_CORRUPT', `the Parquet footer cannot be read: ${decoderMessage(error, 'the footer')}`, CORRUPT_HINT, error);
   }
   const dataEnd = file.size - 8 - metadata.metadata_length;
   let rows = 0n;
   for (const [g, group] of metadata.row_groups.entries()) {
+    if (group.num_rows < 0n) throw fail(file, 'PARQUET_CORRUPT', `row group ${g} counts ${group.num_rows} rows`, CORRUPT_HINT);
     rows += group.num_rows;
     for (const chunk of group.columns) {
       const meta = chunk.meta_data;
       if (!meta || chunk.file_path !== undefined) {
         throw fail(file, 'PARQUET_CORRUPT', `row group ${g} has a column chunk that is ${meta ? 'stored in another file' : 'encrypted or missing its metadata'}`, 'Write the file as a single, unencrypted Parquet file, then replay it.');
       }
-      const start = meta.dictionary_page_offset !== undefined && meta.dictionary_page_offset > 0n && meta.dictionary_page_offset < meta.data_page_offset ? meta.dictionary_page_offset : meta.data_page_offset;
+      const start = chunkStart(chunk);
       const end = start + meta.total_compressed_size;
-      if (start < 4n || end > BigInt(dataEnd)) {
+      if (start < 4n || meta.total_compressed_size < 0n || end > BigInt(dataEnd)) {
         throw fail(file, 'PARQUET_CORRUPT', `column "${meta.path_in_schema.join('.')}" of row group ${g} lies outside the file's data (bytes ${start}..${end} of ${dataEnd})`, CORRUPT_HINT);
       }
     }
+  }
+  try {
+    parquetSchema(metadata);
+  } catch (error) {
+    throw fail(file, 'PARQUET_CORRUPT', `the footer's schema cannot be read: ${decoderMessage(error, 'the schema')}`, CORRUPT_HINT, error);
   }
   if (rows !== metadata.num_rows) {
     throw fail(file, 'PARQUET_CORRUPT', `the footer counts ${metadata.num_rows} rows but its row groups hold ${rows}`, CORRUPT_HINT);

@@ -4,8 +4,10 @@
  * Then, fastest first:
  * - the database reads the claimed file itself (Hyper with `readsLocalFiles`):
  *   `INSERT INTO t (...) SELECT CAST(...) FROM external(path, FORMAT => 'parquet')`;
- * - otherwise (PostgreSQL, a remote hyperd, or a column type hyperd cannot read) the file is
- *   decoded here one row group at a time and streamed as CSV into `COPY ... FROM STDIN`.
+ * - otherwise (PostgreSQL, a remote hyperd, or a file hyperd cannot read: a type, codec or
+ *   encoding its reader lacks, known from the footer, or any file it refuses, found out by trying
+ *   and retried in a fresh transaction) the file is decoded here, row group by row group, and
+ *   streamed as CSV into `COPY ... FROM STDIN`.
  */
 import { type FileMetaData, parquetSchema, type SchemaElement } from 'hyparquet';
 import { ResultAsync } from 'neverthrow';
@@ -15,15 +17,41 @@ import { columnList, createTable, matchColumns } from '../../src/schema.ts';
 import { describeLogicalType, qualifiedName, quoteIdent, quoteLiteral, tableLabel } from '../../src/sql.ts';
 import { parseSqlType } from '../../src/sql-types.ts';
 import type { AppendResult, ClaimedFile, DbConnection, IngestContext, IngestError, IngesterPlugin, TableName } from '../../src/types.ts';
-import { csvBatches, withRawDecimals } from './csv.ts';
+import { csvBatches, readableFooter } from './csv.ts';
 import { asyncBufferOf, readFooter } from './footer.ts';
 import { isCompatible, mapParquetColumn, type ParquetColumn } from './types.ts';
 
 /**
- * `fileState` key: hyperd refused to read this file itself (a type it cannot read that our table
- * in `types.ts` did not foresee); the retry decodes it here instead.
+ * `fileState` key: hyperd refused to read this file itself (a type, codec or encoding its reader
+ * does not take although the file is valid); the retry decodes it here instead. Hyper has no
+ * savepoints ("Savepoints are disabled"), so the refused statement costs the transaction.
  */
 const NO_SERVER_READ = 'parquet.noServerRead';
+
+/**
+ * Codecs hyperd's reader takes (main.0.0.26359, checked on files DuckDB and arrow-rs write). It
+ * answers BROTLI with "error while reading Parquet file"; LZO and the old Hadoop LZ4 framing are
+ * decoded here too, without asking it first.
+ */
+const SERVER_CODECS = new Set(['UNCOMPRESSED', 'SNAPPY', 'GZIP', 'ZSTD', 'LZ4_RAW']);
+
+/** Why hyperd should not be asked to read the file, known from its footer alone. */
+function serverCannotRead(columns: readonly ParquetColumn[], metadata: FileMetaData): string | undefined {
+  const unreadable = columns.filter((c) => !c.hyperReads);
+  if (unreadable.length > 0) return `the database cannot read some of its column types: ${unreadable.map((c) => `${c.name} (${c.parquetType})`).join(', ')}`;
+  const unsigned32 = new Set(columns.filter((c) => c.codec.kind === 'uint32').map((c) => c.name));
+  for (const group of metadata.row_groups) {
+    for (const chunk of group.columns) {
+      const meta = chunk.meta_data!;
+      const name = meta.path_in_schema.join('.');
+      if (!SERVER_CODECS.has(meta.codec)) return `the database cannot read its ${meta.codec} compression (column "${name}")`;
+      // hyperd reads delta-encoded unsigned 32-bit values above 2^31 - 1 as 2147483647 (DuckDB's
+      // v2 files): it would land wrong values without a word.
+      if (unsigned32.has(name) && meta.encodings.includes('DELTA_BINARY_PACKED')) return `the database misreads its delta-encoded unsigned 32-bit column "${name}"`;
+    }
+  }
+  return undefined;
+}
 
 /** A file column and the table column it fills. */
 interface Target {
@@ -37,9 +65,10 @@ function schemaError(file: ClaimedFile, code: string, message: string, hint: str
 }
 
 /** The file's top-level columns with their types; unsupported types and ambiguous names are errors. */
-function fileColumns(file: ClaimedFile, metadata: FileMetaData): { columns: ParquetColumn[]; decimals: Set<SchemaElement> } {
+function fileColumns(file: ClaimedFile, metadata: FileMetaData): { columns: ParquetColumn[]; decimals: Set<SchemaElement>; asInt64: Set<SchemaElement> } {
   const columns: ParquetColumn[] = [];
   const decimals = new Set<SchemaElement>();
+  const asInt64 = new Set<SchemaElement>();
   const seen = new Set<string>();
   const root = parquetSchema(metadata);
   if (root.children.length === 0) {
@@ -68,8 +97,44 @@ function fileColumns(file: ClaimedFile, metadata: FileMetaData): { columns: Parq
     }
     columns.push(mapped.column);
     if (mapped.column.decimal) decimals.add(node.element);
+    if (mapped.column.codec.kind === 'uint32' && deltaOnly(file, metadata, mapped.column)) asInt64.add(node.element);
+    for (const path of mapped.column.nestedUint32 ?? []) refuseNestedDelta(file, metadata, mapped.column, path);
   }
-  return { columns, decimals };
+  return { columns, decimals, asInt64 };
+}
+
+/** Encodings of an INT32 column chunk stored with DELTA_BINARY_PACKED alone (RLE, BIT_PACKED: its levels). */
+const DELTA_ONLY = new Set(['DELTA_BINARY_PACKED', 'RLE', 'BIT_PACKED']);
+
+/**
+ * Whether an unsigned 32-bit column is delta-encoded throughout, to be read as INT64 (see
+ * `readableFooter`). Delta pages beside pages of other encodings cannot be read either way.
+ */
+function deltaOnly(file: ClaimedFile, metadata: FileMetaData, column: ParquetColumn): boolean {
+  const chunks = metadata.row_groups.flatMap((g) => g.columns.filter((c) => c.meta_data?.path_in_schema[0] === column.name));
+  const delta = chunks.filter((c) => c.meta_data!.encodings.includes('DELTA_BINARY_PACKED'));
+  if (delta.length === 0) return false;
+  if (delta.length === chunks.length && chunks.every((c) => c.meta_data!.encodings.every((e) => DELTA_ONLY.has(e)))) return true;
+  throw schemaError(
+    file,
+    'PARQUET_UNSUPPORTED_ENCODING',
+    `column "${column.name}" (Parquet ${column.parquetType}) mixes DELTA_BINARY_PACKED with other encodings, which this reader cannot decode exactly for unsigned 32-bit values`,
+    `Write column "${column.name}" with one encoding (or as INT64), then replay the file.`,
+    column.name,
+  );
+}
+
+/** An unsigned 32-bit field inside a list, map or struct cannot be read exactly from delta-encoded pages. */
+function refuseNestedDelta(file: ClaimedFile, metadata: FileMetaData, column: ParquetColumn, path: string): void {
+  const delta = metadata.row_groups.some((g) => g.columns.some((c) => c.meta_data!.path_in_schema.join('.') === path && c.meta_data!.encodings.includes('DELTA_BINARY_PACKED')));
+  if (!delta) return;
+  throw schemaError(
+    file,
+    'PARQUET_UNSUPPORTED_ENCODING',
+    `column "${column.name}" (Parquet ${column.parquetType}) has an unsigned 32-bit field "${path}" stored with DELTA_BINARY_PACKED, which this reader cannot decode exactly inside a list, map or struct`,
+    `Write column "${column.name}" with version 1 data pages (or its field as INT64), then replay the file.`,
+    column.name,
+  );
 }
 
 async function targetsOf(conn: DbConnection, file: ClaimedFile, table: TableName, columns: readonly ParquetColumn[], ctx: IngestContext): Promise<Target[]> {
@@ -174,12 +239,14 @@ function serverReadError(error: unknown, file: ClaimedFile, sql: string, ctx: In
   if (isIngestFailure(error)) return error;
   const failure = fromDbError(error, file.name, sql);
   // hyperd's reader says "... Parquet file ..."; anything else (a value out of range) stays as is.
-  if (failure.kind === 'transient' || !/parquet file/i.test(failure.message)) return error;
+  if (failure.kind === 'transient' || !/parquet/i.test(failure.message)) return error;
   // One line, naming the file as the producer did (not its staged path), without saying so twice.
   let message = failure.message.replaceAll(file.stagedPath, file.name).replace(/\s*\n\s*/g, '; ');
   if (message.startsWith(`${file.name}: `)) message = message.slice(file.name.length + 2);
-  if (failure.sqlState === '42804' && !ctx.fileState.has(NO_SERVER_READ)) {
-    const reason = `hyperd cannot read a column type of ${file.name} (${message}); retrying with the file decoded by hyperwatch`;
+  // hyperd refuses valid files too (codecs, encodings, types its reader lacks): whatever it says
+  // about the file, our own decoder gets the last word, and reports real damage itself.
+  if (!ctx.fileState.has(NO_SERVER_READ)) {
+    const reason = `hyperd cannot read ${file.name} (${message}); retrying with the file decoded by hyperwatch`;
     ctx.fileState.set(NO_SERVER_READ, true);
     ctx.logger.info(reason, { file: file.name });
     return new IngestFailure({ ...failure, message, retry: { reason } });
@@ -204,9 +271,9 @@ function rowCountMismatch(file: ClaimedFile, rows: number, expected: bigint | nu
 }
 
 /** Decoded here, one row group at a time, streamed as CSV into `COPY ... FROM STDIN`. */
-async function loadDecoded(conn: DbConnection, file: ClaimedFile, table: TableName, targets: readonly Target[], metadata: FileMetaData, decimals: Set<SchemaElement>): Promise<number> {
+async function loadDecoded(conn: DbConnection, file: ClaimedFile, table: TableName, targets: readonly Target[], metadata: FileMetaData): Promise<number> {
   const counter = { rows: 0 };
-  const batches = csvBatches({ file, source: asyncBufferOf(file), metadata: withRawDecimals(metadata, decimals), columns: targets.map((t) => t.column), counter });
+  const batches = csvBatches({ file, source: asyncBufferOf(file), metadata, columns: targets.map((t) => t.column), counter });
   const rows = await conn.copyFrom(`COPY ${qualifiedName(table)} (${columnList(targets)}) FROM STDIN WITH (FORMAT csv)`, batches);
   if (rows !== counter.rows || BigInt(rows) !== metadata.num_rows) throw rowCountMismatch(file, rows, metadata.num_rows);
   return rows;
@@ -214,17 +281,14 @@ async function loadDecoded(conn: DbConnection, file: ClaimedFile, table: TableNa
 
 async function append(conn: DbConnection, file: ClaimedFile, table: TableName, ctx: IngestContext): Promise<AppendResult> {
   const metadata = await readFooter(file, asyncBufferOf(file));
-  const { columns, decimals } = fileColumns(file, metadata);
+  const { columns, decimals, asInt64 } = fileColumns(file, metadata);
   const targets = await targetsOf(conn, file, table, columns, ctx);
   if (ctx.capabilities.parquet && ctx.capabilities.readsLocalFiles && !ctx.fileState.has(NO_SERVER_READ)) {
-    const unreadable = columns.filter((c) => !c.hyperReads);
-    if (unreadable.length === 0) return { rows: await loadOnServer(conn, file, table, targets, metadata.num_rows, ctx) };
-    ctx.logger.info('decoding the Parquet file here: the database cannot read some of its column types', {
-      file: file.name,
-      columns: unreadable.map((c) => `${c.name} (${c.parquetType})`).join(', '),
-    });
+    const reason = serverCannotRead(columns, metadata);
+    if (reason === undefined) return { rows: await loadOnServer(conn, file, table, targets, metadata.num_rows, ctx) };
+    ctx.logger.info(`decoding the Parquet file here: ${reason}`, { file: file.name });
   }
-  return { rows: await loadDecoded(conn, file, table, targets, metadata, decimals) };
+  return { rows: await loadDecoded(conn, file, table, targets, readableFooter(metadata, decimals, asInt64)) };
 }
 
 function toError(error: unknown, file: ClaimedFile): IngestError {

@@ -37,9 +37,16 @@
  * | group                  | LIST, MAP, or a plain group (struct)    | json             | no              |
  * | any, REPEATED          | (a legacy list without LIST annotation) | json             | no              |
  * | any                    | NULL / UNKNOWN (always-null column)     | text             | no              |
- * | anything else: INTERVAL, BSON, VARIANT, GEOMETRY, GEOGRAPHY, ... | schema error   |                 |
+ * | INT32, INT64, FLBA     | DECIMAL(p,s) with p > 38                | text (exact)     | no              |
+ * | BYTE_ARRAY             | GEOMETRY, GEOGRAPHY (WKB)               | bytes            | no              |
+ * | any                    | a logical type newer than this table    | as its physical type (2)   |       |
+ * | group                  | holding TIME, INTERVAL, BSON, or DECIMAL > 15 digits | schema error (3) |  |
+ * | anything else: INTERVAL, BSON, FLOAT16 not on 2 bytes, ...       | schema error   |                 |
  *
  * (1) The legacy converted types mean instants in UTC (the Parquet spec's compatibility rules).
+ * (2) The spec says a reader that does not know a logical type reads the physical type.
+ * (3) Inside lists, maps and structs the decoder hands out TIME as bare integers, decimals as
+ *     floats and cannot read INTERVAL or BSON: such a column is refused, never landed altered.
  *
  * "hyperd reads it" is what hyperd (main.0.0.26359) does with `external(path, FORMAT => 'parquet')`,
  * checked one type at a time: for the "no" rows it answers 42804 ("a data type that cannot be read
@@ -47,14 +54,19 @@
  * (decoded here, streamed as CSV) even when hyperd could read the file itself.
  */
 import type { SchemaTree } from 'hyparquet';
-import { isLosslessFit } from '../../src/column-fit.ts';
-import { INTEGER_DIGITS, isIntegerFamily, type SqlType } from '../../src/sql-types.ts';
 import type { LogicalType } from '../../src/types.ts';
+
+export { isCompatible, takesText } from './compat.ts';
 
 /** How the fallback turns one decoded value of a column into CSV text (see `csv.ts`). */
 export type ValueCodec =
   /** numbers, bigints, booleans: their JavaScript spelling */
   | { readonly kind: 'plain' }
+  /**
+   * unsigned 32-bit: hyparquet hands out numbers, or bigints where the column is read as INT64
+   * (see `readableFooter`), wrapped modulo 2^32 as the spec's delta arithmetic wants
+   */
+  | { readonly kind: 'uint32' }
   /** float/double: also NaN and ±Infinity, spelled as SQL reads them */
   | { readonly kind: 'float' }
   /** already a string (UTF-8 text, UUID, JSON text, dates and timestamps our parsers format) */
@@ -65,8 +77,11 @@ export type ValueCodec =
   /** the unscaled integer (number, bigint or big-endian two's complement bytes) */
   | { readonly kind: 'decimal'; readonly scale: number }
   | { readonly kind: 'time'; readonly unit: TimeUnit }
-  /** lists, maps, structs, as hyparquet assembles them */
-  | { readonly kind: 'nested' };
+  /**
+   * lists, maps, structs, as hyparquet assembles them; `utf8`: decode the byte arrays inside as
+   * text (so ENUM fields read as text), false when a field holds raw binary (kept as base64)
+   */
+  | { readonly kind: 'nested'; readonly utf8: boolean };
 
 export type TimeUnit = 'MILLIS' | 'MICROS' | 'NANOS';
 
@@ -80,6 +95,12 @@ export interface ParquetColumn {
   readonly codec: ValueCodec;
   /** The footer says DECIMAL: the fallback reads the unscaled integers (see `csv.ts`). */
   readonly decimal: boolean;
+  /**
+   * Paths (`l.list.element`) of unsigned 32-bit fields inside a list, map or struct: the decoder
+   * misreads them when they are delta-encoded (see `readableFooter`), which only the column
+   * chunks tell.
+   */
+  readonly nestedUint32?: readonly string[];
 }
 
 export type MapResult = { readonly ok: true; readonly column: ParquetColumn } | { readonly ok: false; readonly parquetType: string; readonly reason: string };
@@ -104,7 +125,7 @@ export function describeParquetType(node: SchemaTree): string {
         annotation = `INT(${lt.bitWidth}, ${lt.isSigned ? 'signed' : 'unsigned'})`;
         break;
       default:
-        annotation = lt.type;
+        annotation = lt.type ?? 'a logical type unknown to this reader';
     }
   } else if (e.converted_type) {
     annotation = e.converted_type === 'DECIMAL' ? `DECIMAL(${e.precision ?? '?'},${e.scale ?? 0})` : e.converted_type;
@@ -119,6 +140,12 @@ function column(node: SchemaTree, type: LogicalType, hyperReads: boolean, codec:
 }
 
 const PLAIN: ValueCodec = { kind: 'plain' };
+/** NUMERIC's widest precision, in Hyper and in PostgreSQL's typmod form. */
+const MAX_DECIMAL_DIGITS = 38;
+/** Digits a double holds exactly: the most a decimal inside a nested column may have. */
+const NESTED_DECIMAL_DIGITS = 15;
+/** Logical types this table knows; any other is read as its physical type (the spec's rule). */
+const KNOWN_LOGICAL_TYPES = new Set(['STRING', 'MAP', 'LIST', 'ENUM', 'DECIMAL', 'DATE', 'TIME', 'TIMESTAMP', 'INTEGER', 'NULL', 'JSON', 'BSON', 'UUID', 'FLOAT16', 'VARIANT', 'GEOMETRY', 'GEOGRAPHY']);
 const STRING: ValueCodec = { kind: 'string' };
 
 function integerType(node: SchemaTree, bitWidth: number, signed: boolean): MapResult {
@@ -130,7 +157,7 @@ function integerType(node: SchemaTree, bitWidth: number, signed: boolean): MapRe
   }
   if (bitWidth === 8) return column(node, { kind: 'smallint' }, true, PLAIN);
   if (bitWidth === 16) return column(node, { kind: 'integer' }, true, PLAIN);
-  if (bitWidth === 32) return column(node, { kind: 'bigint' }, true, PLAIN);
+  if (bitWidth === 32) return column(node, { kind: 'bigint' }, true, { kind: 'uint32' });
   // 2^64 - 1 needs 20 digits; hyperd refuses unsigned 64-bit columns.
   return column(node, { kind: 'decimal', precision: 20, scale: 0 }, false, PLAIN);
 }
@@ -143,6 +170,8 @@ function decimalType(node: SchemaTree, precision: number | undefined, scale: num
   if (physical !== 'INT32' && physical !== 'INT64' && physical !== 'FIXED_LEN_BYTE_ARRAY' && physical !== 'BYTE_ARRAY') {
     return unsupported(node, `a DECIMAL annotation on ${physical ?? 'a group'} is inconsistent`);
   }
+  // No database column holds more than 38 digits: the exact digits land as text.
+  if (precision > MAX_DECIMAL_DIGITS) return column(node, { kind: 'text' }, false, { kind: 'decimal', scale: scale ?? 0 }, true);
   return column(node, { kind: 'decimal', precision, scale: scale ?? 0 }, physical !== 'BYTE_ARRAY', { kind: 'decimal', scale: scale ?? 0 }, true);
 }
 
@@ -166,11 +195,56 @@ function requirePhysical(node: SchemaTree, physical: string, type: LogicalType, 
 /** The LogicalType of one top-level column of the file, or why it has none. */
 export function mapParquetColumn(node: SchemaTree): MapResult {
   const e = node.element;
+  if (e.logical_type?.type === 'VARIANT') return unsupported(node, 'the VARIANT logical type is not supported');
   if (node.children.length > 0 || e.repetition_type === 'REPEATED') {
     // hyparquet assembles lists, maps and structs into JavaScript values; they land as JSON text.
-    return column(node, { kind: 'json' }, false, { kind: 'nested' });
+    // A repeated leaf (a legacy list without its LIST group) is its own element.
+    const fields = node.children.length > 0 ? node.children : [node];
+    const refused = nestedRefusal(fields);
+    if (refused) return unsupported(node, refused);
+    const leaves = nestedLeaves(fields);
+    const rawBytes = leaves.some((c) => c.codec.kind === 'bytes');
+    if (rawBytes && leaves.some((c) => c.codec.kind === 'utf8')) {
+      return unsupported(node, 'it holds both raw binary and ENUM fields, which the decoder cannot tell apart inside a list, map or struct');
+    }
+    const mapped = column(node, { kind: 'json' }, false, { kind: 'nested', utf8: !rawBytes });
+    const uint32 = leaves.filter((c) => c.codec.kind === 'uint32').map((c) => c.name);
+    return mapped.ok && uint32.length > 0 ? { ok: true, column: { ...mapped.column, nestedUint32: uint32 } } : mapped;
   }
-  const lt = e.logical_type;
+  return mapLeaf(node);
+}
+
+/** Why a leaf inside a list, map or struct would not land as it is in the file (see (3) above). */
+function nestedRefusal(fields: readonly SchemaTree[]): string | undefined {
+  for (const child of fields) {
+    const path = child.path.join('.');
+    if (child.children.length > 0) {
+      const inner = nestedRefusal(child.children);
+      if (inner) return inner;
+      continue;
+    }
+    const mapped = mapLeaf({ ...child, element: { ...child.element, repetition_type: 'OPTIONAL' } });
+    if (!mapped.ok) return `its field "${path}" has Parquet type ${mapped.parquetType}: ${mapped.reason}`;
+    const { type, codec } = mapped.column;
+    if (codec.kind === 'time') return `its field "${path}" is a TIME, which inside a list, map or struct cannot be loaded exactly`;
+    if (codec.kind === 'decimal' && (type.kind !== 'decimal' || type.precision > NESTED_DECIMAL_DIGITS)) {
+      return `its field "${path}" is a decimal of more than ${NESTED_DECIMAL_DIGITS} digits, which inside a list, map or struct cannot be loaded exactly`;
+    }
+  }
+  return undefined;
+}
+
+function nestedLeaves(fields: readonly SchemaTree[]): ParquetColumn[] {
+  return fields.flatMap((child) => {
+    if (child.children.length > 0) return nestedLeaves(child.children);
+    const mapped = mapLeaf({ ...child, element: { ...child.element, repetition_type: 'OPTIONAL' } });
+    return mapped.ok ? [{ ...mapped.column, name: child.path.join('.') }] : [];
+  });
+}
+
+function mapLeaf(node: SchemaTree): MapResult {
+  const e = node.element;
+  const lt = e.logical_type && KNOWN_LOGICAL_TYPES.has(e.logical_type.type) ? e.logical_type : undefined;
   if (lt) {
     switch (lt.type) {
       case 'STRING':
@@ -195,6 +269,10 @@ export function mapParquetColumn(node: SchemaTree): MapResult {
         return timestampType(node, lt.isAdjustedToUTC);
       case 'NULL':
         return column(node, { kind: 'text' }, false, STRING);
+      case 'GEOMETRY':
+      case 'GEOGRAPHY':
+        // Well-known binary: the bytes land as they are, for the database's spatial functions.
+        return requirePhysical(node, 'BYTE_ARRAY', { kind: 'bytes' }, false, { kind: 'bytes' }, lt.type);
       default:
         return unsupported(node, `the ${lt.type} logical type is not supported`);
     }
@@ -251,39 +329,5 @@ export function mapParquetColumn(node: SchemaTree): MapResult {
       return column(node, { kind: 'bytes' }, false, { kind: 'bytes' });
     default:
       return unsupported(node, 'the column has no physical type');
-  }
-}
-
-// ---------------------------------------------------------------------------------------------
-// Compatibility with an existing table's column (its type read by `parseSqlType`)
-// ---------------------------------------------------------------------------------------------
-
-/**
- * Columns that take any file column as text. An array of text (PostgreSQL's `text[]`,
- * `varchar(n)[]`) too: the database parses each value as an array literal such as `{a,b}` and
- * rejects any other.
- */
-export function takesText(table: SqlType): boolean {
-  return table.family === 'text' || (table.family === 'array' && table.element.family === 'text');
-}
-
-/**
- * Whether values of the file's `type` can go into a table column of type `table`. Whatever loses
- * nothing does (`isLosslessFit`), and so does every column of `takesText`. Also decimal → double
- * (approximate, as the producer of a decimal column usually means), a decimal of scale 0 → an
- * integer type with more digits, and text → json/uuid (the database checks each value).
- * Everything else (e.g. text → bigint, timestamp → timestamptz, bigint → integer or double) is a
- * schema error: converting it is the producer's call, not ours.
- */
-export function isCompatible(type: LogicalType, table: SqlType): boolean {
-  if (takesText(table) || isLosslessFit(type, table)) return true;
-  switch (type.kind) {
-    case 'decimal':
-      if (table.family === 'double') return true;
-      return type.scale === 0 && isIntegerFamily(table.family) && type.precision < INTEGER_DIGITS[table.family];
-    case 'text':
-      return table.family === 'json' || table.family === 'uuid';
-    default:
-      return false;
   }
 }
