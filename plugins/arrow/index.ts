@@ -163,7 +163,7 @@ function isArrowCorruption(error: IngestError): boolean {
 }
 
 async function loadHyper(conn: DbConnection, file: ClaimedFile, table: TableName, source: IpcSource, plans: readonly ColumnPlan[], ctx: IngestContext): Promise<number> {
-  const rewrite = !source.modernFraming || plans.some((p) => p.mapping.rewrite !== 'none');
+  const rewrite = !source.passThrough || plans.some((p) => p.mapping.rewrite !== 'none');
   // ARROWSTREAM takes a column only under its exact name and type, and a NOT NULL column only
   // from a non-nullable field; anything else is loaded through a temporary table and cast.
   const direct = plans.every((p) => p.field.name === p.column.name && isSameType(p.mapping.type, p.columnType) && (p.column.nullable || !p.field.nullable));
@@ -172,7 +172,7 @@ async function loadHyper(conn: DbConnection, file: ClaimedFile, table: TableName
   const schema = wireSchema(plans.map((p) => ({ name: p.field.name, type: wireType(p.field.type), nullable: p.field.nullable || p.mapping.rewrite === 'null-to-utf8' })));
   const bytes = (): AsyncIterable<Uint8Array> => (rewrite ? reencode(source, schema) : source.streamBytes());
   const fields = columnList(plans.map((p) => ({ name: p.field.name })));
-  ctx.logger.debug('arrow: loading through ARROWSTREAM', { file: file.name, format: source.format, passThrough: !rewrite, viaTempTable: !direct });
+  ctx.logger.debug('arrow: loading through ARROWSTREAM', { file: file.name, format: source.format, passThrough: !rewrite, viaTempTable: !direct, notes: source.notes });
 
   const copy = async (target: string): Promise<number> => {
     const sql = `COPY ${target} (${fields}) FROM STDIN WITH (FORMAT ARROWSTREAM)`;
