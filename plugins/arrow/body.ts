@@ -7,7 +7,7 @@
  * bound.
  */
 import { decompress } from './codecs.ts';
-import { type BatchHeader, type BufferPlan, MAX_BODY, type NodePlan, type Region } from './layout.ts';
+import { type BatchHeader, type BufferPlan, MAX_BODY, type NodePlan, type Region, where } from './layout.ts';
 import { checkedSize, corrupt, IpcProblem } from './problem.ts';
 
 export interface SafeBody {
@@ -128,13 +128,13 @@ function checkOffsets(bytes: Uint8Array, wide: boolean, length: number, limit: n
   const v = view(bytes);
   const at = (i: number): number => (wide ? Number(v.getBigInt64(i * 8, true)) : v.getInt32(i * 4, true));
   let previous = at(0);
-  if (previous < 0) throw corrupt(`column "${plan.shape.column}" (${plan.shape.path}) has a negative first offset (${previous})`, plan.shape.column);
+  if (previous < 0) throw corrupt(`${where(plan.shape)} has a negative first offset (${previous})`, plan.shape.column);
   for (let i = 1; i <= length; i++) {
     const next = at(i);
-    if (next < previous) throw corrupt(`column "${plan.shape.column}" (${plan.shape.path}) has offsets that go down at row ${i - 1} (${previous} → ${next})`, plan.shape.column);
+    if (next < previous) throw corrupt(`${where(plan.shape)} has offsets that go down at row ${i - 1} (${previous} → ${next})`, plan.shape.column);
     previous = next;
   }
-  if (previous > limit) throw corrupt(`column "${plan.shape.column}" (${plan.shape.path}) has offsets up to ${previous}, past the end of its ${limit} ${what}`, plan.shape.column);
+  if (previous > limit) throw corrupt(`${where(plan.shape)} has offsets up to ${previous}, past the end of its ${limit} ${what}`, plan.shape.column);
 }
 
 function checkValues(plan: NodePlan, bytesOf: (index: number) => Uint8Array, sizes: DictionarySizes): void {

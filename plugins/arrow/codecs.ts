@@ -9,19 +9,55 @@ import { corrupt } from './problem.ts';
 import type { Codec } from './layout.ts';
 
 const LZ4_MAGIC = 0x184d2204;
+const ZSTD_MAGIC = 0xfd2fb528;
+/** A ZSTD frame may ask for a window this large (or as large as its content) and no larger. */
+const MAX_ZSTD_WINDOW = 64 << 20;
+
+/**
+ * The decoder allocates what a frame's header asks for (its content size, or its window): checked
+ * against what the buffer's prefix announced before anything is allocated.
+ */
+function checkZstdHeader(input: Uint8Array, size: number, what: string): void {
+  if (input.length < 6) throw corrupt(`${what}: the ZSTD data is ${input.length} bytes, too short for a frame`);
+  const view = new DataView(input.buffer, input.byteOffset, input.byteLength);
+  if (view.getUint32(0, true) !== ZSTD_MAGIC) throw corrupt(`${what}: the ZSTD data does not start with the ZSTD frame magic number`);
+  const flags = input[4]!;
+  const singleSegment = (flags >> 5) & 1;
+  const sizeField = flags >> 6;
+  const dictionaryBytes = [0, 1, 2, 4][flags & 3]!;
+  let at = 5;
+  let window = 0;
+  if (!singleSegment) {
+    const descriptor = input[at++]!;
+    const base = 2 ** (10 + (descriptor >> 3));
+    window = base + (base / 8) * (descriptor & 7);
+  }
+  at += dictionaryBytes;
+  const sizeBytes = sizeField === 0 ? singleSegment : 1 << sizeField;
+  if (at + sizeBytes > input.length) throw corrupt(`${what}: the ZSTD frame header ends early`);
+  if (sizeBytes > 0) {
+    let content = 0;
+    for (let k = sizeBytes - 1; k >= 0; k--) content = content * 256 + input[at + k]!;
+    if (sizeBytes === 2) content += 256;
+    // One frame per buffer is what writers make; its content is the whole buffer.
+    if (content > size) throw corrupt(`${what}: the ZSTD frame holds ${content} bytes, more than the ${size} its prefix announces`);
+  } else if (window > Math.max(size, MAX_ZSTD_WINDOW)) {
+    throw corrupt(`${what}: the ZSTD frame asks for a ${window}-byte window for ${size} bytes of data`);
+  }
+}
 
 /** Decodes `input` (one buffer without its length prefix) into `size` bytes. */
 export function decompress(codec: Codec, input: Uint8Array, size: number, what: string): Uint8Array {
   if (codec === 'zstd') {
-    // One byte of room more than announced: a buffer that decodes longer is then seen, not cut.
+    checkZstdHeader(input, size, what);
     let out: Uint8Array;
     try {
-      out = decompressZstd(input, new Uint8Array(size + 1));
+      out = decompressZstd(input);
     } catch (error) {
       throw corrupt(`${what}: the ZSTD data cannot be decoded (${error instanceof Error ? error.message : String(error)})`);
     }
     if (out.length !== size) throw corrupt(`${what}: the ZSTD data decodes to ${out.length} bytes, not the ${size} its prefix announces`);
-    return out.buffer === input.buffer ? out.slice() : out.subarray(0, size);
+    return out;
   }
   return lz4Frames(input, size, what);
 }

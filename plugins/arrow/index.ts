@@ -16,7 +16,7 @@
  * Elsewhere the batches become CSV text for `COPY ... FORMAT csv`, in ~1 MiB strings.
  */
 import { ResultAsync } from 'neverthrow';
-import { RecordBatchStreamWriter, type Field, type Schema } from 'apache-arrow';
+import { RecordBatchStreamWriter, type Field, type RecordBatch, type Schema } from 'apache-arrow';
 import { fromDbError, ingestError, IngestFailure, isIngestFailure } from '../../src/errors.ts';
 import { defineIngester } from '../../src/plugins.ts';
 import { columnList, createTable, matchColumns } from '../../src/schema.ts';
@@ -25,10 +25,13 @@ import { parseSqlType, type SqlType } from '../../src/sql-types.ts';
 import type { AppendResult, ClaimedFile, ColumnSpec, DbConnection, IngestContext, IngestError, IngesterPlugin, TableColumn, TableName } from '../../src/types.ts';
 import { BatchTooLarge } from './columns.ts';
 import { csvField, makeFormatter } from './format.ts';
+import { makeBreather } from './problem.ts';
 import { ChunkCollector, openIpc, type IpcSource } from './source.ts';
 import { describeField, isCompatible, isSameType, mapArrowType, type FieldMapping } from './types.ts';
 import { wireBatch, wireSchema, wireType } from './wire.ts';
 
+/** Batches longer than this are rewritten for Hyper in slices of this many rows. */
+const SLICE_ROWS = 65_536;
 /** CSV text is handed to COPY in strings of about this many characters. */
 const CSV_CHUNK = 1 << 20;
 /** `fileState` key: Hyper refused the Arrow data of an earlier attempt; load this file as CSV. */
@@ -132,15 +135,29 @@ function plan(file: ClaimedFile, table: TableName, schema: Schema, mappings: rea
 // Hyper: Arrow in, as Arrow
 // ---------------------------------------------------------------------------------------------
 
-/** Decodes, rewrites for Hyper and re-encodes, one record batch at a time. */
+function slices(batch: RecordBatch): RecordBatch[] {
+  if (batch.numRows <= SLICE_ROWS) return [batch];
+  const out: RecordBatch[] = [];
+  for (let start = 0; start < batch.numRows; start += SLICE_ROWS) out.push(batch.slice(start, Math.min(batch.numRows, start + SLICE_ROWS)));
+  return out;
+}
+
+/**
+ * Decodes, rewrites for Hyper and re-encodes, one record batch at a time; a large batch in
+ * slices, giving other work a turn between them (a rewrite to JSON text takes a while).
+ */
 async function* reencode(source: IpcSource, schema: Schema): AsyncIterable<Uint8Array> {
   const sink = new ChunkCollector();
   const writer = new RecordBatchStreamWriter();
+  const breathe = makeBreather();
   writer.reset(sink, schema);
   for await (const batch of source.batches()) {
-    writer.write(wireBatch(batch, schema));
-    // One write per batch: the writer's many small buffers become one COPY message.
-    if (sink.byteLength > 0) yield sink.take();
+    for (const slice of slices(batch)) {
+      writer.write(wireBatch(slice, schema));
+      // One write per slice: the writer's many small buffers become one COPY message.
+      if (sink.byteLength > 0) yield sink.take();
+      await breathe();
+    }
   }
   writer.close();
   if (sink.byteLength > 0) yield sink.take();
@@ -233,6 +250,7 @@ function hyperCopyError(error: unknown, file: ClaimedFile, sql: string, ctx: Ing
 async function* csvChunks(source: IpcSource): AsyncIterable<string> {
   let lines: string[] = [];
   let size = 0;
+  const breathe = makeBreather();
   for await (const batch of source.batches()) {
     const formatters = batch.data.children.map((child) => makeFormatter(child));
     const last = formatters.length - 1;
@@ -245,6 +263,7 @@ async function* csvChunks(source: IpcSource): AsyncIterable<string> {
         yield lines.join('');
         lines = [];
         size = 0;
+        await breathe();
       }
     }
   }

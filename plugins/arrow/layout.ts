@@ -116,18 +116,23 @@ export function planBatch(fields: readonly Shape[], header: BatchHeader, unionVa
 
 const bitmapBytes = (length: number): number => Math.ceil(length / 8);
 
+/** `column "x"`, or `column "x" (at x.item)` inside a nested column. */
+export function where(shape: Shape): string {
+  return shape.path === shape.column ? `column "${shape.column}"` : `column "${shape.column}" (at ${shape.path})`;
+}
+
 function planNode(shape: Shape, header: BatchHeader, cursor: Cursor, unionValidity: boolean): NodePlan {
   const node = header.nodes[cursor.node++];
-  if (!node) throw corrupt(`a record batch has too few nodes for column "${shape.column}" (at ${shape.path})`, shape.column);
+  if (!node) throw corrupt(`a record batch has too few nodes for ${where(shape)}`, shape.column);
   const { length, nullCount } = node;
   const buffers: BufferPlan[] = [];
   const take = (role: Role, minBytes: number, swap: readonly number[] = []): void => {
     const index = cursor.buffer++;
     const region = header.buffers[index];
-    if (!region) throw corrupt(`a record batch has too few buffers for column "${shape.column}" (at ${shape.path})`, shape.column);
+    if (!region) throw corrupt(`a record batch has too few buffers for ${where(shape)}`, shape.column);
     // A compressed buffer's size is checked once it is decompressed.
     if (header.codec === null && region.length < minBytes) {
-      throw corrupt(`buffer ${index} (${role} of ${shape.path}) has ${region.length} bytes; ${length} rows need at least ${minBytes}`, shape.column);
+      throw corrupt(`${where(shape)}: buffer ${index} (${role}) has ${region.length} bytes; ${length} rows need at least ${minBytes}`, shape.column);
     }
     buffers.push({ index, role, minBytes, swap });
   };
@@ -183,7 +188,7 @@ function planNode(shape: Shape, header: BatchHeader, cursor: Cursor, unionValidi
   const children = shape.children.map((child) => planNode(child, header, cursor, unionValidity));
   for (const child of children) {
     const needed = shape.layout === 'fixed-list' ? length * shape.listSize : shape.layout === 'struct' || shape.layout === 'sparse-union' ? length : 0;
-    if (child.length < needed) throw corrupt(`${child.shape.path} has ${child.length} values where ${shape.path}'s ${length} rows need ${needed}`, shape.column);
+    if (child.length < needed) throw corrupt(`${where(child.shape)} has ${child.length} values where its parent's ${length} rows need ${needed}`, shape.column);
   }
   return { shape, length, nullCount, buffers, children };
 }
