@@ -25,8 +25,8 @@ import { parseSqlType, type SqlType } from '../../src/sql-types.ts';
 import type { AppendResult, ClaimedFile, ColumnSpec, DbConnection, IngestContext, IngestError, IngesterPlugin, TableColumn, TableName } from '../../src/types.ts';
 import { BatchTooLarge } from './columns.ts';
 import { csvField, makeFormatter } from './format.ts';
-import { makeBreather } from './problem.ts';
-import { ChunkCollector, openIpc, type IpcSource } from './source.ts';
+import { IpcProblem, makeBreather } from './problem.ts';
+import { ChunkCollector, openIpc, readError, type IpcSource } from './source.ts';
 import { describeField, isCompatible, isSameType, mapArrowType, type FieldMapping } from './types.ts';
 import { wireBatch, wireSchema, wireType } from './wire.ts';
 
@@ -79,7 +79,7 @@ function mapFields(schema: Schema, file: ClaimedFile): FieldMapping[] {
         'ARROW_UNSUPPORTED_TYPE',
         file,
         `column "${field.name}" has Arrow type ${mapped.unsupported}, which has no column type here`,
-        `Convert column "${field.name}" in the producer (e.g. durations and intervals to integers or text, unions to one type), or drop it; then replay the file.`,
+        `Convert column "${field.name}" in the producer (e.g. a union to one of its types), or drop it; then replay the file.`,
         field.name,
       );
     }
@@ -222,7 +222,7 @@ async function loadHyper(conn: DbConnection, file: ClaimedFile, table: TableName
  * type here has a text form for.
  */
 function hyperCopyError(error: unknown, file: ClaimedFile, sql: string, ctx: IngestContext): unknown {
-  if (isIngestFailure(error) || error instanceof BatchTooLarge) return error;
+  if (isIngestFailure(error) || error instanceof BatchTooLarge || error instanceof IpcProblem) return error;
   const failure = fromDbError(error, file.name, sql);
   if (isArrowCorruption(failure)) {
     return new IngestFailure(
@@ -292,6 +292,7 @@ async function append(conn: DbConnection, file: ClaimedFile, table: TableName, c
 
 function toError(error: unknown, file: ClaimedFile): IngestError {
   if (isIngestFailure(error)) return error.error;
+  if (error instanceof IpcProblem) return readError(file, error);
   if (error instanceof BatchTooLarge) {
     return ingestError('data', 'ARROW_BATCH_TOO_LARGE', `${file.name}: ${error.message}`, 'Write the file with smaller record batches (e.g. 64k rows each), then replay it.', {
       file: file.name,

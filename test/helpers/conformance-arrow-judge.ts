@@ -56,6 +56,16 @@ function decimalText(words: Uint32Array, at: number, count: number, scale: numbe
   return negative ? `-${text}` : text;
 }
 
+/** Hyper's interval text (ISO 8601: `P1Y2M3DT4H5M6.789000S`) as `months|days|micros`. */
+function isoParts(text: string): string {
+  const m = /^P(?:(-?\d+)Y)?(?:(-?\d+)M)?(?:(-?\d+)D)?(?:T(?:(-?\d+)H)?(?:(-?\d+)M)?(?:(-?)(\d+)(?:\.(\d+))?S)?)?$/.exec(text);
+  if (!m) return `unreadable interval ${text}`;
+  const n = (s: string | undefined): bigint => BigInt(s ?? 0);
+  const seconds = n(m[7]) * 1_000_000n + BigInt((m[8] ?? '').padEnd(6, '0').slice(0, 6) || 0);
+  const micros = (n(m[4]) * 3600n + n(m[5]) * 60n) * 1_000_000n + (m[6] === '-' ? -seconds : seconds);
+  return `${n(m[1]) * 12n + n(m[2])}|${n(m[3])}|${micros}`;
+}
+
 const hex = (bytes: Uint8Array): string => `\\x${Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('')}`;
 
 /** A nested value as plain JSON (as the reader writes nested columns: JSON text). */
@@ -109,6 +119,19 @@ function column(data: Data): { text: (row: number) => string | null; canon: Cano
     return wrap((row) => timestampText(toMicros((data.values as BigInt64Array)[row]!, type.unit), Boolean(type.timezone)));
   }
   if (DataType.isTime(type)) return wrap((row) => timeText(toMicros(BigInt((data.values as ArrayLike<number | bigint>)[row]!), type.unit)));
+  if (DataType.isInterval(type) || DataType.isDuration(type)) {
+    const view = new DataView(data.values.buffer, data.values.byteOffset, data.values.byteLength);
+    const parts = (row: number): [number, number, bigint] => {
+      if (DataType.isDuration(type)) {
+        const v = view.getBigInt64(row * 8, true);
+        return [0, 0, type.unit === TimeUnit.NANOSECOND ? v / 1000n : toMicros(v, type.unit)];
+      }
+      if (type.unit === 0) return [view.getInt32(row * 4, true), 0, 0n];
+      if (type.unit === 1) return [0, view.getInt32(row * 8, true), BigInt(view.getInt32(row * 8 + 4, true)) * 1000n];
+      return [view.getInt32(row * 16, true), view.getInt32(row * 16 + 4, true), view.getBigInt64(row * 16 + 8, true) / 1000n];
+    };
+    return wrap((row) => parts(row).join('|'), (t) => (t === null || t.includes('|') ? t : isoParts(t)));
+  }
   if (DataType.isList(type) || DataType.isLargeList(type) || DataType.isFixedSizeList(type) || DataType.isStruct(type) || DataType.isMap(type)) {
     const vector = makeVector(data);
     return wrap((row) => JSON.stringify(plain(vector.get(row))), (t) => (t === null ? null : JSON.stringify(JSON.parse(t))));

@@ -5,7 +5,7 @@
  * written and read back by arrow-rs, then written as an IPC stream by arrow-rs).
  */
 import {
-  Binary, Bool, DateDay, Decimal, Dictionary, Field, FixedSizeBinary, Float32, Float64, Int16, Int32, Int64, Int8, LargeBinary, LargeList, LargeUtf8, List,
+  Binary, Bool, DateDay, Decimal, Dictionary, DurationMillisecond, Field, IntervalDayTime, IntervalMonthDayNano, IntervalYearMonth, FixedSizeBinary, Float32, Float64, Int16, Int32, Int64, Int8, LargeBinary, LargeList, LargeUtf8, List,
   makeData, makeVector, Map_, Null, RecordBatch, Struct, Table, tableToIPC, TimeMicrosecond, TimestampMicrosecond, TimestampMillisecond,
   TimestampNanosecond, Uint16, Uint32, Uint64, Uint8, Utf8, vectorFromArray, type DataType, type Vector,
 } from 'apache-arrow';
@@ -66,6 +66,26 @@ export function inBatches(table: Table, size: number): Table {
   return new Table(parts);
 }
 
+function monthDayNano(values: readonly [number, number, bigint][]): Int32Array {
+  const out = new Int32Array(values.length * 4);
+  const view = new DataView(out.buffer);
+  values.forEach(([months, days, nanos], i) => {
+    view.setInt32(i * 16, months, true);
+    view.setInt32(i * 16 + 4, days, true);
+    view.setBigInt64(i * 16 + 8, nanos, true);
+  });
+  return out;
+}
+
+function decimal256(values: readonly bigint[]): Uint32Array {
+  const words = new Uint32Array(values.length * 8);
+  values.forEach((value, row) => {
+    const twos = value < 0n ? (1n << 256n) + value : value;
+    for (let w = 0; w < 8; w++) words[row * 8 + w] = Number((twos >> BigInt(32 * w)) & 0xffffffffn);
+  });
+  return words;
+}
+
 /** A column per common type, 4 rows (the last all null). */
 export function manyTypes(): Table {
   const decimal = makeVector(makeData({ type: new Decimal(2, 10, 128), length: 4, nullCount: 1, nullBitmap: Uint8Array.of(0b0111), data: new Uint32Array([12345, 0, 0, 0, 0xffffffff, 0xffffffff, 0xffffffff, 0xffffffff, 7, 0, 0, 0, 0, 0, 0, 0]) }));
@@ -92,6 +112,11 @@ export function manyTypes(): Table {
     ts_ns: nanos,
     t_us: time,
     dict: vectorFromArray(['red', 'green', 'red', null]),
+    ym: makeVector(makeData({ type: new IntervalYearMonth(), length: 4, nullCount: 1, nullBitmap: Uint8Array.of(0b0111), data: Int32Array.of(14, -1, 0, 0) })),
+    dt: makeVector(makeData({ type: new IntervalDayTime(), length: 4, nullCount: 1, nullBitmap: Uint8Array.of(0b0111), data: Int32Array.of(3, 14_706_789, -2, -1500, 0, 1, 0, 0) })),
+    mdn: makeVector(makeData({ type: new IntervalMonthDayNano(), length: 4, nullCount: 1, nullBitmap: Uint8Array.of(0b0111), data: monthDayNano([[1, 2, 3_000_001_000n], [0, -1, -1_500_000n], [-3, 0, 86_400_000_000_000n], [0, 0, 0n]]) })),
+    took: col([90061001n, -5n, 0n, null], new DurationMillisecond()),
+    wide: makeVector(makeData({ type: new Decimal(3, 45, 256), length: 4, nullCount: 1, nullBitmap: Uint8Array.of(0b0111), data: decimal256([10n ** 44n + 1n, -123456n, 0n, 0n]) })),
   });
 }
 
