@@ -1,187 +1,176 @@
 /**
  * Conformance of the Arrow reader with files other writers make, at test time: Hyper's own
  * `COPY ... TO (FORMAT arrowstream)`, apache-arrow JS, arrow-rs (through parquet-wasm), LZ4 and
- * ZSTD body compression from real compressors, big-endian copies, and damaged files. Each case is
- * loaded into a real hyperd through the Arrow ingester, as the watcher runs it, through ARROWSTREAM
- * and through CSV (the path of databases without ARROWSTREAM), and then:
- * - a case meant to land must land with the writer's rows and values (the writer's data read back
- *   with apache-arrow is the judge);
- * - a case meant to be refused must be refused with its code, naming the column where it is in one,
- *   and land nothing;
- * - no case may hold the event loop for a second or more, nor grow the process by `MEMORY_BOUND`.
+ * ZSTD body compression from real compressors, big-endian copies, and damaged files (cases in
+ * helpers/conformance-arrow-cases.ts).
+ *
+ * Each case is loaded into a real hyperd by the Arrow ingester as the watcher runs it, through
+ * ARROWSTREAM and through CSV (the path of databases without ARROWSTREAM); then by real watchers
+ * on hyperd and on PostgreSQL. A case meant to land must land with the writer's rows and values
+ * (the writer's data, read back with apache-arrow, is the judge); a case meant to be refused must
+ * be refused with its code, naming the file and the column where it is in one, and land nothing;
+ * no case may hold the event loop for `LOOP_BOUND_MS` or grow the process by `MEMORY_BOUND`.
  * One line per case and path is printed as a report.
  */
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { type Table, tableFromIPC } from 'apache-arrow';
+import { makeVector, Table } from 'apache-arrow';
+import { createPostgresAdapter } from '../adapters/db/postgres/index.ts';
 import { arrowIngester } from '../plugins/arrow/index.ts';
-import type { Logger } from '../src/types.ts';
-import { damagedStreams, unknownTypeStreams } from './helpers/conformance-arrow-damage.ts';
-import { toBigEndian } from './helpers/conformance-arrow-ipc.ts';
+import { startWatching, stopWatching } from '../src/api.ts';
+import type { DbPool } from '../src/types.ts';
+import { type Case, checkRefusal, endsWithMarker, hyperWrittenStream, LOOP_BOUND_MS, MEMORY_BOUND, ownReading, probe, quiet, refusedCases, validCases } from './helpers/conformance-arrow-cases.ts';
 import { expectedRows, judge } from './helpers/conformance-arrow-judge.ts';
-import {
-  allNullTable, arrowRsStream, compressedIpc, dictionaryTable, inBatches, ipc, largeOffsetsTable, manyTypes, nestedTable, plainTable, rewrittenTable, sharedDictionaryTable,
-} from './helpers/conformance-arrow-writers.ts';
+import { drop } from './helpers/drop.ts';
+import { dbFixture, hyperFixture, tempDir } from './helpers/env.ts';
+import { startPostgres } from './helpers/postgres.ts';
 import { usePluginBench } from './helpers/plugin-bench.ts';
+import { useWatchBench } from './helpers/watch-bench.ts';
 
-const quiet: Logger = { debug() {}, info() {}, warn() {}, error() {} };
-/** Longest the event loop may be held while one case is read. */
-const LOOP_BOUND_MS = 1000;
-/** Most the process may grow (peak RSS over the start) while one case is read. */
-const MEMORY_BOUND = 512 * 1024 * 1024;
-const REFUSAL_CODES = /^(ARROW_CORRUPT|ARROW_TRUNCATED|ARROW_NOT_IPC|ARROW_UNSUPPORTED|ARROW_UNSUPPORTED_TYPE|ARROW_BATCH_TOO_LARGE|EMPTY_FILE)$/;
+const report: string[] = [];
+after(() => console.log(`Arrow conformance report (case [path] | outcome):\n${report.join('\n')}`));
 
-interface Case {
-  readonly name: string;
-  readonly bytes: () => Uint8Array | Promise<Uint8Array>;
-  /** The writer's data (to land), or the refusal expected. */
-  readonly judge?: (bytes: Uint8Array) => Table;
-  readonly refuse?: { readonly code: RegExp; readonly column?: string };
+function bounded(label: string, gapMs: number, growth: number): string {
+  assert.ok(gapMs < LOOP_BOUND_MS, `${label}: the event loop was held ${gapMs.toFixed(0)} ms`);
+  assert.ok(growth < MEMORY_BOUND, `${label}: the process grew by ${(growth / 1048576).toFixed(0)} MiB`);
+  return `loop gap ${gapMs.toFixed(0)} ms, +${(growth / 1048576).toFixed(0)} MiB`;
 }
 
-/** Samples the event loop's longest pause and the peak RSS until stopped. */
-function probe(): () => { gapMs: number; growth: number } {
-  const start = process.memoryUsage().rss;
-  let peak = start;
-  let last = performance.now();
-  let gap = 0;
-  const timer = setInterval(() => {
-    const now = performance.now();
-    gap = Math.max(gap, now - last);
-    last = now;
-    peak = Math.max(peak, process.memoryUsage().rss);
-  }, 10);
-  return () => {
-    clearInterval(timer);
-    gap = Math.max(gap, performance.now() - last);
-    return { gapMs: gap, growth: Math.max(peak, process.memoryUsage().rss) - start };
-  };
+/** Every column as text; `session` settings make PostgreSQL print as Hyper does (UTC, ISO 8601 intervals). */
+async function rowsOf(pool: DbPool, table: string, session: readonly string[] = []): Promise<Record<string, string | null>[]> {
+  return pool.transaction(async (conn) => {
+    const columns = await conn.describeTable({ name: table });
+    assert.ok(columns, `table ${table} exists`);
+    for (const statement of session) await conn.query(statement);
+    const list = columns.map((c) => `"${c.name}"::text AS "${c.name}"`).join(', ');
+    return (await conn.query<Record<string, string | null>>(`SELECT ${list} FROM "${table}"`)).map((row) => ({ ...row }));
+  });
 }
 
-const writerData = (table: () => Table) => () => table();
-const ownReading = (bytes: Uint8Array): Table => tableFromIPC(bytes);
-
-function validCases(): Case[] {
-  const cases: Case[] = [];
-  const lands = (name: string, table: () => Table, bytes: (t: Table) => Uint8Array | Promise<Uint8Array>): void => {
-    cases.push({ name, bytes: () => bytes(table()), judge: writerData(table) });
-  };
-  lands('apache-arrow stream, one batch of 200k rows', () => plainTable(200_000), (t) => ipc(t, 'stream'));
-  lands('apache-arrow file, one batch of 200k rows to rewrite (dictionary, list, large text, ns)', () => rewrittenTable(200_000), (t) => ipc(t, 'file'));
-  lands('apache-arrow file, 100 batches of 500 rows', () => inBatches(plainTable(50_000), 500), (t) => ipc(t, 'file'));
-  lands('apache-arrow stream, dictionary replaced per batch', dictionaryTable, (t) => ipc(t, 'stream'));
-  lands('apache-arrow file, one dictionary over 3 batches', sharedDictionaryTable, (t) => ipc(t, 'file'));
-  lands('apache-arrow stream, nested list/struct/map', nestedTable, (t) => ipc(t, 'stream'));
-  lands('apache-arrow file, large offsets (LargeUtf8, LargeBinary, LargeList)', largeOffsetsTable, (t) => ipc(t, 'file'));
-  lands('apache-arrow stream, all-null columns', allNullTable, (t) => ipc(t, 'stream'));
-  lands('apache-arrow stream, no record batches', () => plainTable(0), (t) => ipc(t, 'stream'));
-  lands('apache-arrow file, no record batches', () => plainTable(0), (t) => ipc(t, 'file'));
-  lands('apache-arrow file, many types', manyTypes, (t) => ipc(t, 'file'));
-  lands('apache-arrow stream ended by closing (no end-of-stream marker)', manyTypes, (t) => ipc(t, 'stream').slice(0, -8));
-  for (const codec of ['lz4', 'zstd'] as const) {
-    lands(`apache-arrow file, ${codec} body compression, 4 batches`, () => inBatches(plainTable(40_000), 10_000), (t) => compressedIpc(t, codec, 'file'));
-    lands(`apache-arrow stream, ${codec} body compression, many types`, manyTypes, (t) => compressedIpc(t, codec, 'stream'));
-  }
-  lands('big-endian stream, many types', manyTypes, (t) => toBigEndian(ipc(t, 'stream')));
-  lands('big-endian stream, nested list/struct/map', nestedTable, (t) => toBigEndian(ipc(t, 'stream')));
-  lands('big-endian stream, dictionary', dictionaryTable, (t) => toBigEndian(ipc(t, 'stream')));
-  lands('big-endian stream, large offsets', largeOffsetsTable, (t) => toBigEndian(ipc(t, 'stream')));
-  lands('big-endian stream, 3 batches of 10k rows', () => inBatches(plainTable(30_000), 10_000), (t) => toBigEndian(ipc(t, 'stream')));
-  cases.push({ name: 'arrow-rs stream (via parquet-wasm), 20k rows', bytes: () => arrowRsStream(plainTable(20_000)), judge: ownReading });
-  cases.push({ name: 'arrow-rs stream (via parquet-wasm), nested', bytes: () => arrowRsStream(nestedTable()), judge: ownReading });
-  return cases;
+async function rowCount(pool: DbPool, table: string): Promise<number> {
+  const columns = await pool.transaction((conn) => conn.describeTable({ name: table }));
+  if (!columns) return 0;
+  return Number((await pool.query<{ n: string }>(`SELECT COUNT(*)::text AS n FROM "${table}"`))[0]!.n);
 }
 
-function refusedCases(): Case[] {
-  return [...damagedStreams(), ...unknownTypeStreams()].map((d) => ({ name: d.name, bytes: () => d.bytes, refuse: { code: d.code, ...(d.column === undefined ? {} : { column: d.column }) } }));
+/** The writer's rows against the table's; the report line. */
+async function judged(label: string, c: Case, bytes: Uint8Array, pool: DbPool, table: string, rows: number | undefined, bounds: string, session?: readonly string[]): Promise<void> {
+  const verdict = judge(expectedRows(c.judge!(bytes)), await rowsOf(pool, table, session));
+  report.push(`${label} | landed ${rows} rows, ${verdict.ok ? 'values match' : `VALUES DIFFER: ${verdict.detail}`} (${bounds})`);
+  assert.ok(verdict.ok, `${label}: ${verdict.detail}`);
 }
 
-describe('Arrow conformance: files other writers make', () => {
+describe('Arrow conformance: the ingester, on hyperd, through ARROWSTREAM and through CSV', () => {
   const bench = usePluginBench(arrowIngester, { maxAttempts: 3, logger: quiet });
-  const report: string[] = [];
-  after(() => console.log(`Arrow conformance report (case [path] | outcome):\n${report.join('\n')}`));
   let serial = 0;
 
-  async function check(c: Case, bytes: Uint8Array, claimName?: string): Promise<void> {
+  async function check(c: Case, bytes: Uint8Array): Promise<void> {
     for (const path of ['arrowstream', 'csv'] as const) {
       const table = `conf_${++serial}`;
-      const name = claimName && path === 'arrowstream' ? claimName : `conf-${serial}.arrow`;
-      const file = claimName && path === 'arrowstream' ? await bench.claim(name) : await bench.claim(name, bytes);
+      const name = `conf-${serial}.arrow`;
+      const file = await bench.claim(name, bytes);
       const stop = probe();
       const outcome = await bench.ingest(file, table, { remote: path === 'csv' });
       const { gapMs, growth } = stop();
-      const bounds = `loop gap ${gapMs.toFixed(0)} ms, +${(growth / 1048576).toFixed(0)} MiB`;
-      const label = `${c.name} [${path}]`;
-      if (outcome.error) {
-        report.push(`${label} | refused ${outcome.error.code}: ${outcome.error.message} (${bounds})`);
-      } else {
-        report.push(`${label} | landed ${outcome.rows} rows${c.judge ? '' : ' (expected a refusal)'} (${bounds})`);
-      }
-      assert.ok(gapMs < LOOP_BOUND_MS, `${label}: the event loop was held ${gapMs.toFixed(0)} ms`);
-      assert.ok(growth < MEMORY_BOUND, `${label}: the process grew by ${(growth / 1048576).toFixed(0)} MiB`);
+      const label = `${c.name} [ingester, ${path}]`;
+      const bounds = bounded(label, gapMs, growth);
       if (c.judge) {
         assert.equal(outcome.error, undefined, `${label}: refused ${outcome.error?.code}: ${outcome.error?.message}`);
-        const rows = await rowsOf(table);
-        const verdict = judge(expectedRows(c.judge(bytes)), rows);
-        report[report.length - 1] = `${label} | landed ${outcome.rows} rows, ${verdict.ok ? 'values match' : `VALUES DIFFER: ${verdict.detail}`} (${bounds})`;
-        assert.ok(verdict.ok, `${label}: ${verdict.detail}`);
+        await judged(label, c, bytes, bench.pool, table, outcome.rows, bounds);
       } else {
-        const error = outcome.error;
-        assert.ok(error, `${label}: landed ${outcome.rows} rows of a file that must be refused`);
-        assert.match(error.code, REFUSAL_CODES, `${label}: ${error.code} ${error.message}`);
-        assert.match(error.code, c.refuse!.code, `${label}: ${error.code} ${error.message}`);
-        assert.match(error.message, new RegExp(`^${name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: `), `${label}: the message names the file`);
-        assert.ok(error.hint.length > 0);
-        assert.doesNotMatch(error.message, /Cannot read properties|Invalid array length|ERR_STRING_TOO_LONG|not safe to convert|undefined|NaN/, `${label}: ${error.message}`);
-        if (c.refuse!.column !== undefined) {
-          assert.equal(error.column, c.refuse!.column, `${label}: ${error.message}`);
-          assert.match(error.message, new RegExp(`"${c.refuse!.column}"`), `${label}: the message names the column`);
-        }
-        assert.equal(await tableRows(table), 0, `${label}: rows landed`);
+        report.push(outcome.error ? `${label} | refused ${outcome.error.code}: ${outcome.error.message} (${bounds})` : `${label} | LANDED ${outcome.rows} rows`);
+        assert.ok(outcome.error, `${label}: landed ${outcome.rows} rows of a file that must be refused`);
+        checkRefusal(label, c, outcome.error, name);
+        assert.equal(await rowCount(bench.pool, table), 0, `${label}: rows landed`);
       }
     }
   }
 
-  async function rowsOf(table: string): Promise<Record<string, string | null>[]> {
-    const columns = await bench.pool.transaction((conn) => conn.describeTable({ name: table }));
-    assert.ok(columns, `table ${table} exists`);
-    const list = columns.map((c) => `"${c.name}"::text AS "${c.name}"`).join(', ');
-    return (await bench.pool.query<Record<string, string | null>>(`SELECT ${list} FROM "${table}"`)).map((row) => ({ ...row }));
-  }
-
-  async function tableRows(table: string): Promise<number> {
-    const columns = await bench.pool.transaction((conn) => conn.describeTable({ name: table }));
-    if (!columns) return 0;
-    const rows = await bench.pool.query<{ n: string }>(`SELECT COUNT(*)::text AS n FROM "${table}"`);
-    return Number(rows[0]!.n);
-  }
-
-  it("lands Hyper's own Arrow streams (COPY ... TO, no end-of-stream marker)", async () => {
-    const path = join(bench.inbox, 'hyper-written.arrows');
-    await bench.pool.query(
-      `COPY (SELECT g AS id, g * 1.5 AS amount, CAST(g AS DOUBLE PRECISION) / 7 AS ratio, 'name ' || g AS name, g % 3 = 0 AS flag,
-              CASE WHEN g % 5 = 0 THEN NULL ELSE g END AS maybe, DATE '2024-01-01' + CAST(g % 400 AS INTEGER) AS day,
-              TIMESTAMP '2024-02-29 12:00:00' + g * INTERVAL '1 second' AS at, CAST(g AS NUMERIC(18,3)) / 8 AS money
-       FROM generate_series(1, 100000) AS s(g)) TO '${path}' WITH (FORMAT arrowstream)`,
-    );
-    const bytes = new Uint8Array(await readFile(path));
-    const eos = bytes.subarray(bytes.length - 8);
-    const hasMarker = eos.every((b, i) => b === [0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0][i]);
-    report.push(`hyper COPY TO arrowstream: ${bytes.length} bytes, ${hasMarker ? 'with' : 'without'} an end-of-stream marker`);
-    await check({ name: 'hyper COPY TO arrowstream, 100k rows', bytes: () => bytes, judge: ownReading }, bytes, 'hyper-written.arrows');
+  it('the judge tells a different value, a missing row and a changed type apart', () => {
+    const c = validCases().find((k) => k.name.includes('many types'))!;
+    const table = c.judge!(new Uint8Array(0));
+    const expected = expectedRows(table);
+    const right = expected.rows.map((row) => Object.fromEntries(expected.names.map((n, k) => [n, (JSON.parse(row) as (string | null)[])[k]!])));
+    assert.ok(judge(expected, right).ok);
+    assert.ok(!judge(expected, right.slice(1)).ok);
+    assert.ok(!judge(expected, right.map((r, i) => (i === 0 ? { ...r, i64: '1' } : r))).ok);
+    assert.ok(!judge(expectedRows(new Table({ x: makeVector(Int32Array.of(1)) })), [{ x: '2' }]).ok);
   });
 
-  for (const c of validCases()) {
-    it(`lands: ${c.name}`, async () => {
-      await check(c, await c.bytes());
-    });
-  }
+  it("lands Hyper's own Arrow stream (COPY ... TO, no end-of-stream marker)", async () => {
+    const bytes = await hyperWrittenStream(bench.pool, bench.inbox, 'hyper-written.arrows');
+    report.push(`hyper COPY TO arrowstream: ${bytes.length} bytes, ${endsWithMarker(bytes) ? 'with' : 'without'} an end-of-stream marker`);
+    await check({ name: 'hyper COPY TO arrowstream, 100k rows', bytes: () => bytes, judge: ownReading }, bytes);
+  });
 
-  for (const c of refusedCases()) {
-    it(`refuses: ${c.name}`, async () => {
+  for (const c of [...validCases(), ...refusedCases()]) {
+    it(`${c.judge ? 'lands' : 'refuses'}: ${c.name}`, async () => {
       await check(c, await c.bytes());
     });
   }
 });
+
+/** Every case through a real watcher: its own inbox and table, the outcome in stats, the table and `failed/`. */
+function watcherSuite(label: string, open: () => Promise<import('./helpers/env.ts').DbFixture>, session: readonly string[]): void {
+  describe(`Arrow conformance: a watcher on ${label}`, () => {
+    const bench = useWatchBench(open, 'wconf_');
+    let hyperStream: Uint8Array | undefined;
+
+    async function check(c: Case, bytes: Uint8Array): Promise<void> {
+      const { dir, table, opts } = await bench.inbox();
+      const name = 'case.arrow';
+      await drop(dir, name, bytes);
+      const stop = probe();
+      const stats = await startWatching(dir, table, opts);
+      const { gapMs, growth } = stop();
+      await stopWatching(dir, { registry: opts.registry! });
+      const caseLabel = `${c.name} [watcher, ${label}]`;
+      const bounds = bounded(caseLabel, gapMs, growth);
+      if (c.judge) {
+        assert.equal(stats.filesFailed, 0, `${caseLabel}: ${JSON.stringify(stats.lastError)}`);
+        assert.equal(stats.filesIngested, 1);
+        await judged(caseLabel, c, bytes, bench.pool, table, stats.rowsIngested, bounds, session);
+      } else {
+        assert.equal(stats.filesIngested, 0, `${caseLabel}: landed`);
+        assert.equal(stats.filesFailed, 1);
+        const error = JSON.parse(await readFile(join(dir, 'failed', `${name}.error`), 'utf8'));
+        report.push(`${caseLabel} | refused ${error.code}: ${error.message} (${bounds})`);
+        checkRefusal(caseLabel, c, error, name);
+        assert.equal(await rowCount(bench.pool, table), 0, `${caseLabel}: rows landed`);
+      }
+    }
+
+    it("lands Hyper's own Arrow stream (COPY ... TO, no end-of-stream marker)", async () => {
+      const writer = await hyperFixture();
+      try {
+        hyperStream = await hyperWrittenStream(writer.pool, writer.root, 'hyper-written.arrows');
+      } finally {
+        await writer.close();
+      }
+      await check({ name: 'hyper COPY TO arrowstream, 100k rows', bytes: () => hyperStream!, judge: ownReading }, hyperStream);
+    });
+
+    for (const c of [...validCases(), ...refusedCases()]) {
+      it(`${c.judge ? 'lands' : 'refuses'}: ${c.name}`, async () => {
+        await check(c, await c.bytes());
+      });
+    }
+  });
+}
+
+watcherSuite('hyperd', () => hyperFixture(), []);
+
+const postgres = { server: undefined as Awaited<ReturnType<typeof startPostgres>> | undefined };
+after(async () => {
+  await postgres.server?.stop();
+});
+watcherSuite(
+  'PostgreSQL',
+  async () => {
+    postgres.server ??= await startPostgres();
+    return dbFixture(await tempDir('hyperwatch-arrow-pg-'), createPostgresAdapter({ url: postgres.server.url }), { ownsDb: true });
+  },
+  ["SET LOCAL timezone = 'UTC'", "SET LOCAL intervalstyle = 'iso_8601'"],
+);
