@@ -100,17 +100,24 @@ export function safeBody(header: BatchHeader, plans: readonly NodePlan[], raw: U
 
 function decompressed(header: BatchHeader, plan: BufferPlan, raw: Uint8Array): Uint8Array {
   const region = header.buffers[plan.index]!;
+  const what = `${plan.owner}: buffer ${plan.index} (${plan.role})`;
   if (region.length === 0) {
-    if (plan.minBytes > 0) throw corrupt(`buffer ${plan.index} (${plan.role}) is empty; it needs ${plan.minBytes} bytes`);
+    if (plan.minBytes > 0) throw corrupt(`${what} is empty; its rows need ${plan.minBytes} bytes`, plan.column);
     return new Uint8Array(0);
   }
-  if (region.length < 8) throw corrupt(`compressed buffer ${plan.index} is ${region.length} bytes, shorter than its 8-byte length prefix`);
+  if (region.length < 8) throw corrupt(`${what} is compressed but ${region.length} bytes long, shorter than its 8-byte length prefix`, plan.column);
   const bytes = raw.subarray(region.offset, region.offset + region.length);
   const announced = new DataView(bytes.buffer, bytes.byteOffset, 8).getBigInt64(0, true);
   const data = bytes.subarray(8);
   // -1: this buffer was left uncompressed (it would not have become smaller).
-  const out = announced === -1n ? data : decompress(header.codec!, data, checkedSize(announced, MAX_BODY, `the uncompressed length of buffer ${plan.index}`), `buffer ${plan.index}`);
-  if (out.length < plan.minBytes) throw corrupt(`buffer ${plan.index} (${plan.role}) holds ${out.length} bytes uncompressed; its rows need ${plan.minBytes}`);
+  const size = announced === -1n ? -1 : checkedSize(announced, plan.maxBytes, `${what}: the uncompressed length its prefix announces`, plan.column);
+  let out: Uint8Array;
+  try {
+    out = size === -1 ? data : decompress(header.codec!, data, size, what);
+  } catch (error) {
+    throw error instanceof IpcProblem ? new IpcProblem(error.code, error.message, plan.column) : error;
+  }
+  if (out.length < plan.minBytes) throw corrupt(`${what} holds ${out.length} bytes uncompressed; its rows need ${plan.minBytes}`, plan.column);
   return out;
 }
 

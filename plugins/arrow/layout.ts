@@ -37,6 +37,15 @@ export interface BufferPlan {
   readonly role: Role;
   /** The least number of bytes the node's length needs (checked on the uncompressed buffer). */
   readonly minBytes: number;
+  /**
+   * The most a compressed buffer may announce: what the node's length can use (twice over, for
+   * writers that keep a larger buffer), so that a small file cannot make the reader allocate
+   * gigabytes for a few rows. Data bytes (strings, binaries) have no such bound but the batch's.
+   */
+  readonly maxBytes: number;
+  /** Whose buffer it is, for messages: `column "x"`, and the column's name. */
+  readonly owner: string;
+  readonly column: string;
   /** A value's parts to swap in a big-endian file (see `Shape.swap`). */
   readonly swap: readonly number[];
 }
@@ -127,6 +136,8 @@ function planNode(shape: Shape, header: BatchHeader, cursor: Cursor, unionValidi
   const { length, nullCount } = node;
   const buffers: BufferPlan[] = [];
   const take = (role: Role, minBytes: number, swap: readonly number[] = []): void => {
+    const usable = role === 'validity' ? bitmapBytes(length) : minBytes;
+    const maxBytes = role === 'bytes' || role === 'variadic' ? MAX_BODY : Math.min(MAX_BODY, 2 * usable + 4096);
     const index = cursor.buffer++;
     const region = header.buffers[index];
     if (!region) throw corrupt(`a record batch has too few buffers for ${where(shape)}`, shape.column);
@@ -134,7 +145,7 @@ function planNode(shape: Shape, header: BatchHeader, cursor: Cursor, unionValidi
     if (header.codec === null && region.length < minBytes) {
       throw corrupt(`${where(shape)}: buffer ${index} (${role}) has ${region.length} bytes; ${length} rows need at least ${minBytes}`, shape.column);
     }
-    buffers.push({ index, role, minBytes, swap });
+    buffers.push({ index, role, minBytes, maxBytes, owner: where(shape), column: shape.column, swap });
   };
   const validity = (): void => take('validity', nullCount > 0 ? bitmapBytes(length) : 0);
   const offsets = (wide: boolean): void => take(wide ? 'offsets64' : 'offsets32', length > 0 ? (length + 1) * (wide ? 8 : 4) : 0, [wide ? 8 : 4]);

@@ -8,7 +8,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { type Table, tableFromIPC } from 'apache-arrow';
 import type { DbPool, IngestError, Logger } from '../../src/types.ts';
-import { damagedStreams, unknownTypeStreams } from './conformance-arrow-damage.ts';
+import { bigDamagedStream, damagedStreams, unknownTypeStreams } from './conformance-arrow-damage.ts';
 import { toBigEndian } from './conformance-arrow-ipc.ts';
 import {
   allNullTable, arrowRsStream, compressedIpc, dictionaryTable, inBatches, ipc, largeOffsetsTable, manyTypes, nestedTable, plainTable, rewrittenTable, sharedDictionaryTable,
@@ -83,7 +83,8 @@ export function validCases(): Case[] {
 }
 
 export function refusedCases(): Case[] {
-  return [...damagedStreams(), ...unknownTypeStreams()].map((d) => ({ name: d.name, bytes: () => d.bytes, refuse: { code: d.code, ...(d.column === undefined ? {} : { column: d.column }) } }));
+  const big = { name: '1M rows in 16 batches, the last with a string offset past its data', bytes: bigDamagedStream(), code: /^ARROW_CORRUPT$/, column: 'name' };
+  return [...damagedStreams(), big, ...unknownTypeStreams()].map((d) => ({ name: d.name, bytes: () => d.bytes, refuse: { code: d.code, ...(d.column === undefined ? {} : { column: d.column }) } }));
 }
 
 

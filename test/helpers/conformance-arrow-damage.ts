@@ -7,7 +7,7 @@ import { ByteBuffer } from 'flatbuffers';
 import { Field, Int32, List, Schema, Table, tableToIPC, vectorFromArray } from 'apache-arrow';
 import { Message as FbMessage } from 'apache-arrow/fb/message';
 import { Schema as FbSchema } from 'apache-arrow/fb/schema';
-import { BufferRegion, FieldNode, joinStream, type RawMessage, splitStream, withBatch, withDictionaryId } from './conformance-arrow-ipc.ts';
+import { BodyCompression, BufferRegion, concat, FieldNode, joinStream, Message, type RawMessage, RecordBatch, splitStream, withBatch, withDictionaryId } from './conformance-arrow-ipc.ts';
 import { dictionaryTable, inBatches, plainTable } from './conformance-arrow-writers.ts';
 
 export interface Damaged {
@@ -81,11 +81,54 @@ export function damagedStreams(): Damaged[] {
     column: 'tag',
   });
 
+  // A compressed buffer announcing 1.5 GB for 500 rows of int32 (a "zip bomb").
+  const zstdLike = compressedHeader(first, 1, 1_500_000_000n);
+  out.push({ name: 'compressed buffer announcing 1.5 GB for 500 rows', bytes: rebuilt(zstdLike.metadata, zstdLike.body), code: /^ARROW_CORRUPT$/, column: 'id' });
+
   // A list nested 100 deep (schema only).
   let type: List | Int32 = new Int32();
   for (let depth = 0; depth < 100; depth++) type = new List(new Field('item', type, true));
   out.push({ name: 'list nested 100 levels deep', bytes: tableToIPC(new Table(new Schema([new Field('deep', type, true)])), 'stream'), code: /^ARROW_CORRUPT$/, column: 'deep' });
   return out;
+}
+
+/**
+ * The batch as a ZSTD-compressed one whose buffers are all left uncompressed (-1), but buffer
+ * `k`, whose prefix announces `announced` bytes (its data is a tiny ZSTD frame).
+ */
+function compressedHeader(m: RawMessage, k: number, announced: bigint): { metadata: Uint8Array; body: Uint8Array } {
+  const header = m.message.header() as RecordBatch;
+  const parts: Uint8Array[] = [];
+  const regions: BufferRegion[] = [];
+  let at = 0;
+  header.buffers.forEach((region, i) => {
+    const raw = m.body.subarray(region.offset, region.offset + region.length);
+    if (raw.length === 0 && i !== k) {
+      regions.push(new BufferRegion(at, 0));
+      return;
+    }
+    const prefix = new Uint8Array(8);
+    new DataView(prefix.buffer).setBigInt64(0, i === k ? announced : -1n, true);
+    // An empty ZSTD frame stands in for the compressed data (never decoded: the prefix is refused first).
+    const data = i === k ? Uint8Array.of(0x28, 0xb5, 0x2f, 0xfd, 0x20, 0x00, 0x01, 0x00, 0x00) : raw;
+    const padding = new Uint8Array(((8 + data.length + 7) & ~7) - (8 + data.length));
+    regions.push(new BufferRegion(at, 8 + data.length));
+    parts.push(prefix, data, padding);
+    at += 8 + data.length + padding.length;
+  });
+  const batch = new RecordBatch(header.length, header.nodes, regions, new BodyCompression(1), header.variadicBufferCounts);
+  return { metadata: Message.encode(Message.from(batch, at)), body: concat(parts) };
+}
+
+/** A large stream (1M rows, 16 batches) whose last batch has a string offset past its data. */
+export function bigDamagedStream(): Uint8Array {
+  const messages = splitStream(tableToIPC(inBatches(plainTable(1_000_000), 65_536), 'stream'));
+  const last = messages[messages.length - 1]!;
+  const header = last.message.header() as RecordBatch;
+  const body = last.body.slice();
+  const offsets = header.buffers[5]!;
+  new DataView(body.buffer).setInt32(offsets.offset + header.length * 4, 0x7fff0000, true);
+  return joinStream(messages.map((m) => (m === last ? { metadata: m.metadata, body } : { metadata: m.metadata, body: m.body })));
 }
 
 /**

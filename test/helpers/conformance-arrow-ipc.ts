@@ -151,7 +151,7 @@ export function withDictionaryId(message: Message, id: number): Uint8Array {
   return Message.encode(Message.from(new DictionaryBatch(header.data, id, header.isDelta), message.bodyLength));
 }
 
-export { BufferRegion, FieldNode, Message };
+export { BodyCompression, BufferRegion, FieldNode, Message, RecordBatch };
 
 /**
  * The stream with its batches compressed as the format says (pyarrow, arrow-rs and Arrow C++ write
