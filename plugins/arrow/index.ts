@@ -1,5 +1,6 @@
 /**
- * Arrow IPC ingester: `.arrow`, `.ipc` and `.feather` (Feather v2 is the Arrow IPC file format),
+ * Arrow IPC ingester: `.arrow`, `.arrows` (the stream format's registered extension), `.ipc` and
+ * `.feather` (Feather v2 is the Arrow IPC file format),
  * in the file or the stream format. Memory stays bounded by one record batch (see source.ts).
  *
  * On Hyper (`capabilities.arrowStream`) the data goes in as Arrow, through
@@ -302,10 +303,10 @@ function toError(error: unknown, file: ClaimedFile): IngestError {
   return fromDbError(error, file.name);
 }
 
-/** Arrow IPC files and streams (`.arrow`, `.ipc`, `.feather`). */
+/** Arrow IPC files and streams (`.arrow`, `.arrows`, `.ipc`, `.feather`). */
 export const arrowIngester: IngesterPlugin = defineIngester({
   name: 'arrow',
-  extensions: ['.arrow', '.ipc', '.feather'],
+  extensions: ['.arrow', '.arrows', '.ipc', '.feather'],
   append(conn, file, table, ctx) {
     return ResultAsync.fromPromise(append(conn, file, table, ctx), (error) => toError(error, file));
   },

@@ -8,10 +8,10 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { type Table, tableFromIPC } from 'apache-arrow';
 import type { DbPool, IngestError, Logger } from '../../src/types.ts';
-import { bigDamagedStream, damagedStreams, unknownTypeStreams } from './conformance-arrow-damage.ts';
+import { bigDamagedStream, type Damaged, damagedStreams, unknownTypeStreams } from './conformance-arrow-damage.ts';
 import { toBigEndian } from './conformance-arrow-ipc.ts';
 import {
-  allNullTable, arrowRsStream, compressedIpc, dictionaryTable, inBatches, ipc, largeOffsetsTable, manyTypes, nestedTable, plainTable, rewrittenTable, sharedDictionaryTable,
+  allNullTable, apacheArrowCompressed, arrowRsStream, compressedIpc, dictionaryTable, inBatches, ipc, largeOffsetsTable, manyTypes, nestedTable, plainTable, rewrittenTable, sharedDictionaryTable, viewTable,
 } from './conformance-arrow-writers.ts';
 
 export const quiet: Logger = { debug() {}, info() {}, warn() {}, error() {} };
@@ -63,6 +63,7 @@ export function validCases(): Case[] {
   lands('apache-arrow file, one dictionary over 3 batches', sharedDictionaryTable, (t) => ipc(t, 'file'));
   lands('apache-arrow stream, nested list/struct/map', nestedTable, (t) => ipc(t, 'stream'));
   lands('apache-arrow file, large offsets (LargeUtf8, LargeBinary, LargeList)', largeOffsetsTable, (t) => ipc(t, 'file'));
+  lands('apache-arrow stream, Utf8View and BinaryView', viewTable, (t) => ipc(t, 'stream'));
   lands('apache-arrow stream, all-null columns', allNullTable, (t) => ipc(t, 'stream'));
   lands('apache-arrow stream, no record batches', () => plainTable(0), (t) => ipc(t, 'stream'));
   lands('apache-arrow file, no record batches', () => plainTable(0), (t) => ipc(t, 'file'));
@@ -83,8 +84,9 @@ export function validCases(): Case[] {
 }
 
 export function refusedCases(): Case[] {
-  const big = { name: '1M rows in 16 batches, the last with a string offset past its data', bytes: bigDamagedStream(), code: /^ARROW_CORRUPT$/, column: 'name' };
-  return [...damagedStreams(), big, ...unknownTypeStreams()].map((d) => ({ name: d.name, bytes: () => d.bytes, refuse: { code: d.code, ...(d.column === undefined ? {} : { column: d.column }) } }));
+  const big: Damaged = { name: '1M rows in 16 batches, the last with a string offset past its data', bytes: bigDamagedStream(), code: /^ARROW_CORRUPT$/, column: 'name' };
+  const jsCompressed: Damaged = { name: "apache-arrow JS's own LZ4 writer (compressed size in each buffer's prefix)", bytes: apacheArrowCompressed(manyTypes()), code: /^ARROW_CORRUPT$/ };
+  return [...damagedStreams(), big, jsCompressed, ...unknownTypeStreams()].map((d) => ({ name: d.name, bytes: () => d.bytes, refuse: { code: d.code, ...(d.column === undefined ? {} : { column: d.column }) } }));
 }
 
 

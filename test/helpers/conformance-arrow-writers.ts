@@ -5,9 +5,9 @@
  * written and read back by arrow-rs, then written as an IPC stream by arrow-rs).
  */
 import {
-  Binary, Bool, DateDay, Decimal, Dictionary, DurationMillisecond, Field, IntervalDayTime, IntervalMonthDayNano, IntervalYearMonth, FixedSizeBinary, Float32, Float64, Int16, Int32, Int64, Int8, LargeBinary, LargeList, LargeUtf8, List,
-  makeData, makeVector, Map_, Null, RecordBatch, Struct, Table, tableToIPC, TimeMicrosecond, TimestampMicrosecond, TimestampMillisecond,
-  TimestampNanosecond, Uint16, Uint32, Uint64, Uint8, Utf8, vectorFromArray, type DataType, type Vector,
+  Binary, BinaryView, Bool, compressionRegistry, CompressionType, DateDay, Decimal, Dictionary, DurationMillisecond, Field, IntervalDayTime, IntervalMonthDayNano, IntervalYearMonth, FixedSizeBinary, Float32, Float64, Int16, Int32, Int64, Int8, LargeBinary, LargeList, LargeUtf8, List,
+  makeData, makeVector, Map_, Null, RecordBatch, RecordBatchStreamWriter, Struct, Table, tableToIPC, TimeMicrosecond, TimestampMicrosecond, TimestampMillisecond,
+  TimestampNanosecond, Uint16, Uint32, Uint64, Uint8, Utf8, Utf8View, vectorFromArray, type DataType, type Vector,
 } from 'apache-arrow';
 import { compress as lz4Frame } from 'lz4js';
 import * as parquetWasm from 'parquet-wasm';
@@ -178,6 +178,24 @@ export async function compressedIpc(table: Table, codec: 'lz4' | 'zstd', format:
   const simple = codec === 'zstd' ? await zstd() : undefined;
   const stream = compressStream(tableToIPC(table, 'stream'), codec, codec === 'lz4' ? (data) => lz4Frame(data) : (data) => simple!.compress(data, 3));
   return format === 'file' ? streamToFile(stream) : stream;
+}
+
+/** The table as apache-arrow JS's own writer compresses it (LZ4_FRAME by lz4js): each buffer's prefix holds its compressed size. */
+export function apacheArrowCompressed(table: Table): Uint8Array {
+  compressionRegistry.set(CompressionType.LZ4_FRAME, { encode: (data) => lz4Frame(data) });
+  try {
+    return RecordBatchStreamWriter.writeAll(table, { compressionType: CompressionType.LZ4_FRAME }).toUint8Array(true);
+  } finally {
+    compressionRegistry.set(CompressionType.LZ4_FRAME, {});
+  }
+}
+
+export function viewTable(): Table {
+  return new Table({
+    id: col([1, 2, 3], new Int32()),
+    sv: col(['short', 'a string longer than twelve bytes', null], new Utf8View()),
+    bv: col([Uint8Array.of(1, 2), null, new Uint8Array(20).fill(7)], new BinaryView()),
+  });
 }
 
 /** The table as arrow-rs writes it: through a Parquet file written and read by arrow-rs, out as an IPC stream. */
