@@ -21,7 +21,7 @@ import { createPostgresAdapter } from '../adapters/db/postgres/index.ts';
 import { arrowIngester } from '../plugins/arrow/index.ts';
 import { startWatching, stopWatching } from '../src/api.ts';
 import type { DbPool } from '../src/types.ts';
-import { type Case, checkRefusal, endsWithMarker, hyperWrittenStream, LOOP_BOUND_MS, MEMORY_BOUND, ownReading, probe, quiet, refusedCases, validCases } from './helpers/conformance-arrow-cases.ts';
+import { type Case, checkRefusal, endsWithMarker, hyperWritten, LOOP_BOUND_MS, MEMORY_BOUND, ownReading, probe, quiet, refusedCases, validCases } from './helpers/conformance-arrow-cases.ts';
 import { expectedRows, judge } from './helpers/conformance-arrow-judge.ts';
 import { drop } from './helpers/drop.ts';
 import { dbFixture, hyperFixture, tempDir } from './helpers/env.ts';
@@ -99,10 +99,13 @@ describe('Arrow conformance: the ingester, on hyperd, through ARROWSTREAM and th
     assert.ok(!judge(expectedRows(new Table({ x: makeVector(Int32Array.of(1)) })), [{ x: '2' }]).ok);
   });
 
-  it("lands Hyper's own Arrow stream (COPY ... TO, no end-of-stream marker)", async () => {
-    const bytes = await hyperWrittenStream(bench.pool, bench.inbox, 'hyper-written.arrows');
+  it("lands Hyper's own Arrow stream (COPY ... TO, no end-of-stream marker) and Arrow file", async () => {
+    const bytes = await hyperWritten(bench.pool, bench.inbox, 'hyper-written.arrows', 'arrowstream');
     report.push(`hyper COPY TO arrowstream: ${bytes.length} bytes, ${endsWithMarker(bytes) ? 'with' : 'without'} an end-of-stream marker`);
+    assert.equal(endsWithMarker(bytes), false, 'Hyper still writes streams without the end-of-stream marker');
     await check({ name: 'hyper COPY TO arrowstream, 100k rows', bytes: () => bytes, judge: ownReading }, bytes);
+    const file = await hyperWritten(bench.pool, bench.inbox, 'hyper-written.arrow', 'arrowfile');
+    await check({ name: 'hyper COPY TO arrowfile, 100k rows', bytes: () => file, judge: ownReading }, file);
   });
 
   for (const c of [...validCases(), ...refusedCases()]) {
@@ -144,7 +147,7 @@ function watcherSuite(label: string, open: () => Promise<import('./helpers/env.t
     it("lands Hyper's own Arrow stream (COPY ... TO, no end-of-stream marker)", async () => {
       const writer = await hyperFixture();
       try {
-        hyperStream = await hyperWrittenStream(writer.pool, writer.root, 'hyper-written.arrows');
+        hyperStream = await hyperWritten(writer.pool, writer.root, 'hyper-written.arrows', 'arrowstream');
       } finally {
         await writer.close();
       }

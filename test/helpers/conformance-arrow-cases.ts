@@ -90,15 +90,18 @@ export function refusedCases(): Case[] {
 }
 
 
-/** A stream as Hyper writes it (`COPY ... TO ... (FORMAT arrowstream)`: no end-of-stream marker), 100k rows of common types. */
-export async function hyperWrittenStream(pool: DbPool, dir: string, name: string): Promise<Uint8Array> {
+/**
+ * A file as Hyper writes it, 100k rows of common types: `COPY ... TO ... (FORMAT arrowstream)`
+ * (a stream without the end-of-stream marker) or `(FORMAT arrowfile)`.
+ */
+export async function hyperWritten(pool: DbPool, dir: string, name: string, format: 'arrowstream' | 'arrowfile'): Promise<Uint8Array> {
   const path = join(dir, name);
   await pool.query(
     `COPY (SELECT g AS id, g * 1.5 AS amount, CAST(g AS DOUBLE PRECISION) / 7 AS ratio, 'name ' || g AS name, g % 3 = 0 AS flag,
             CASE WHEN g % 5 = 0 THEN NULL ELSE g END AS maybe, DATE '2024-01-01' + CAST(g % 400 AS INTEGER) AS day,
             TIMESTAMP '2024-02-29 12:00:00' + g * INTERVAL '1 second' AS at, CAST(g AS NUMERIC(18,3)) / 8 AS money,
             g * INTERVAL '1 day 1.5 seconds' AS span
-     FROM generate_series(1, 100000) AS s(g)) TO '${path}' WITH (FORMAT arrowstream)`,
+     FROM generate_series(1, 100000) AS s(g)) TO '${path}' WITH (FORMAT ${format})`,
   );
   return new Uint8Array(await readFile(path));
 }
