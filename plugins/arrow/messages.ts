@@ -129,18 +129,6 @@ function reencode(checked: CheckedBatch, regions: readonly Region[], bodyLength:
   return Message.encode(message);
 }
 
-/** Checks blocks' metadata against the schema (no body is read), telling whether any is compressed. */
-export async function checkBlocks(blocks: readonly Block[], shape: SchemaShape, metadataOf: (block: Block) => Promise<Uint8Array>): Promise<{ compressed: boolean }> {
-  const breathe = makeBreather();
-  let compressed = false;
-  for (const block of blocks) {
-    const checked = checkBatchMessage(block, await metadataOf(block), shape);
-    compressed ||= checked.header.codec !== null;
-    await breathe();
-  }
-  return { compressed };
-}
-
 /**
  * The blocks as one IPC stream: `schemaMessage` first, then each message with its body checked
  * (and decompressed and swapped where needed), then the end-of-stream marker. One body is in

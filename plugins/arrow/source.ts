@@ -26,7 +26,6 @@ import { type Block, checkBatchMessage, readMessageAt, safeMessages } from './me
 import { checkedSize, corrupt, IpcProblem, makeBreather } from './problem.ts';
 import { fbMessage, FbSchema, readFlatbuffer, type SchemaShape, shapeOfSchema } from './shape.ts';
 
-export { EOS } from './messages.ts';
 
 const MAGIC = 'ARROW1';
 /** `ARROW1` plus two bytes of padding at the start of a file. */

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { type Table, tableFromIPC } from 'apache-arrow';
 import type { DbPool, IngestError, Logger } from '../../src/types.ts';
 import { bigDamagedStream, type Damaged, damagedStreams, unknownTypeStreams } from './conformance-arrow-damage.ts';
-import { toBigEndian } from './conformance-arrow-ipc.ts';
+import { streamToFile, toBigEndian } from './conformance-arrow-ipc.ts';
 import {
   allNullTable, apacheArrowCompressed, arrowRsStream, compressedIpc, dictionaryTable, inBatches, ipc, largeOffsetsTable, manyTypes, nestedTable, plainTable, rewrittenTable, sharedDictionaryTable, viewTable,
 } from './conformance-arrow-writers.ts';
@@ -74,6 +74,7 @@ export function validCases(): Case[] {
     lands(`apache-arrow stream, ${codec} body compression, many types`, manyTypes, (t) => compressedIpc(t, codec, 'stream'));
   }
   lands('big-endian stream, many types', manyTypes, (t) => toBigEndian(ipc(t, 'stream')));
+  lands('big-endian file, many types', manyTypes, (t) => streamToFile(toBigEndian(ipc(t, 'stream'))));
   lands('big-endian stream, nested list/struct/map', nestedTable, (t) => toBigEndian(ipc(t, 'stream')));
   lands('big-endian stream, dictionary', dictionaryTable, (t) => toBigEndian(ipc(t, 'stream')));
   lands('big-endian stream, large offsets', largeOffsetsTable, (t) => toBigEndian(ipc(t, 'stream')));

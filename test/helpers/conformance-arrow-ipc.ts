@@ -6,6 +6,8 @@
  */
 import { DataType, type Field, type Schema } from 'apache-arrow';
 import { Endianness } from 'apache-arrow/fb/endianness';
+import { ByteBuffer } from 'flatbuffers';
+import { Message as FbMessage } from 'apache-arrow/fb/message';
 import { Schema as FbSchema } from 'apache-arrow/fb/schema';
 import { FileBlock, Footer } from 'apache-arrow/ipc/metadata/file';
 import { BodyCompression, BufferRegion, DictionaryBatch, FieldNode, Message, RecordBatch } from 'apache-arrow/ipc/metadata/message';
@@ -63,15 +65,26 @@ export function joinStream(messages: readonly { metadata: Uint8Array; body: Uint
   return concat(parts);
 }
 
-/** The schema message with the byte order set to big-endian. */
-function bigEndianSchema(schema: Schema): Uint8Array {
+/** Runs `encode` with apache-arrow's schema encoder writing big-endian as the byte order. */
+function asBigEndian<T>(encode: () => T): T {
   const original = FbSchema.addEndianness;
   FbSchema.addEndianness = (builder) => builder.addFieldInt16(0, Endianness.Big, Endianness.Little);
   try {
-    return Message.encode(Message.from(schema));
+    return encode();
   } finally {
     FbSchema.addEndianness = original;
   }
+}
+
+/** The schema message with the byte order set to big-endian. */
+function bigEndianSchema(schema: Schema): Uint8Array {
+  return asBigEndian(() => Message.encode(Message.from(schema)));
+}
+
+/** Whether a schema message's metadata says big-endian. */
+function saysBigEndian(metadata: Uint8Array): boolean {
+  const schema = FbMessage.getRootAsMessage(new ByteBuffer(metadata)).header(new FbSchema()) as FbSchema | null;
+  return schema?.endianness() === Endianness.Big;
 }
 
 /** Per buffer of one node (in layout order): the byte widths of the parts of a value to reverse. */
@@ -206,7 +219,9 @@ export function streamToFile(stream: Uint8Array): Uint8Array {
     parts.push(...framedParts);
     at += metaLength + m.body.length;
   }
-  const footer = Footer.encode(new Footer(schema, undefined, batches, dictionaries));
+  // The footer repeats the schema, byte order included.
+  const encode = (): Uint8Array => Footer.encode(new Footer(schema, undefined, batches, dictionaries));
+  const footer = saysBigEndian(messages[0]!.metadata) ? asBigEndian(encode) : encode();
   const length = new Uint8Array(4);
   new DataView(length.buffer).setInt32(0, footer.length, true);
   parts.push(footer, length, new TextEncoder().encode('ARROW1'));

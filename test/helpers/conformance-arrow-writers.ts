@@ -114,7 +114,7 @@ export function manyTypes(): Table {
     dict: vectorFromArray(['red', 'green', 'red', null]),
     ym: makeVector(makeData({ type: new IntervalYearMonth(), length: 4, nullCount: 1, nullBitmap: Uint8Array.of(0b0111), data: Int32Array.of(14, -1, 0, 0) })),
     dt: makeVector(makeData({ type: new IntervalDayTime(), length: 4, nullCount: 1, nullBitmap: Uint8Array.of(0b0111), data: Int32Array.of(3, 14_706_789, -2, -1500, 0, 1, 0, 0) })),
-    mdn: makeVector(makeData({ type: new IntervalMonthDayNano(), length: 4, nullCount: 1, nullBitmap: Uint8Array.of(0b0111), data: monthDayNano([[1, 2, 3_000_001_000n], [0, -1, -1_500_000n], [-3, 0, 86_400_000_000_000n], [0, 0, 0n]]) })),
+    mdn: makeVector(makeData({ type: new IntervalMonthDayNano(), length: 4, nullCount: 1, nullBitmap: Uint8Array.of(0b0111), data: monthDayNano([[1, 2, 3_000_001_000n], [0, -1, -1_500_000n], [-3, 0, 86_400_000_001_999n], [0, 0, 0n]]) })),
     took: col([90061001n, -5n, 0n, null], new DurationMillisecond()),
     wide: makeVector(makeData({ type: new Decimal(3, 45, 256), length: 4, nullCount: 1, nullBitmap: Uint8Array.of(0b0111), data: decimal256([10n ** 44n + 1n, -123456n, 0n, 0n]) })),
   });
