@@ -11,7 +11,7 @@ import type { DbPool, IngestError, Logger } from '../../src/types.ts';
 import { bigDamagedStream, type Damaged, damagedStreams, unknownTypeStreams } from './conformance-arrow-damage.ts';
 import { streamToFile, toBigEndian } from './conformance-arrow-ipc.ts';
 import {
-  allNullTable, apacheArrowCompressed, arrowRsStream, compressedIpc, dictionaryTable, inBatches, ipc, largeOffsetsTable, manyTypes, nestedTable, plainTable, rewrittenTable, sharedDictionaryTable, viewTable,
+  allNullTable, apacheArrowCompressed, arrowRsStream, compressedIpc, deltaDictionaryStream, dictionaryTable, inBatches, ipc, largeOffsetsTable, manyTypes, nestedTable, plainTable, rewrittenTable, sharedDictionaryTable, viewTable,
 } from './conformance-arrow-writers.ts';
 
 export const quiet: Logger = { debug() {}, info() {}, warn() {}, error() {} };
@@ -60,6 +60,7 @@ export function validCases(): Case[] {
   lands('apache-arrow file, one batch of 200k rows to rewrite (dictionary, list, large text, ns)', () => rewrittenTable(200_000), (t) => ipc(t, 'file'));
   lands('apache-arrow file, 100 batches of 500 rows', () => inBatches(plainTable(50_000), 500), (t) => ipc(t, 'file'));
   lands('apache-arrow stream, dictionary replaced per batch', dictionaryTable, (t) => ipc(t, 'stream'));
+  cases.push({ name: 'stream with a delta dictionary', bytes: () => deltaDictionaryStream().bytes, judge: () => deltaDictionaryStream().table });
   lands('apache-arrow file, one dictionary over 3 batches', sharedDictionaryTable, (t) => ipc(t, 'file'));
   lands('apache-arrow stream, nested list/struct/map', nestedTable, (t) => ipc(t, 'stream'));
   lands('apache-arrow file, large offsets (LargeUtf8, LargeBinary, LargeList)', largeOffsetsTable, (t) => ipc(t, 'file'));

@@ -158,10 +158,10 @@ export function withBatch(message: Message, change: { length?: number; nodes?: F
   return Message.encode(Message.from(batch, change.bodyLength ?? message.bodyLength));
 }
 
-/** A dictionary batch under another id. */
-export function withDictionaryId(message: Message, id: number): Uint8Array {
+/** A dictionary batch under another id (and, when given, as a delta or not). */
+export function withDictionaryId(message: Message, id: number, isDelta?: boolean): Uint8Array {
   const header = message.header() as DictionaryBatch;
-  return Message.encode(Message.from(new DictionaryBatch(header.data, id, header.isDelta), message.bodyLength));
+  return Message.encode(Message.from(new DictionaryBatch(header.data, id, isDelta ?? header.isDelta), message.bodyLength));
 }
 
 export { BodyCompression, BufferRegion, FieldNode, Message, RecordBatch };

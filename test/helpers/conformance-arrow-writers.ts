@@ -12,7 +12,7 @@ import {
 import { compress as lz4Frame } from 'lz4js';
 import * as parquetWasm from 'parquet-wasm';
 import { ZstdCodec } from 'zstd-codec';
-import { compressStream, streamToFile } from './conformance-arrow-ipc.ts';
+import { compressStream, joinStream, splitStream, streamToFile, withDictionaryId } from './conformance-arrow-ipc.ts';
 
 const col = (values: readonly unknown[], type: DataType): Vector => vectorFromArray(values, type);
 
@@ -196,6 +196,31 @@ export function viewTable(): Table {
     sv: col(['short', 'a string longer than twelve bytes', null], new Utf8View()),
     bv: col([Uint8Array.of(1, 2), null, new Uint8Array(20).fill(7)], new BinaryView()),
   });
+}
+
+/**
+ * A stream with a delta dictionary: the first batch's dictionary is ['a', 'b']; the second batch
+ * sends ['c'] as a delta and uses index 2 ('c') and 0 ('a'). apache-arrow's writer sends whole
+ * dictionaries again, so the delta is assembled from two streams here. Returns the stream and
+ * the table it means.
+ */
+export function deltaDictionaryStream(): { bytes: Uint8Array; table: Table } {
+  const type = new Dictionary(new Utf8(), new Int32(), 0);
+  const one = splitStream(tableToIPC(new Table({ id: col([1, 2], new Int32()), tag: vectorFromArray(['a', 'b'], type) }), 'stream'));
+  const two = splitStream(tableToIPC(new Table({ id: col([3, 4], new Int32()), tag: vectorFromArray(['c', 'c'], type) }), 'stream'));
+  // The second batch's indices (buffer 3: id validity, id values, tag validity, tag indices) all point at 'c': 2 after the delta, then 'a'.
+  const batch = two[2]!;
+  const body = batch.body.slice();
+  const indices = (batch.message.header() as { buffers: { offset: number }[] }).buffers[3]!;
+  new DataView(body.buffer).setInt32(indices.offset, 2, true);
+  new DataView(body.buffer).setInt32(indices.offset + 4, 0, true);
+  const bytes = joinStream([
+    ...one.map((m) => ({ metadata: m.metadata, body: m.body })),
+    { metadata: withDictionaryId(two[1]!.message, 0, true), body: two[1]!.body },
+    { metadata: batch.metadata, body },
+  ]);
+  const table = new Table({ id: col([1, 2, 3, 4], new Int32()), tag: vectorFromArray(['a', 'b', 'c', 'a'], new Utf8()) });
+  return { bytes, table };
 }
 
 /** The table as arrow-rs writes it: through a Parquet file written and read by arrow-rs, out as an IPC stream. */
