@@ -65,6 +65,8 @@ export function standardSqlType(type: LogicalType): string {
       return 'TIMESTAMP';
     case 'timestamptz':
       return 'TIMESTAMPTZ';
+    case 'interval':
+      return 'INTERVAL';
   }
 }
 

@@ -75,7 +75,8 @@ export type LogicalType =
   | { readonly kind: 'date' }
   | { readonly kind: 'time' }
   | { readonly kind: 'timestamp' }
-  | { readonly kind: 'timestamptz' };
+  | { readonly kind: 'timestamptz' }
+  | { readonly kind: 'interval' };
 
 export interface ColumnSpec {
   readonly name: string;

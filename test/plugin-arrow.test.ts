@@ -8,7 +8,11 @@ import {
   DateDay,
   DateMillisecond,
   Decimal,
+  DurationNanosecond,
   DurationSecond,
+  IntervalDayTime,
+  IntervalMonthDayNano,
+  IntervalYearMonth,
   Field,
   FixedSizeBinary,
   Float16,
@@ -28,6 +32,7 @@ import {
   RecordBatch,
   RecordBatchStreamWriter,
   Schema,
+  SparseUnion,
   Struct,
   Table,
   tableToIPC,
@@ -48,7 +53,10 @@ import {
   type DataType,
   type Vector,
 } from 'apache-arrow';
+import { Message } from 'apache-arrow/ipc/metadata/message';
+import { decompress } from '../plugins/arrow/codecs.ts';
 import { arrowIngester } from '../plugins/arrow/index.ts';
+import { IpcProblem } from '../plugins/arrow/problem.ts';
 import type { Logger } from '../src/types.ts';
 import { count, useHyperFixture } from './helpers/env.ts';
 import { columnTypes, expectError, type PluginTarget, usePluginBench } from './helpers/plugin-bench.ts';
@@ -293,14 +301,63 @@ describe('arrow ingester', () => {
     assert.equal(await count(bench.pool, 'strict'), 0);
   });
 
-  it('refuses a type with no column type (Duration), naming the column', async () => {
-    const file = await bench.claim('duration.arrow', tableToIPC(table({ id: col([1], new Int32()), took: col([5n], new DurationSecond()) }), 'file'));
-    const error = expectError(await bench.ingest(file, 'durations'));
+  it('loads intervals and durations as INTERVAL, and decimals wider than 38 digits as their exact text', async () => {
+    const months = makeVector(makeData({ type: new IntervalYearMonth(), length: 3, nullCount: 1, nullBitmap: Uint8Array.of(0b011), data: Int32Array.of(14, -1, 0) }));
+    const dayTime = makeVector(makeData({ type: new IntervalDayTime(), length: 3, nullCount: 1, nullBitmap: Uint8Array.of(0b011), data: Int32Array.of(3, 14_706_789, -2, -1500, 0, 0) }));
+    const mdn = new Int32Array(12);
+    const view = new DataView(mdn.buffer);
+    [[1, 2, 3_000_000_000n], [0, -1, -1_500_000n], [0, 0, 0n]].forEach(([m, d, n], i) => {
+      view.setInt32(i * 16, Number(m), true);
+      view.setInt32(i * 16 + 4, Number(d), true);
+      view.setBigInt64(i * 16 + 8, BigInt(n!), true);
+    });
+    const monthDayNano = makeVector(makeData({ type: new IntervalMonthDayNano(), length: 3, nullCount: 1, nullBitmap: Uint8Array.of(0b011), data: mdn }));
+    // 10^40 + 1 and -1, at scale 2: 41 digits.
+    const big = 10n ** 40n + 1n;
+    const words = new Uint32Array(24);
+    const put = (value: bigint, row: number): void => {
+      const twos = value < 0n ? (1n << 256n) + value : value;
+      for (let w = 0; w < 8; w++) words[row * 8 + w] = Number((twos >> BigInt(32 * w)) & 0xffffffffn);
+    };
+    put(big, 0);
+    put(-1n, 1);
+    const wide = makeVector(makeData({ type: new Decimal(2, 41, 256), length: 3, nullCount: 1, nullBitmap: Uint8Array.of(0b011), data: words }));
+    const data = table({
+      id: col([1, 2, 3], new Int32()),
+      ym: months,
+      dt: dayTime,
+      mdn: monthDayNano,
+      took_s: col([90061n, -5n, null], new DurationSecond()),
+      took_ns: makeVector(makeData({ type: new DurationNanosecond(), length: 3, nullCount: 1, nullBitmap: Uint8Array.of(0b011), data: BigInt64Array.of(1_500_000n, -2_000n, 0n) })),
+      wide,
+    });
+    const expected = [
+      { id: '1', ym: 'P1Y2M', dt: 'P3DT4H5M6.789000S', mdn: 'P1M2DT3S', took_s: 'PT25H1M1S', took_ns: 'PT0.001500S', wide: '100000000000000000000000000000000000000.01' },
+      { id: '2', ym: 'P-1M', dt: 'P-2DT-1.500000S', mdn: 'P-1DT-0.001500S', took_s: 'PT-5S', took_ns: 'PT-0.000002S', wide: '-0.01' },
+      { id: '3', ym: null, dt: null, mdn: null, took_s: null, took_ns: null, wide: null },
+    ];
+    for (const csv of [false, true]) {
+      for (const format of ['file', 'stream'] as const) {
+        const name = `iv_${format}_${csv}`;
+        const outcome = await bench.ingest(await bench.claim(`${name}.arrow`, tableToIPC(data, format)), name, { remote: csv });
+        assert.deepEqual(outcome, { rows: 3, attempts: 1 });
+        assert.deepEqual(await tableColumns(bench, name), { id: 'integer', ym: 'interval', dt: 'interval', mdn: 'interval', took_s: 'interval', took_ns: 'interval', wide: 'text' });
+        assert.deepEqual(await rowsOf(bench, name), expected, `${format}, ${csv ? 'CSV' : 'ARROWSTREAM'}`);
+      }
+    }
+  });
+
+  it('refuses a type with no column type (a union), naming the column', async () => {
+    const union = new SparseUnion([0, 1], [new Field('n', new Int32(), true), new Field('s', new Utf8(), true)]);
+    const children = [col([1, 2], new Int32()).data[0]!, col(['a', 'b'], new Utf8()).data[0]!];
+    const either = makeVector(makeData({ type: union, length: 2, nullCount: 0, typeIds: Int8Array.of(0, 1), children }));
+    const file = await bench.claim('union.arrow', tableToIPC(table({ id: col([1, 2], new Int32()), either }), 'file'));
+    const error = expectError(await bench.ingest(file, 'unions'));
     assert.equal(error.kind, 'schema');
     assert.equal(error.code, 'ARROW_UNSUPPORTED_TYPE');
-    assert.equal(error.column, 'took');
-    assert.match(error.message, /duration\.arrow: column "took" has Arrow type Duration/);
-    assert.equal(await tableColumns(bench, 'durations'), null);
+    assert.equal(error.column, 'either');
+    assert.match(error.message, /union\.arrow: column "either" has Arrow type Union</);
+    assert.equal(await tableColumns(bench, 'unions'), null);
   });
 
   it('reports a zero-byte file, garbage, and truncated files and streams as data errors', async () => {
@@ -313,7 +370,8 @@ describe('arrow ingester', () => {
     cases.push(['cut-file.arrow', fileBytes.subarray(0, fileBytes.length - 100), 'ARROW_TRUNCATED']);
     cases.push(['cut-magic.arrow', fileBytes.subarray(0, 12), 'ARROW_TRUNCATED']);
     cases.push(['cut-stream.arrow', streamBytes.subarray(0, streamBytes.length - 40), 'ARROW_TRUNCATED']);
-    cases.push(['no-eos.arrow', streamBytes.subarray(0, streamBytes.length - 8), 'ARROW_TRUNCATED']);
+    // Cut after the end-of-stream marker's continuation token: inside a message's length prefix.
+    cases.push(['cut-eos.arrow', streamBytes.subarray(0, streamBytes.length - 4), 'ARROW_TRUNCATED']);
     cases.push(['cut-schema.arrow', streamBytes.subarray(0, 20), 'ARROW_TRUNCATED']);
     // A stream whose end is intact but whose middle was overwritten.
     const scrambled = streamBytes.slice();
@@ -333,9 +391,29 @@ describe('arrow ingester', () => {
     assert.equal(await tableColumns(bench, 'bad'), null);
   });
 
-  it('reports compressed record batches clearly (Hyper reads none; no codec is registered here)', async () => {
+  it('loads a stream that ends without its end-of-stream marker, and refuses one cut inside a message', async () => {
+    const whole = basic().batches[0]!;
+    const bytes = tableToIPC(new Table([whole.slice(0, 1), whole.slice(1, 3)]), 'stream');
+    const closed = bytes.subarray(0, bytes.length - 8);
+    for (const csv of [false, true]) {
+      const outcome = await bench.ingest(await bench.claim(`closed-${csv}.arrow`, closed), `closed_${csv}`, { remote: csv });
+      assert.deepEqual(outcome, { rows: 3, attempts: 1 });
+      assert.deepEqual(await rowsOf(bench, `closed_${csv}`), expectedBasic);
+    }
+    // Every cut that is not at a message boundary is refused as truncated, and lands nothing (a
+    // file of fewer than 8 bytes is not recognisable as a stream at all).
+    const boundaries = messageEnds(bytes);
+    for (let cut = 8; cut < bytes.length - 8; cut += 7) {
+      if (boundaries.has(cut)) continue;
+      const error = expectError(await bench.ingest(await bench.claim(`cut-${cut}.arrow`, bytes.subarray(0, cut)), 'cuts'));
+      assert.equal(error.code, 'ARROW_TRUNCATED', `cut at ${cut}: ${error.message}`);
+    }
+    assert.equal(await tableColumns(bench, 'cuts'), null);
+  });
+
+  it('loads record batches with ZSTD body compression (decompressed here; Hyper reads none)', async () => {
     // A codec that only encodes (ZSTD frames of raw blocks are valid ZSTD): enough to write the
-    // file, while reading it finds no decoder, as with LZ4/ZSTD Feather files from pyarrow.
+    // file; the conformance suite covers files from real compressors.
     compressionRegistry.set(CompressionType.ZSTD, { encode: zstdRawFrame });
     let bytes: Uint8Array;
     try {
@@ -343,15 +421,11 @@ describe('arrow ingester', () => {
     } finally {
       compressionRegistry.set(CompressionType.ZSTD, {});
     }
-    const outcome = await bench.ingest(await bench.claim('compressed.arrow', bytes), 'compressed');
-    const error = expectError(outcome);
-    assert.equal(error.kind, 'data');
-    assert.equal(error.code, 'ARROW_COMPRESSED');
-    assert.match(error.message, /compressed\.arrow/);
-    assert.match(error.hint, /uncompressed/);
-    // First attempt: Hyper refuses compressed batches; the retry as CSV then names the cause.
-    assert.equal(outcome.attempts, 2);
-    assert.equal(await tableColumns(bench, 'compressed'), null);
+    for (const csv of [false, true]) {
+      const outcome = await bench.ingest(await bench.claim(`compressed-${csv}.arrow`, bytes), `compressed_${csv}`, { remote: csv });
+      assert.deepEqual(outcome, { rows: 3, attempts: 1 });
+      assert.deepEqual(await rowsOf(bench, `compressed_${csv}`), expectedBasic);
+    }
   });
 
   it('creates the table from the schema of a file without rows', async () => {
@@ -436,3 +510,75 @@ function zstdRawFrame(data: Uint8Array): Uint8Array {
   }
   return out;
 }
+
+/** The byte offsets where an IPC stream's messages end (a cut there is a complete, shorter stream). */
+function messageEnds(bytes: Uint8Array): Set<number> {
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const ends = new Set<number>();
+  let at = 0;
+  while (at + 8 <= bytes.length) {
+    const length = view.getInt32(at + 4, true);
+    if (length === 0) break;
+    // The message's body length: the flatbuffer Message table's bodyLength, read through apache-arrow.
+    const metadata = bytes.subarray(at + 8, at + 8 + length);
+    const body = Number(Message.decode(metadata).bodyLength);
+    at += 8 + length + body;
+    ends.add(at);
+  }
+  return ends;
+}
+
+describe('arrow body codecs (unit)', () => {
+  const text = (bytes: Uint8Array): string => new TextDecoder().decode(bytes);
+  /** An LZ4 frame: magic, FLG, BD, [content size], header checksum byte, blocks, end mark, [checksums]. */
+  function lz4Frame(blocks: { data: number[]; raw?: boolean }[], flags: { contentSize?: number; blockChecksum?: boolean; contentChecksum?: boolean } = {}): Uint8Array {
+    const out: number[] = [0x04, 0x22, 0x4d, 0x18];
+    const flg = 0x40 | (flags.blockChecksum ? 0x10 : 0) | (flags.contentSize !== undefined ? 0x08 : 0) | (flags.contentChecksum ? 0x04 : 0);
+    out.push(flg, 0x40);
+    if (flags.contentSize !== undefined) for (let k = 0; k < 8; k++) out.push(k < 4 ? (flags.contentSize >>> (8 * k)) & 0xff : 0);
+    out.push(0xaa); // header checksum (not verified)
+    for (const block of blocks) {
+      const size = block.data.length | (block.raw ? 0x80000000 : 0);
+      out.push(size & 0xff, (size >>> 8) & 0xff, (size >>> 16) & 0xff, (size >>> 24) & 0xff, ...block.data);
+      if (flags.blockChecksum) out.push(1, 2, 3, 4);
+    }
+    out.push(0, 0, 0, 0);
+    if (flags.contentChecksum) out.push(5, 6, 7, 8);
+    return Uint8Array.from(out);
+  }
+  const ascii = (s: string): number[] => Array.from(new TextEncoder().encode(s));
+  // Block 1 stored as is; block 2 copies 8 bytes from block 1 (linked blocks), then one literal.
+  const linked = [{ data: ascii('abcdefgh'), raw: true }, { data: [0x04, 8, 0, 0x10, ...ascii('z')] }];
+
+  it('decodes LZ4 frames: stored and compressed blocks, matches into the previous block, optional sizes and checksums', () => {
+    assert.equal(text(decompress('lz4', lz4Frame(linked), 17, 'b')), 'abcdefghabcdefghz');
+    assert.equal(text(decompress('lz4', lz4Frame(linked, { contentSize: 17, blockChecksum: true, contentChecksum: true }), 17, 'b')), 'abcdefghabcdefghz');
+    // A run: a match overlapping the bytes it writes.
+    assert.equal(text(decompress('lz4', lz4Frame([{ data: [0x1f, ...ascii('a'), 1, 0, 5, 0x00] }]), 25, 'b')), 'a'.repeat(25));
+  });
+
+  it('refuses LZ4 frames that do not fit what the buffer announced, or are cut or damaged', () => {
+    const refusals: [Uint8Array, number, RegExp][] = [
+      [lz4Frame(linked), 16, /holds more than the 16 bytes announced/],
+      [lz4Frame(linked), 18, /decodes to 17 bytes, not the 18/],
+      [lz4Frame(linked).subarray(0, 20), 17, /ends early/],
+      [lz4Frame([{ data: [0x04, 9, 0] }]), 8, /match offset \(9\) before the start/],
+      [Uint8Array.of(1, 2, 3, 4, 0x40, 0x40, 0), 1, /magic number/],
+      [Uint8Array.of(0x04, 0x22, 0x4d, 0x18, 0x80, 0x40, 0), 1, /version 2/],
+    ];
+    for (const [frame, size, message] of refusals) {
+      assert.throws(() => decompress('lz4', frame, size, 'buffer 3'), (error: unknown) => error instanceof IpcProblem && error.code === 'ARROW_CORRUPT' && /^buffer 3: the LZ4 frame/.test(error.message) && message.test(error.message));
+    }
+  });
+
+  it('checks a ZSTD frame header before decoding: its content size, or its window', () => {
+    // Single segment, 1-byte content size 200: more than the 100 announced.
+    const tooBig = Uint8Array.of(0x28, 0xb5, 0x2f, 0xfd, 0x20, 200, 0, 0, 0);
+    assert.throws(() => decompress('zstd', tooBig, 100, 'b'), /holds 200 bytes, more than the 100/);
+    // No content size, a window of 2^(10+31) bytes.
+    const hugeWindow = Uint8Array.of(0x28, 0xb5, 0x2f, 0xfd, 0x00, 31 << 3, 0, 0, 0);
+    assert.throws(() => decompress('zstd', hugeWindow, 100, 'b'), /asks for a \d+-byte window for 100 bytes/);
+    assert.throws(() => decompress('zstd', Uint8Array.of(1, 2, 3, 4, 5, 6), 10, 'b'), /magic number/);
+    assert.equal(decompress('zstd', zstdRawFrame(new TextEncoder().encode('hello')), 5, 'b').length, 5);
+  });
+});

@@ -6,7 +6,7 @@
  * Text forms are the ones PostgreSQL and Hyper parse: ISO dates and times with microseconds,
  * `+00` on instants, `\x` hex for bytes, decimals exact from their integer representation.
  */
-import { DataType, DateUnit, makeVector, Precision, TimeUnit, type Data } from 'apache-arrow';
+import { DataType, DateUnit, IntervalUnit, makeVector, Precision, TimeUnit, type Data } from 'apache-arrow';
 import { uint16ToFloat64 } from 'apache-arrow/util/math';
 import { decodeDictionary } from './columns.ts';
 import { formatDate } from '../shared/dates.ts';
@@ -69,6 +69,39 @@ function toMicros(unit: TimeUnit, value: bigint): bigint {
       return value % 1_000n < 0n ? q - 1n : q;
     }
   }
+}
+
+/** An interval's parts: months, days, microseconds. */
+export interface IntervalParts {
+  readonly months: number;
+  readonly days: number;
+  readonly micros: bigint;
+}
+
+/** Reads row `i` of an Interval (any unit) or Duration column as interval parts (nanoseconds cut to microseconds). */
+function intervalAt(data: Data): (i: number) => IntervalParts {
+  const type: DataType = data.type;
+  if (DataType.isDuration(type)) {
+    const values = data.values as BigInt64Array;
+    return (i) => ({ months: 0, days: 0, micros: toMicrosTruncated(type.unit, values[i]!) });
+  }
+  const words = data.values as Int32Array;
+  const view = new DataView(words.buffer, words.byteOffset, words.byteLength);
+  if (DataType.isInterval(type) && type.unit === IntervalUnit.YEAR_MONTH) return (i) => ({ months: view.getInt32(i * 4, true), days: 0, micros: 0n });
+  if (DataType.isInterval(type) && type.unit === IntervalUnit.DAY_TIME) return (i) => ({ months: 0, days: view.getInt32(i * 8, true), micros: BigInt(view.getInt32(i * 8 + 4, true)) * 1000n });
+  return (i) => ({ months: view.getInt32(i * 16, true), days: view.getInt32(i * 16 + 4, true), micros: view.getBigInt64(i * 16 + 8, true) / 1000n });
+}
+
+function toMicrosTruncated(unit: TimeUnit, value: bigint): bigint {
+  return unit === TimeUnit.NANOSECOND ? value / 1000n : toMicros(unit, value);
+}
+
+/** ISO 8601 with signed parts (`P14M3DT-1.500000S`), which Hyper and PostgreSQL both read. */
+export function formatInterval({ months, days, micros }: IntervalParts): string {
+  const negative = micros < 0n;
+  const abs = negative ? -micros : micros;
+  const seconds = `${negative ? '-' : ''}${abs / 1_000_000n}.${String(abs % 1_000_000n).padStart(6, '0')}`;
+  return `P${months}M${days}DT${seconds}S`;
 }
 
 /** A two's-complement little-endian integer of `words` 32-bit words → its decimal text at `scale`. */
@@ -164,6 +197,10 @@ export function makeFormatter(data: Data): Formatter {
     const unit = type.unit;
     const zoned = Boolean(type.timezone);
     return scalar(data, (i) => formatTimestamp(toMicros(unit, values[i]!), zoned), jsonString);
+  }
+  if (DataType.isInterval(type) || DataType.isDuration(type)) {
+    const interval = intervalAt(data);
+    return scalar(data, (i) => formatInterval(interval(i)), jsonString);
   }
   if (DataType.isList(type) || DataType.isLargeList(type) || DataType.isMap(type)) {
     const offsets = data.valueOffsets as ArrayLike<number | bigint>;

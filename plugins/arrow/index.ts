@@ -1,5 +1,6 @@
 /**
- * Arrow IPC ingester: `.arrow`, `.ipc` and `.feather` (Feather v2 is the Arrow IPC file format),
+ * Arrow IPC ingester: `.arrow`, `.arrows` (the stream format's registered extension), `.ipc` and
+ * `.feather` (Feather v2 is the Arrow IPC file format),
  * in the file or the stream format. Memory stays bounded by one record batch (see source.ts).
  *
  * On Hyper (`capabilities.arrowStream`) the data goes in as Arrow, through
@@ -16,7 +17,7 @@
  * Elsewhere the batches become CSV text for `COPY ... FORMAT csv`, in ~1 MiB strings.
  */
 import { ResultAsync } from 'neverthrow';
-import { RecordBatchStreamWriter, type Field, type Schema } from 'apache-arrow';
+import { RecordBatchStreamWriter, type Field, type RecordBatch, type Schema } from 'apache-arrow';
 import { fromDbError, ingestError, IngestFailure, isIngestFailure } from '../../src/errors.ts';
 import { defineIngester } from '../../src/plugins.ts';
 import { columnList, createTable, matchColumns } from '../../src/schema.ts';
@@ -25,10 +26,13 @@ import { parseSqlType, type SqlType } from '../../src/sql-types.ts';
 import type { AppendResult, ClaimedFile, ColumnSpec, DbConnection, IngestContext, IngestError, IngesterPlugin, TableColumn, TableName } from '../../src/types.ts';
 import { BatchTooLarge } from './columns.ts';
 import { csvField, makeFormatter } from './format.ts';
-import { ChunkCollector, openIpc, type IpcSource } from './source.ts';
+import { IpcProblem, makeBreather } from './problem.ts';
+import { ChunkCollector, openIpc, readError, type IpcSource } from './source.ts';
 import { describeField, isCompatible, isSameType, mapArrowType, type FieldMapping } from './types.ts';
 import { wireBatch, wireSchema, wireType } from './wire.ts';
 
+/** Batches longer than this are rewritten for Hyper in slices of this many rows. */
+const SLICE_ROWS = 65_536;
 /** CSV text is handed to COPY in strings of about this many characters. */
 const CSV_CHUNK = 1 << 20;
 /** `fileState` key: Hyper refused the Arrow data of an earlier attempt; load this file as CSV. */
@@ -76,7 +80,7 @@ function mapFields(schema: Schema, file: ClaimedFile): FieldMapping[] {
         'ARROW_UNSUPPORTED_TYPE',
         file,
         `column "${field.name}" has Arrow type ${mapped.unsupported}, which has no column type here`,
-        `Convert column "${field.name}" in the producer (e.g. durations and intervals to integers or text, unions to one type), or drop it; then replay the file.`,
+        `Convert column "${field.name}" in the producer (e.g. a union to one of its types), or drop it; then replay the file.`,
         field.name,
       );
     }
@@ -132,15 +136,29 @@ function plan(file: ClaimedFile, table: TableName, schema: Schema, mappings: rea
 // Hyper: Arrow in, as Arrow
 // ---------------------------------------------------------------------------------------------
 
-/** Decodes, rewrites for Hyper and re-encodes, one record batch at a time. */
+function slices(batch: RecordBatch): RecordBatch[] {
+  if (batch.numRows <= SLICE_ROWS) return [batch];
+  const out: RecordBatch[] = [];
+  for (let start = 0; start < batch.numRows; start += SLICE_ROWS) out.push(batch.slice(start, Math.min(batch.numRows, start + SLICE_ROWS)));
+  return out;
+}
+
+/**
+ * Decodes, rewrites for Hyper and re-encodes, one record batch at a time; a large batch in
+ * slices, giving other work a turn between them (a rewrite to JSON text takes a while).
+ */
 async function* reencode(source: IpcSource, schema: Schema): AsyncIterable<Uint8Array> {
   const sink = new ChunkCollector();
   const writer = new RecordBatchStreamWriter();
+  const breathe = makeBreather();
   writer.reset(sink, schema);
   for await (const batch of source.batches()) {
-    writer.write(wireBatch(batch, schema));
-    // One write per batch: the writer's many small buffers become one COPY message.
-    if (sink.byteLength > 0) yield sink.take();
+    for (const slice of slices(batch)) {
+      writer.write(wireBatch(slice, schema));
+      // One write per slice: the writer's many small buffers become one COPY message.
+      if (sink.byteLength > 0) yield sink.take();
+      await breathe();
+    }
   }
   writer.close();
   if (sink.byteLength > 0) yield sink.take();
@@ -163,7 +181,7 @@ function isArrowCorruption(error: IngestError): boolean {
 }
 
 async function loadHyper(conn: DbConnection, file: ClaimedFile, table: TableName, source: IpcSource, plans: readonly ColumnPlan[], ctx: IngestContext): Promise<number> {
-  const rewrite = !source.modernFraming || plans.some((p) => p.mapping.rewrite !== 'none');
+  const rewrite = !source.passThrough || plans.some((p) => p.mapping.rewrite !== 'none');
   // ARROWSTREAM takes a column only under its exact name and type, and a NOT NULL column only
   // from a non-nullable field; anything else is loaded through a temporary table and cast.
   const direct = plans.every((p) => p.field.name === p.column.name && isSameType(p.mapping.type, p.columnType) && (p.column.nullable || !p.field.nullable));
@@ -172,7 +190,7 @@ async function loadHyper(conn: DbConnection, file: ClaimedFile, table: TableName
   const schema = wireSchema(plans.map((p) => ({ name: p.field.name, type: wireType(p.field.type), nullable: p.field.nullable || p.mapping.rewrite === 'null-to-utf8' })));
   const bytes = (): AsyncIterable<Uint8Array> => (rewrite ? reencode(source, schema) : source.streamBytes());
   const fields = columnList(plans.map((p) => ({ name: p.field.name })));
-  ctx.logger.debug('arrow: loading through ARROWSTREAM', { file: file.name, format: source.format, passThrough: !rewrite, viaTempTable: !direct });
+  ctx.logger.debug('arrow: loading through ARROWSTREAM', { file: file.name, format: source.format, passThrough: !rewrite, viaTempTable: !direct, notes: source.notes });
 
   const copy = async (target: string): Promise<number> => {
     const sql = `COPY ${target} (${fields}) FROM STDIN WITH (FORMAT ARROWSTREAM)`;
@@ -205,7 +223,7 @@ async function loadHyper(conn: DbConnection, file: ClaimedFile, table: TableName
  * type here has a text form for.
  */
 function hyperCopyError(error: unknown, file: ClaimedFile, sql: string, ctx: IngestContext): unknown {
-  if (isIngestFailure(error) || error instanceof BatchTooLarge) return error;
+  if (isIngestFailure(error) || error instanceof BatchTooLarge || error instanceof IpcProblem) return error;
   const failure = fromDbError(error, file.name, sql);
   if (isArrowCorruption(failure)) {
     return new IngestFailure(
@@ -233,6 +251,7 @@ function hyperCopyError(error: unknown, file: ClaimedFile, sql: string, ctx: Ing
 async function* csvChunks(source: IpcSource): AsyncIterable<string> {
   let lines: string[] = [];
   let size = 0;
+  const breathe = makeBreather();
   for await (const batch of source.batches()) {
     const formatters = batch.data.children.map((child) => makeFormatter(child));
     const last = formatters.length - 1;
@@ -245,6 +264,7 @@ async function* csvChunks(source: IpcSource): AsyncIterable<string> {
         yield lines.join('');
         lines = [];
         size = 0;
+        await breathe();
       }
     }
   }
@@ -273,6 +293,7 @@ async function append(conn: DbConnection, file: ClaimedFile, table: TableName, c
 
 function toError(error: unknown, file: ClaimedFile): IngestError {
   if (isIngestFailure(error)) return error.error;
+  if (error instanceof IpcProblem) return readError(file, error);
   if (error instanceof BatchTooLarge) {
     return ingestError('data', 'ARROW_BATCH_TOO_LARGE', `${file.name}: ${error.message}`, 'Write the file with smaller record batches (e.g. 64k rows each), then replay it.', {
       file: file.name,
@@ -282,10 +303,10 @@ function toError(error: unknown, file: ClaimedFile): IngestError {
   return fromDbError(error, file.name);
 }
 
-/** Arrow IPC files and streams (`.arrow`, `.ipc`, `.feather`). */
+/** Arrow IPC files and streams (`.arrow`, `.arrows`, `.ipc`, `.feather`). */
 export const arrowIngester: IngesterPlugin = defineIngester({
   name: 'arrow',
-  extensions: ['.arrow', '.ipc', '.feather'],
+  extensions: ['.arrow', '.arrows', '.ipc', '.feather'],
   append(conn, file, table, ctx) {
     return ResultAsync.fromPromise(append(conn, file, table, ctx), (error) => toError(error, file));
   },

@@ -1,68 +1,96 @@
 /**
- * Opening a claimed file as Arrow IPC, in either layout, with memory bounded by one record batch:
+ * Opening a claimed file as Arrow IPC, in either layout, with memory bounded by one record batch.
  *
- * - the stream format (`0xFFFFFFFF` continuation, or the pre-0.15 "legacy" framing) is read as
- *   it lies, in the claimed file's large chunks;
- * - the file format (`ARROW1` ... footer ... `ARROW1`) is turned into a stream by reading the
- *   footer and then the dictionary and record batch blocks it lists, in file order. apache-arrow's
- *   own reader would do a full `read()` of a file-format byte stream (it needs random access), and
- *   Arrow JS files carry the schema only in the footer, so the bytes between the magic and the
- *   footer are not a stream by themselves.
+ * The file is first read as a list of messages, and every message's metadata is checked against
+ * the schema's layout (messages.ts, layout.ts) before any body is read:
+ * - the stream format (`0xFFFFFFFF` continuation, or the pre-0.15 framing) is walked message by
+ *   message. It is complete when it ends with the end-of-stream marker or at a message boundary
+ *   (a writer may end a stream by closing it: Hyper's `COPY ... TO (FORMAT arrowstream)` does);
+ *   a stream cut inside a message is truncated;
+ * - the file format (`ARROW1` ... footer ... `ARROW1`) is read from its footer's blocks. apache-arrow's
+ *   own reader would read a whole file-format input at once (it needs random access).
  *
- * Either way the result is one IPC stream: Hyper's `FORMAT ARROWSTREAM` takes it as it is, and
+ * Either way the result is one IPC stream of checked messages, decompressed and little-endian
+ * (body.ts): Hyper's `FORMAT ARROWSTREAM` takes it as it is when nothing had to change, and
  * apache-arrow's stream reader decodes it one batch at a time.
  */
+import { ByteBuffer } from 'flatbuffers';
 import { AsyncByteQueue, RecordBatchReader, RecordBatchStreamWriter, type RecordBatch, type Schema } from 'apache-arrow';
-import { Footer, type FileBlock } from 'apache-arrow/ipc/metadata/file';
+import { Footer as FbFooter } from 'apache-arrow/fb/footer';
+import { MessageHeader } from 'apache-arrow/fb/message-header';
+import { Footer } from 'apache-arrow/ipc/metadata/file';
+import { Message } from 'apache-arrow/ipc/metadata/message';
 import { ingestError, IngestFailure } from '../../src/errors.ts';
 import type { ClaimedFile, IngestError } from '../../src/types.ts';
+import { type Block, checkBatchMessage, readMessageAt, safeMessages } from './messages.ts';
+import { checkedSize, corrupt, IpcProblem, makeBreather } from './problem.ts';
+import { fbMessage, FbSchema, readFlatbuffer, type SchemaShape, shapeOfSchema } from './shape.ts';
+
 
 const MAGIC = 'ARROW1';
 /** `ARROW1` plus two bytes of padding at the start of a file. */
 const FILE_HEAD = 8;
 /** Footer length (int32) plus `ARROW1` at the end of a file. */
 const FILE_TAIL = 10;
-/** End-of-stream marker of the current IPC framing: continuation token, then a zero length. */
-export const EOS = Uint8Array.of(0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0);
 
 export interface IpcSource {
   readonly format: 'file' | 'stream';
   readonly schema: Schema;
   /**
-   * Every message starts with the `0xFFFFFFFF` continuation token (IPC ≥ 0.15). Hyper reads only
-   * that framing ("Message does not begin with IPC continuation token"); legacy input is re-encoded.
+   * `streamBytes()` is what Hyper reads as it is: little-endian, uncompressed, every message in
+   * the current framing (Hyper: "Message does not begin with IPC continuation token") with V5
+   * metadata. Otherwise the batches are decoded and re-encoded for Hyper.
    */
-  readonly modernFraming: boolean;
-  /** The input as one IPC stream (schema, dictionaries, record batches, end-of-stream marker). */
+  readonly passThrough: boolean;
+  /** Why not, for the log. */
+  readonly notes: readonly string[];
+  /** The input as one IPC stream of checked messages (schema, dictionaries, record batches, end-of-stream marker). */
   streamBytes(): AsyncIterable<Uint8Array>;
   /** Decoded record batches, one at a time. */
   batches(): AsyncIterable<RecordBatch>;
 }
 
-function fail(code: string, file: ClaimedFile, message: string, hint: string, cause?: unknown): IngestFailure {
-  return new IngestFailure(ingestError('data', code, `${file.name}: ${message}`, hint, { file: file.name, ...(cause === undefined ? {} : { cause }) }));
+function fail(code: string, file: ClaimedFile, message: string, hint: string, cause?: unknown, column?: string): IngestFailure {
+  const kind = code === 'ARROW_UNSUPPORTED_TYPE' ? 'schema' : 'data';
+  return new IngestFailure(ingestError(kind, code, `${file.name}: ${message}`, hint, { file: file.name, ...(column === undefined ? {} : { column }), ...(cause === undefined ? {} : { cause }) }));
 }
 
 const REWRITE_HINT = 'The producer must write the file completely (close the Arrow writer) before creating its .ready; then replay the file.';
 const NOT_ARROW_HINT = 'Write Arrow IPC (file format, i.e. Feather v2, or stream format) with an Arrow library, or give the file the extension of its real format; then replay it.';
+const CORRUPT_HINT = 'The file is damaged or was written by a faulty writer: write it again with an Arrow library (pyarrow, arrow-rs, Arrow C++, apache-arrow), then replay it.';
+const HINTS: Record<IpcProblem['code'], string> = {
+  ARROW_CORRUPT: CORRUPT_HINT,
+  ARROW_NOT_IPC: NOT_ARROW_HINT,
+  ARROW_TRUNCATED: REWRITE_HINT,
+  ARROW_UNSUPPORTED: 'Write the file without that feature (e.g. with pyarrow defaults), then replay it.',
+  ARROW_UNSUPPORTED_TYPE: 'Cast that column in the producer to a type this reader takes (e.g. run-end encoded or list-view columns to their plain form), or drop it; then replay the file.',
+  ARROW_BATCH_TOO_LARGE: 'Write the file with smaller record batches (e.g. 64k rows each), then replay it.',
+};
 
-/** Turns an apache-arrow reader error into an `IngestError` naming the file. */
+/** Turns a reader error (a problem found here, or apache-arrow's) into an `IngestError` naming the file. */
 export function readError(file: ClaimedFile, error: unknown): IngestError {
   if (error instanceof IngestFailure) return error.error;
+  if (error instanceof IpcProblem) return fail(error.code, file, error.message, HINTS[error.code], error, error.column).error;
   const message = error instanceof Error ? error.message : String(error);
-  if (/compressed but codec not found/i.test(message)) {
-    return fail(
-      'ARROW_COMPRESSED',
-      file,
-      `its record batches are compressed (LZ4/ZSTD), which this reader cannot decode (${message})`,
-      'Write the file uncompressed (pyarrow: feather.write_feather(..., compression="uncompressed"), or IpcWriteOptions(compression=None)), then replay it.',
-      error,
-    ).error;
+  return fail('ARROW_CORRUPT', file, `the Arrow data cannot be decoded (${message})`, CORRUPT_HINT, error).error;
+}
+
+/** Runs `open`, reporting problems as `IngestFailure`s that name the file. */
+async function reported<T>(file: ClaimedFile, open: () => Promise<T>): Promise<T> {
+  try {
+    return await open();
+  } catch (error) {
+    throw new IngestFailure(readError(file, error));
   }
-  if (/^Expected to read \d+/.test(message)) {
-    return fail('ARROW_TRUNCATED', file, `the Arrow data ends early: ${message}`, REWRITE_HINT, error).error;
+}
+
+/** The same bytes, with problems found while reading them reported as `IngestFailure`s. */
+async function* guarded(file: ClaimedFile, bytes: AsyncIterable<Uint8Array>): AsyncIterable<Uint8Array> {
+  try {
+    yield* bytes;
+  } catch (error) {
+    throw new IngestFailure(readError(file, error));
   }
-  return fail('ARROW_CORRUPT', file, `not valid Arrow IPC data: ${message}`, NOT_ARROW_HINT, error).error;
 }
 
 /**
@@ -104,7 +132,7 @@ export class ChunkCollector extends AsyncByteQueue {
   }
 }
 
-/** The schema message alone, as the stream writer frames it. */
+/** The schema message alone, as the stream writer frames it (little-endian, V5). */
 function schemaMessage(schema: Schema): Uint8Array {
   const sink = new ChunkCollector();
   new RecordBatchStreamWriter().reset(sink, schema);
@@ -144,93 +172,130 @@ async function* decode(file: ClaimedFile, bytes: () => AsyncIterable<Uint8Array>
   }
 }
 
-/** Opens `file` as Arrow IPC; rejects with an `IngestFailure` (data error) when it is not. */
+/** What opening found: the layout and the checked blocks, in file order. */
+interface Opened {
+  readonly format: 'file' | 'stream';
+  readonly schema: Schema;
+  readonly shape: SchemaShape;
+  readonly blocks: readonly Block[];
+  readonly notes: string[];
+}
+
+function source(file: ClaimedFile, opened: Opened): IpcSource {
+  const { schema, shape, blocks, notes } = opened;
+  const header = schemaMessage(schema);
+  const streamBytes = (): AsyncIterable<Uint8Array> => guarded(file, safeMessages(file, header, blocks, shape));
+  return { format: opened.format, schema, passThrough: notes.length === 0, notes, streamBytes, batches: () => decode(file, streamBytes) };
+}
+
+/** Checks every block's metadata and notes what keeps the data from going to Hyper as it is. */
+/** The block alone (its metadata is read again when its body is: one message's metadata in memory at a time). */
+function blockOf(framed: Block): Block {
+  return { offset: framed.offset, prefix: framed.prefix, metadataLength: framed.metadataLength, bodyLength: framed.bodyLength, header: framed.header };
+}
+
+async function checkAll(file: ClaimedFile, blocks: readonly Block[], shape: SchemaShape, notes: string[]): Promise<void> {
+  const breathe = makeBreather();
+  let compressed = false;
+  let legacy = false;
+  for (const block of blocks) {
+    const metadata = await file.read(block.offset + block.prefix, block.metadataLength);
+    const checked = checkBatchMessage(block, metadata, shape);
+    compressed ||= checked.header.codec !== null;
+    legacy ||= block.prefix === 4 || readFlatbuffer('message metadata', () => fbMessage(metadata).version()) < 4;
+    await breathe();
+  }
+  if (shape.bigEndian) notes.push('big-endian: swapped to little-endian');
+  if (compressed) notes.push('compressed: decompressed');
+  if (legacy) notes.push('pre-1.0 framing or metadata: re-encoded');
+}
+
+/** Opens `file` as Arrow IPC; rejects with an `IngestFailure` (data or schema error) when it is not one this reader takes. */
 export async function openIpc(file: ClaimedFile): Promise<IpcSource> {
   if (file.size === 0) {
     throw fail('EMPTY_FILE', file, 'is empty (0 bytes)', 'An Arrow file holds at least its schema; write the file completely before creating its .ready, then replay it.');
   }
   const head = await file.read(0, FILE_HEAD);
-  return startsWithMagic(head) ? openFileFormat(file) : openStreamFormat(file, head);
+  return source(file, await reported(file, () => (startsWithMagic(head) ? openFileFormat(file) : openStreamFormat(file, head))));
 }
 
-async function openFileFormat(file: ClaimedFile): Promise<IpcSource> {
-  if (file.size < FILE_HEAD + FILE_TAIL) {
-    throw fail('ARROW_TRUNCATED', file, `starts like an Arrow IPC file but is only ${file.size} bytes long`, REWRITE_HINT);
+function decodedSchema(metadata: Uint8Array): Schema {
+  try {
+    const schema = Message.decode(metadata).header() as Schema | null;
+    if (!schema) throw new Error('no schema');
+    return schema;
+  } catch (error) {
+    throw corrupt(`the schema cannot be decoded (${error instanceof Error ? error.message : String(error)})`);
   }
+}
+
+async function openFileFormat(file: ClaimedFile): Promise<Opened> {
+  if (file.size < FILE_HEAD + FILE_TAIL) throw new IpcProblem('ARROW_TRUNCATED', `starts like an Arrow IPC file but is only ${file.size} bytes long`);
   const tail = await file.read(file.size - FILE_TAIL, FILE_TAIL);
-  if (!startsWithMagic(tail.subarray(4))) {
-    throw fail('ARROW_TRUNCATED', file, 'starts like an Arrow IPC file (ARROW1) but does not end with its footer: the file is incomplete or truncated', REWRITE_HINT);
-  }
+  if (!startsWithMagic(tail.subarray(4))) throw new IpcProblem('ARROW_TRUNCATED', 'starts like an Arrow IPC file (ARROW1) but does not end with its footer: the file is incomplete or truncated');
   const footerLength = int32At(tail, 0);
   const footerStart = file.size - FILE_TAIL - footerLength;
-  if (footerLength <= 0 || footerStart < FILE_HEAD) {
-    throw fail('ARROW_CORRUPT', file, `the Arrow file footer length (${footerLength}) does not fit the file (${file.size} bytes)`, NOT_ARROW_HINT);
-  }
-  let footer: Footer;
+  if (footerLength <= 0 || footerStart < FILE_HEAD) throw corrupt(`the Arrow file footer length (${footerLength}) does not fit the file (${file.size} bytes)`);
+  const footerBytes = await file.read(footerStart, footerLength);
+  const { shape, places } = readFlatbuffer('the Arrow file footer', () => {
+    const footer = FbFooter.getRootAsFooter(new ByteBuffer(footerBytes));
+    const fbSchema = footer.schema();
+    if (!fbSchema) throw corrupt('the Arrow file footer holds no schema');
+    const places: { offset: number; what: string }[] = [];
+    const count = footer.dictionariesLength() + footer.recordBatchesLength();
+    if (count * 24 > footerLength) throw corrupt(`the Arrow file footer lists ${count} blocks, more than its ${footerLength} bytes hold`);
+    for (let i = 0; i < footer.dictionariesLength(); i++) places.push({ offset: checkedSize(footer.dictionaries(i)?.offset() ?? -1n, footerStart, `the offset of dictionary block ${i}`), what: 'dictionary' });
+    for (let i = 0; i < footer.recordBatchesLength(); i++) places.push({ offset: checkedSize(footer.recordBatches(i)?.offset() ?? -1n, footerStart, `the offset of record batch block ${i}`), what: 'record batch' });
+    return { shape: shapeOfSchema(fbSchema), places };
+  });
+  let schema: Schema;
   try {
-    footer = Footer.decode(await file.read(footerStart, footerLength));
+    schema = Footer.decode(footerBytes).schema;
   } catch (error) {
-    throw fail('ARROW_CORRUPT', file, `the Arrow file footer cannot be decoded: ${error instanceof Error ? error.message : String(error)}`, NOT_ARROW_HINT, error);
+    throw corrupt(`the schema in the Arrow file footer cannot be decoded (${error instanceof Error ? error.message : String(error)})`);
   }
-  const schema = footer.schema as Schema | null | undefined;
-  if (!schema) throw fail('ARROW_CORRUPT', file, 'the Arrow file footer holds no schema', NOT_ARROW_HINT);
-
   // Dictionaries and batches in file order: a dictionary (or delta) precedes the batches using it.
-  const blocks: FileBlock[] = [...footer.dictionaryBatches(), ...footer.recordBatches()].sort((a, b) => a.offset - b.offset);
-  for (const block of blocks) {
-    const end = block.offset + block.metaDataLength + block.bodyLength;
-    if (block.offset < FILE_HEAD || block.metaDataLength <= 0 || block.bodyLength < 0 || end > footerStart) {
-      throw fail('ARROW_CORRUPT', file, `the Arrow file footer lists a block (offset ${block.offset}, ${block.metaDataLength + block.bodyLength} bytes) outside the data`, NOT_ARROW_HINT);
-    }
+  places.sort((a, b) => a.offset - b.offset);
+  const blocks: Block[] = [];
+  for (const place of places) {
+    if (place.offset < FILE_HEAD) throw corrupt(`the Arrow file footer lists a ${place.what} block at byte ${place.offset}, inside the file's magic`);
+    const message = await readMessageAt(file, place.offset, footerStart);
+    if (message.end) throw corrupt(`the Arrow file footer lists a ${place.what} block at byte ${place.offset}, where the data ends`);
+    blocks.push(blockOf(message));
   }
-  const first = blocks[0];
-  const modernFraming = first === undefined || int32At(await file.read(first.offset, 4), 0) === -1;
-  const header = schemaMessage(schema);
-
-  async function* streamBytes(): AsyncIterable<Uint8Array> {
-    yield header;
-    for (const block of blocks) yield* file.stream({ start: block.offset, end: block.offset + block.metaDataLength + block.bodyLength });
-    yield EOS;
-  }
-  return { format: 'file', schema, modernFraming, streamBytes, batches: () => decode(file, streamBytes) };
+  const notes: string[] = [];
+  await checkAll(file, blocks, shape, notes);
+  return { format: 'file', schema, shape, blocks, notes };
 }
 
-async function openStreamFormat(file: ClaimedFile, head: Uint8Array): Promise<IpcSource> {
-  const modernFraming = head.length >= 4 && int32At(head, 0) === -1;
-  // The first message's metadata length: after the continuation token, or first (legacy framing).
-  const prefix = modernFraming ? 8 : 4;
-  const metadataLength = head.length >= prefix ? int32At(head, prefix - 4) : -1;
-  if (!modernFraming && (metadataLength <= 0 || metadataLength > file.size - prefix)) {
+async function openStreamFormat(file: ClaimedFile, head: Uint8Array): Promise<Opened> {
+  const modern = head.length >= 4 && int32At(head, 0) === -1;
+  const metadataLength = head.length >= (modern ? 8 : 4) ? int32At(head, modern ? 4 : 0) : -1;
+  if (!modern && (metadataLength <= 0 || metadataLength > file.size - 4)) {
     const shown = Array.from(head.subarray(0, 8), (b) => b.toString(16).padStart(2, '0')).join(' ');
-    throw fail('ARROW_NOT_IPC', file, `is not Arrow IPC data: it starts with neither "ARROW1" (file format) nor an IPC message (stream format), but with bytes ${shown}`, NOT_ARROW_HINT);
+    throw new IpcProblem('ARROW_NOT_IPC', `is not Arrow IPC data: it starts with neither "ARROW1" (file format) nor an IPC message (stream format), but with bytes ${shown}`);
   }
-  if (metadataLength <= 0 || metadataLength > file.size - prefix) {
-    throw fail('ARROW_TRUNCATED', file, `the Arrow stream ends inside its schema (${file.size} bytes)`, REWRITE_HINT);
+  const first = await readMessageAt(file, 0, file.size);
+  if (first.end) throw corrupt('the Arrow stream ends (end-of-stream marker) before its schema');
+  if (first.header !== MessageHeader.Schema) throw corrupt('the Arrow stream does not start with its schema');
+  const shape = readFlatbuffer('the schema', () => {
+    const fbSchema = fbMessage(first.metadata).header(new FbSchema()) as FbSchema | null;
+    if (!fbSchema) throw corrupt('the schema message holds no schema');
+    return shapeOfSchema(fbSchema);
+  });
+  const schema = decodedSchema(first.metadata);
+  const blocks: Block[] = [];
+  const breathe = makeBreather();
+  let at = first.offset + first.prefix + first.metadataLength + first.bodyLength;
+  // A stream ends with its end-of-stream marker, or where the file ends at a message boundary.
+  while (at < file.size) {
+    const message = await readMessageAt(file, at, file.size);
+    if (message.end) break;
+    blocks.push(blockOf(message));
+    at = message.offset + message.prefix + message.metadataLength + message.bodyLength;
+    await breathe();
   }
-  // Without its end-of-stream marker a stream cut at a message boundary would still decode: only
-  // the marker tells a complete stream from one whose last batches are missing.
-  const eosLength = modernFraming ? EOS.length : 4;
-  const tail = await file.read(Math.max(0, file.size - eosLength), eosLength);
-  const ended = modernFraming ? tail.length === EOS.length && tail.every((b, i) => b === EOS[i]) : tail.length === 4 && int32At(tail, 0) === 0;
-  if (!ended) {
-    throw fail(
-      'ARROW_TRUNCATED',
-      file,
-      'the Arrow stream does not end with its end-of-stream marker: the file is incomplete or truncated',
-      'Close the Arrow stream writer (it writes the end-of-stream marker) before creating the .ready, then replay the file.',
-    );
-  }
-
-  let schema: Schema | undefined;
-  try {
-    const reader = await RecordBatchReader.from(file.stream());
-    await reader.open();
-    schema = reader.schema as Schema | undefined;
-    await reader.cancel();
-  } catch (error) {
-    throw new IngestFailure(readError(file, error));
-  }
-  if (!schema) throw fail('ARROW_CORRUPT', file, 'the Arrow stream holds no schema', NOT_ARROW_HINT);
-  const streamBytes = (): AsyncIterable<Uint8Array> => file.stream();
-  return { format: 'stream', schema, modernFraming, streamBytes, batches: () => decode(file, streamBytes) };
+  const notes: string[] = [];
+  await checkAll(file, blocks, shape, notes);
+  return { format: 'stream', schema, shape, blocks, notes };
 }

@@ -15,6 +15,7 @@
  * | Float32                                   | real                      | as is (needs 32-bit floats)         |
  * | Float64                                   | double                    | as is                               |
  * | Decimal128/256(p,s), p ≤ 38               | decimal(p,s)              | as is                               |
+ * | Decimal256(p,s), p > 38                   | text (the exact digits)   | rewritten as Utf8                   |
  * | Decimal32/64(p,s)                         | decimal(p,s)              | rewritten as Decimal128             |
  * | Utf8                                      | text                      | as is                               |
  * | LargeUtf8, Utf8View                       | text                      | rewritten as Utf8                   |
@@ -28,7 +29,9 @@
  * | Timestamp ns (with or without zone)       | timestamptz / timestamp   | rewritten as µs ("Hyper does not support nanosecond times") |
  * | List, LargeList, FixedSizeList, Struct, Map | json (JSON text)        | rewritten as Utf8 JSON (Hyper wants `array(...)`, no struct) |
  * | Dictionary<K, V>                          | the mapping of V          | decoded to V (Hyper: "dictionary encoding ... not supported") |
- * | Interval, Duration, Union, Decimal p > 38 | unsupported: schema error |                                     |
+ * | Interval (any unit)                       | interval                  | as is                               |
+ * | Duration (any unit)                       | interval                  | rewritten as Interval<MONTH_DAY_NANO> (Hyper: "Error while reading arrow file") |
+ * | Union, RunEndEncoded, ListView            | unsupported: schema error |                                     |
  *
  * Found by testing against hyperd: ARROWSTREAM matches Arrow fields to table columns by exact
  * (case-sensitive) name, and only when the table column's type is exactly the one Hyper derives
@@ -46,6 +49,8 @@ export type WireRewrite =
   | 'null-to-utf8'
   | 'float16'
   | 'decimal128'
+  | 'decimal-text'
+  | 'duration'
   | 'large-utf8'
   | 'utf8-view'
   | 'large-binary'
@@ -92,9 +97,9 @@ export function mapArrowType(type: DataType): FieldMapping | Unsupported {
     return { type: { kind: type.precision === Precision.SINGLE ? 'real' : 'double' }, rewrite: 'none' };
   }
   if (DataType.isDecimal(type)) {
-    if (type.precision > MAX_DECIMAL_PRECISION || type.scale < 0 || type.scale > type.precision) {
-      return { unsupported: `${describeArrowType(type)} (at most ${MAX_DECIMAL_PRECISION} digits, scale between 0 and the precision)` };
-    }
+    if (type.scale < 0 || type.scale > type.precision) return { unsupported: `${describeArrowType(type)} (a scale between 0 and the precision)` };
+    // Wider than a NUMERIC holds: the exact digits, as text.
+    if (type.precision > MAX_DECIMAL_PRECISION) return { type: { kind: 'text' }, rewrite: 'decimal-text' };
     return { type: { kind: 'decimal', precision: type.precision, scale: type.scale }, rewrite: type.bitWidth < 128 ? 'decimal128' : 'none' };
   }
   if (DataType.isUtf8(type)) return { type: { kind: 'text' }, rewrite: 'none' };
@@ -104,6 +109,9 @@ export function mapArrowType(type: DataType): FieldMapping | Unsupported {
   if (DataType.isLargeBinary(type)) return { type: { kind: 'bytes' }, rewrite: 'large-binary' };
   if (DataType.isBinaryView(type)) return { type: { kind: 'bytes' }, rewrite: 'binary-view' };
   if (DataType.isFixedSizeBinary(type)) return { type: { kind: 'bytes' }, rewrite: 'fixed-binary' };
+  if (DataType.isInterval(type)) return { type: { kind: 'interval' }, rewrite: 'none' };
+  // A duration is an interval of days and time only (no months): nanoseconds cut to microseconds, as for timestamps.
+  if (DataType.isDuration(type)) return { type: { kind: 'interval' }, rewrite: 'duration' };
   if (DataType.isDate(type)) return { type: { kind: 'date' }, rewrite: type.unit === DateUnit.MILLISECOND ? 'date-ms' : 'none' };
   if (DataType.isTime(type)) return { type: { kind: 'time' }, rewrite: 'none' };
   if (DataType.isTimestamp(type)) {
@@ -143,6 +151,11 @@ function isOutsideArrowRules(to: SqlType): boolean {
   return (to.family === 'time' || to.family === 'timestamp' || to.family === 'timestamptz') && to.fractionalDigits !== undefined;
 }
 
+/** The databases report an interval column as `interval` (a family the shared rules do not name). */
+function isInterval(to: SqlType): boolean {
+  return to.family === 'other' && to.sql.trim().toLowerCase() === 'interval';
+}
+
 /**
  * Can values of file type `from` go into a column of type `to`? Whatever loses nothing does
  * (`isLosslessFit`); beyond that Arrow is lenient on bigint → double (values past 2^53 round) and
@@ -151,6 +164,7 @@ function isOutsideArrowRules(to: SqlType): boolean {
  */
 export function isCompatible(from: LogicalType, to: SqlType): boolean {
   if (isOutsideArrowRules(to)) return false;
+  if (from.kind === 'interval') return isInterval(to) || to.family === 'text';
   if (isLosslessFit(from, to)) return true;
   if (from.kind === 'bigint') return to.family === 'double';
   if (from.kind === 'timestamp') return to.family === 'timestamptz';
@@ -161,6 +175,7 @@ export function isCompatible(from: LogicalType, to: SqlType): boolean {
 /** Is the table column's type exactly the file column's (no cast needed at all)? */
 export function isSameType(from: LogicalType, to: SqlType): boolean {
   if (isOutsideArrowRules(to)) return false;
+  if (from.kind === 'interval') return isInterval(to);
   if (from.kind === 'decimal') return to.family === 'numeric' && to.precision === from.precision && to.scale === from.scale;
   // Arrow carries JSON as plain text: only a TEXT column (no length limit) takes it without a cast.
   if (from.kind === 'json' || from.kind === 'text') return to.family === 'text' && to.length === undefined;

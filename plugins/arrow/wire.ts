@@ -4,10 +4,14 @@
  * to microseconds, nested values as JSON text. Buffers are reused where the layout allows it
  * (large → regular offsets keep the value bytes; fixed-size binary gets offsets only).
  */
-import { Binary, BufferType, Data, DataType, DateDay, DateUnit, Decimal, Field, Float32, makeData, makeVector, Precision, RecordBatch, Schema, Struct, Timestamp, TimeUnit, Utf8 } from 'apache-arrow';
+import { Binary, BufferType, Data, DataType, DateDay, DateUnit, Decimal, Field, Float32, IntervalMonthDayNano, makeData, makeVector, Precision, RecordBatch, Schema, Struct, Timestamp, TimeUnit, Utf8 } from 'apache-arrow';
 import { uint16ToFloat64 } from 'apache-arrow/util/math';
 import { BatchTooLarge, buildVarBinary, decodeDictionary, MAX_INT32, sameValidity, utf8FromStrings } from './columns.ts';
-import { makeFormatter } from './format.ts';
+import { formatDecimal, makeFormatter } from './format.ts';
+import { IpcProblem } from './problem.ts';
+
+/** Hyper's NUMERIC holds at most 38 digits; wider decimals become their text. */
+const MAX_DECIMAL_DIGITS = 38;
 
 /** Rewrites one column for Hyper; returns it unchanged when Hyper takes it as it is. */
 export function toWire(data: Data): Data {
@@ -26,6 +30,12 @@ export function toWire(data: Data): Data {
     for (let i = 0; i < data.length; i++) floats[i] = uint16ToFloat64(halves[i]!);
     return makeData({ type: new Float32(), length: data.length, ...sameValidity(data), data: floats });
   }
+  if (DataType.isDecimal(type) && type.precision > MAX_DECIMAL_DIGITS) {
+    const stride = type.bitWidth / 32;
+    const words = data.values as Uint32Array;
+    return utf8FromStrings(data, (i) => formatDecimal(words, i * stride, stride, type.scale));
+  }
+  if (DataType.isDuration(type)) return durationAsInterval(data, type.unit);
   if (DataType.isDecimal(type) && type.bitWidth < 128) {
     const stride = type.bitWidth / 32;
     const words = data.values as Uint32Array;
@@ -99,6 +109,22 @@ export function toWire(data: Data): Data {
   return data;
 }
 
+const NANOS_PER: Record<TimeUnit, bigint> = { [TimeUnit.SECOND]: 1_000_000_000n, [TimeUnit.MILLISECOND]: 1_000_000n, [TimeUnit.MICROSECOND]: 1_000n, [TimeUnit.NANOSECOND]: 1n };
+const INT64_MAX = (1n << 63n) - 1n;
+
+/** Durations as month-day-nanosecond intervals (no months, no days), which Hyper reads. */
+function durationAsInterval(data: Data, unit: TimeUnit): Data {
+  const values = data.values as BigInt64Array;
+  const out = new ArrayBuffer(data.length * 16);
+  const view = new DataView(out);
+  for (let i = 0; i < data.length; i++) {
+    const nanos = values[i]! * NANOS_PER[unit];
+    if (nanos > INT64_MAX || nanos < -INT64_MAX) throw new IpcProblem('ARROW_UNSUPPORTED', `a duration of ${values[i]} ${TimeUnit[unit].toLowerCase()}s is longer than an interval holds (about 292 years)`);
+    view.setBigInt64(i * 16 + 8, nanos, true);
+  }
+  return makeData({ type: new IntervalMonthDayNano(), length: data.length, ...sameValidity(data), data: new Int32Array(out) });
+}
+
 /**
  * The schema batches are re-encoded with: each field with its wire type and the name and
  * nullability it must carry (Hyper matches columns by exact name, and a NOT NULL column only takes
@@ -114,7 +140,9 @@ export function wireType(type: DataType): DataType {
   if (DataType.isNull(type) || DataType.isLargeUtf8(type) || DataType.isUtf8View(type)) return new Utf8();
   if (DataType.isLargeBinary(type) || DataType.isBinaryView(type) || DataType.isFixedSizeBinary(type)) return new Binary();
   if (DataType.isFloat(type) && type.precision === Precision.HALF) return new Float32();
+  if (DataType.isDecimal(type) && type.precision > MAX_DECIMAL_DIGITS) return new Utf8();
   if (DataType.isDecimal(type) && type.bitWidth < 128) return new Decimal(type.scale, type.precision, 128);
+  if (DataType.isDuration(type)) return new IntervalMonthDayNano();
   if (DataType.isDate(type) && type.unit === DateUnit.MILLISECOND) return new DateDay();
   if (DataType.isTimestamp(type) && type.unit === TimeUnit.NANOSECOND) return new Timestamp(TimeUnit.MICROSECOND, type.timezone);
   if (DataType.isList(type) || DataType.isLargeList(type) || DataType.isFixedSizeList(type) || DataType.isStruct(type) || DataType.isMap(type)) return new Utf8();

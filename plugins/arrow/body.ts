@@ -1,0 +1,212 @@
+/**
+ * One message body made safe to decode: its buffers decompressed (each to exactly its announced
+ * size), byte-swapped to little-endian when the file is big-endian, and then the values that point
+ * elsewhere checked: offsets rise and stay inside their data, dictionary indices stay inside their
+ * dictionary, views stay inside their data buffers, union type ids are the union's own. apache-arrow
+ * reads none of this itself; a bad offset there would read other rows' bytes, or allocate without
+ * bound.
+ */
+import { decompress } from './codecs.ts';
+import { type BatchHeader, type BufferPlan, MAX_BODY, type NodePlan, type Region, where } from './layout.ts';
+import { checkedSize, corrupt, IpcProblem } from './problem.ts';
+
+export interface SafeBody {
+  readonly body: Uint8Array;
+  /** Where each buffer now is, when decompression moved them (else the header's own). */
+  readonly regions: readonly Region[] | null;
+}
+
+/** The current length of each dictionary, by id (deltas included). */
+export type DictionarySizes = ReadonlyMap<bigint, number>;
+
+const align8 = (n: number): number => (n + 7) & ~7;
+
+/** Flattens the plans' buffers in body order. */
+function buffersOf(plans: readonly NodePlan[], out: BufferPlan[] = []): BufferPlan[] {
+  for (const plan of plans) {
+    out.push(...plan.buffers);
+    buffersOf(plan.children, out);
+  }
+  return out;
+}
+
+/** Reverses each `width`-byte part of every value in place. */
+function swapParts(bytes: Uint8Array, parts: readonly number[]): void {
+  const stride = parts.reduce((a, b) => a + b, 0);
+  if (stride <= 1) return;
+  const end = bytes.length - (bytes.length % stride);
+  for (let at = 0; at < end; at += stride) {
+    let p = at;
+    for (const width of parts) {
+      for (let a = p, b = p + width - 1; a < b; a++, b--) {
+        const t = bytes[a]!;
+        bytes[a] = bytes[b]!;
+        bytes[b] = t;
+      }
+      p += width;
+    }
+  }
+}
+
+/** Swaps the 16-byte views of a BinaryView/Utf8View buffer: length; then inline bytes, or prefix, buffer index, offset. */
+function swapViews(bytes: Uint8Array): void {
+  for (let at = 0; at + 16 <= bytes.length; at += 16) {
+    swapParts(bytes.subarray(at, at + 4), [4]);
+    const length = new DataView(bytes.buffer, bytes.byteOffset + at, 4).getInt32(0, true);
+    if (length > 12) swapParts(bytes.subarray(at + 8, at + 16), [4, 4]);
+  }
+}
+
+/** Decompresses (when compressed), swaps (when big-endian) and checks one body against its plans. */
+export function safeBody(header: BatchHeader, plans: readonly NodePlan[], raw: Uint8Array, bigEndian: boolean, sizes: DictionarySizes): SafeBody {
+  const buffers = buffersOf(plans);
+  let body = raw;
+  let regions: Region[] | null = null;
+  if (header.codec !== null) {
+    const parts: Uint8Array[] = [];
+    let total = 0;
+    for (const plan of buffers) {
+      const part = decompressed(header, plan, raw);
+      parts[plan.index] = part;
+      total = align8(total) + part.length;
+      if (total > MAX_BODY) throw new IpcProblem('ARROW_BATCH_TOO_LARGE', `a record batch decompresses to more than ${MAX_BODY} bytes`);
+    }
+    body = new Uint8Array(align8(total));
+    regions = [];
+    let at = 0;
+    for (let index = 0; index < header.buffers.length; index++) {
+      const part = parts[index] ?? new Uint8Array(0);
+      body.set(part, at);
+      regions.push({ offset: at, length: part.length });
+      at = align8(at + part.length);
+    }
+  } else if (bigEndian) {
+    body = raw.slice();
+  }
+  const where: readonly Region[] = regions ?? header.buffers;
+  const bytesOf = (index: number): Uint8Array => {
+    const region = where[index]!;
+    return body.subarray(region.offset, region.offset + region.length);
+  };
+  if (bigEndian) {
+    for (const plan of buffers) {
+      if (plan.role === 'views') swapViews(bytesOf(plan.index));
+      else if (plan.swap.length > 0) swapParts(bytesOf(plan.index), plan.swap);
+    }
+  }
+  for (const plan of plans) checkValues(plan, bytesOf, sizes);
+  return { body, regions };
+}
+
+function decompressed(header: BatchHeader, plan: BufferPlan, raw: Uint8Array): Uint8Array {
+  const region = header.buffers[plan.index]!;
+  const what = `${plan.owner}: buffer ${plan.index} (${plan.role})`;
+  if (region.length === 0) {
+    if (plan.minBytes > 0) throw corrupt(`${what} is empty; its rows need ${plan.minBytes} bytes`, plan.column);
+    return new Uint8Array(0);
+  }
+  if (region.length < 8) throw corrupt(`${what} is compressed but ${region.length} bytes long, shorter than its 8-byte length prefix`, plan.column);
+  const bytes = raw.subarray(region.offset, region.offset + region.length);
+  const announced = new DataView(bytes.buffer, bytes.byteOffset, 8).getBigInt64(0, true);
+  const data = bytes.subarray(8);
+  // -1: this buffer was left uncompressed (it would not have become smaller).
+  const size = announced === -1n ? -1 : checkedSize(announced, plan.maxBytes, `${what}: the uncompressed length its prefix announces`, plan.column);
+  let out: Uint8Array;
+  try {
+    out = size === -1 ? data : decompress(header.codec!, data, size, what);
+  } catch (error) {
+    throw error instanceof IpcProblem ? new IpcProblem(error.code, error.message, plan.column) : error;
+  }
+  if (out.length < plan.minBytes) throw corrupt(`${what} holds ${out.length} bytes uncompressed; its rows need ${plan.minBytes}`, plan.column);
+  return out;
+}
+
+function view(bytes: Uint8Array): DataView {
+  return new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+}
+
+function isValid(validity: Uint8Array | undefined, nullCount: number, row: number): boolean {
+  return nullCount === 0 || validity === undefined || validity.length === 0 || ((validity[row >> 3]! >> (row & 7)) & 1) === 1;
+}
+
+/** Offsets of `length` rows start at ≥ 0, never fall, and end at most at `limit`. */
+function checkOffsets(bytes: Uint8Array, wide: boolean, length: number, limit: number, plan: NodePlan, what: string): void {
+  if (length === 0) return;
+  const v = view(bytes);
+  const at = (i: number): number => (wide ? Number(v.getBigInt64(i * 8, true)) : v.getInt32(i * 4, true));
+  let previous = at(0);
+  if (previous < 0) throw corrupt(`${where(plan.shape)} has a negative first offset (${previous})`, plan.shape.column);
+  for (let i = 1; i <= length; i++) {
+    const next = at(i);
+    if (next < previous) throw corrupt(`${where(plan.shape)} has offsets that go down at row ${i - 1} (${previous} → ${next})`, plan.shape.column);
+    previous = next;
+  }
+  if (previous > limit) throw corrupt(`${where(plan.shape)} has offsets up to ${previous}, past the end of its ${limit} ${what}`, plan.shape.column);
+}
+
+function checkValues(plan: NodePlan, bytesOf: (index: number) => Uint8Array, sizes: DictionarySizes): void {
+  const { shape, length, nullCount } = plan;
+  const roleBytes = (role: BufferPlan['role'], nth = 0): Uint8Array | undefined => {
+    const found = plan.buffers.filter((b) => b.role === role)[nth];
+    return found && bytesOf(found.index);
+  };
+  const validity = roleBytes('validity');
+  const column = shape.column;
+  switch (shape.layout) {
+    case 'var32':
+    case 'var64':
+      checkOffsets(roleBytes(shape.layout === 'var64' ? 'offsets64' : 'offsets32')!, shape.layout === 'var64', length, roleBytes('bytes')!.length, plan, 'bytes of data');
+      break;
+    case 'list32':
+    case 'list64':
+      checkOffsets(roleBytes(shape.layout === 'list64' ? 'offsets64' : 'offsets32')!, shape.layout === 'list64', length, plan.children[0]!.length, plan, 'child values');
+      break;
+    case 'indices': {
+      const size = sizes.get(shape.dictionaryId!);
+      if (size === undefined) {
+        if (length > nullCount) throw corrupt(`column "${column}" uses dictionary ${shape.dictionaryId} before any dictionary batch of that id`, column);
+        break;
+      }
+      const v = view(roleBytes('values')!);
+      const w = shape.width;
+      for (let row = 0; row < length; row++) {
+        if (!isValid(validity, nullCount, row)) continue;
+        const index =
+          w === 1 ? (shape.signed ? v.getInt8(row) : v.getUint8(row)) : w === 2 ? (shape.signed ? v.getInt16(row * 2, true) : v.getUint16(row * 2, true)) : w === 4 ? (shape.signed ? v.getInt32(row * 4, true) : v.getUint32(row * 4, true)) : Number(v.getBigInt64(row * 8, true));
+        if (index < 0 || index >= size) throw corrupt(`column "${column}" has dictionary index ${index} at row ${row}, outside its dictionary of ${size} values`, column);
+      }
+      break;
+    }
+    case 'view': {
+      const views = view(roleBytes('views')!);
+      const data = plan.buffers.filter((b) => b.role === 'variadic').map((b) => bytesOf(b.index).length);
+      for (let row = 0; row < length; row++) {
+        if (!isValid(validity, nullCount, row)) continue;
+        const size = views.getInt32(row * 16, true);
+        if (size < 0) throw corrupt(`column "${column}" has a negative value length at row ${row}`, column);
+        if (size <= 12) continue;
+        const buffer = views.getInt32(row * 16 + 8, true);
+        const offset = views.getInt32(row * 16 + 12, true);
+        if (buffer < 0 || buffer >= data.length || offset < 0 || offset + size > data[buffer]!) {
+          throw corrupt(`column "${column}" has a view at row ${row} (buffer ${buffer}, offset ${offset}, ${size} bytes) outside its data buffers`, column);
+        }
+      }
+      break;
+    }
+    case 'sparse-union':
+    case 'dense-union': {
+      const ids = roleBytes('type-ids')!;
+      const offsets = shape.layout === 'dense-union' ? view(roleBytes('offsets32')!) : undefined;
+      for (let row = 0; row < length; row++) {
+        const child = shape.typeIds.indexOf((ids[row]! << 24) >> 24);
+        if (child < 0) throw corrupt(`column "${column}" has union type id ${ids[row]} at row ${row}, which the union does not declare`, column);
+        const at = offsets ? offsets.getInt32(row * 4, true) : row;
+        if (at < 0 || at >= plan.children[child]!.length) throw corrupt(`column "${column}" has a union offset ${at} at row ${row} outside its child`, column);
+      }
+      break;
+    }
+    default:
+      break;
+  }
+  for (const child of plan.children) checkValues(child, bytesOf, sizes);
+}
