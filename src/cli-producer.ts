@@ -7,6 +7,7 @@ import { DB_FLAGS, DB_HELP, dbFromFlags, parse, printRows, toJson, UsageError } 
 import { dropFile } from './drop.ts';
 import { parseSince, readHistory } from './history.ts';
 import { replayFailed } from './replay.ts';
+import { parseTableName, tableLabel } from './sql.ts';
 
 export const DROP_HELP = `Usage: hyperwatch drop <file> <dir> [--name <name>]
 
@@ -66,10 +67,13 @@ export async function historyCommand(args: string[]): Promise<number> {
   if (positionals.length > 0) throw new UsageError('history takes no arguments besides its options');
   const since = values.since === undefined ? undefined : parseSince(values.since);
   if (values.since !== undefined && !since) throw new UsageError(`--since expects an ISO date or time (2024-06-01T12:00:00Z) or a duration (15m, 2h, 7d), got ${JSON.stringify(values.since)}`);
+  // The ledger spells the table as the watcher's logs do: `"Order Items"` and `Order Items` are one.
+  const table = values.table === undefined ? undefined : parseTableName(values.table);
+  if (table?.isErr()) throw new UsageError(table.error);
   const db = dbFromFlags(values);
   try {
     const pool = await db.openPool({ maxConnections: 1 });
-    const entries = await readHistory(pool, { ...(since ? { since } : {}), ...(values.table ? { table: values.table } : {}) });
+    const entries = await readHistory(pool, { ...(since ? { since } : {}), ...(table?.isOk() ? { table: tableLabel(table.value) } : {}) });
     if (values.json) {
       process.stdout.write(`${toJson(entries)}\n`);
       return 0;

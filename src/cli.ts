@@ -38,7 +38,8 @@ transaction, each with its own ledger row); removes both on success,
 moves both to <dir>/failed/ with X.error on failure.
 
 Options:
-  --table <name>          target table, "name" or "schema.name" (created from the first file)
+  --table <name>          target table, "name" or "schema.name" (created from the first file),
+                          as written: --table "Order Items"; a dotted part in quotes: '"Q1.2024"'
 ${DB_HELP}
   --max-concurrent <n>    parallel ingests (default 4, at most 32)
   --skip-duplicates       skip a file whose content (SHA-256) the table already received
