@@ -4,6 +4,7 @@
  */
 import net from 'node:net';
 import { resolve as resolvePath } from 'node:path';
+import process from 'node:process';
 import postgres from 'postgres';
 import { silentLogger } from '../../../src/log.ts';
 import { quoteIdent, standardSqlType } from '../../../src/sql.ts';
@@ -12,14 +13,21 @@ import { Gate } from '../../../src/gate.ts';
 import { poolOf, type ResettablePool, type Sql } from '../postgres-js/pool.ts';
 import { type Endpoint, Hyperd } from './hyperd.ts';
 import { locateHyperd } from './locate.ts';
+import { whileBusy } from './busy.ts';
 
 export { HYPERD_MISSING_MESSAGE, locateHyperd } from './locate.ts';
 
 export interface HyperAdapterOptions {
   /** The `.hyper` file; created when missing. Default `./hyperwatch.hyper`. */
   readonly database?: string;
-  /** `host:port` of a running hyperd. Without it, an embedded hyperd is started. */
+  /**
+   * `host:port` or `user@host:port` of a running hyperd. Without it, an embedded hyperd is started.
+   * The password, when the server asks for one, comes from `password` or the environment variable
+   * `HYPERWATCH_ENDPOINT_PASSWORD`, never from this string.
+   */
   readonly endpoint?: string;
+  /** Password for the endpoint's user (default: `HYPERWATCH_ENDPOINT_PASSWORD`). Never logged. */
+  readonly password?: string;
   /** The running hyperd (endpoint) can read this machine's files at the watcher's paths. */
   readonly sharedFilesystem?: boolean;
   /** Path to the hyperd binary (default: `HYPERD_PATH`, the npm package, the cache). */
@@ -82,10 +90,26 @@ export function hyperSqlType(type: LogicalType, version: number): string {
   return standardSqlType(type);
 }
 
-export function parseEndpoint(value: string): Endpoint {
-  const match = /^(?:tab\.tcp:\/\/)?\[?([^\]]+?)\]?:(\d{1,5})$/.exec(value.trim());
-  if (!match || Number(match[2]) > 65535) throw new Error(`invalid endpoint ${JSON.stringify(value)}: expected host:port`);
-  return { host: match[1]!, port: Number(match[2]) };
+/** The environment variable the endpoint's password is read from. */
+export const ENDPOINT_PASSWORD_ENV = 'HYPERWATCH_ENDPOINT_PASSWORD';
+
+/** A running hyperd: where it listens and, when given, whom to connect as. */
+export interface EndpointSpec extends Endpoint {
+  readonly user?: string;
+}
+
+/** `host:port`, `user@host:port`, `tab.tcp://host:port`, `[::1]:port`. A password is refused here. */
+export function parseEndpoint(value: string): EndpointSpec {
+  const match = /^(?:tab\.tcp:\/\/)?(?:([^@:/\s]+)@)?\[?([^\]@\s]+?)\]?:(\d{1,5})$/.exec(value.trim());
+  if (!match || Number(match[3]) > 65535) {
+    const secret = /^(?:tab\.tcp:\/\/)?[^@:/\s]+:[^@]*@/.test(value.trim());
+    throw new Error(
+      secret
+        ? `invalid endpoint: a password does not go in the endpoint; give user@host:port and set ${ENDPOINT_PASSWORD_ENV}`
+        : `invalid endpoint ${JSON.stringify(value)}: expected host:port or user@host:port`,
+    );
+  }
+  return { host: match[2]!, port: Number(match[3]), ...(match[1] ? { user: decodeURIComponent(match[1]) } : {}) };
 }
 
 export interface HyperAdapter extends DbAdapter {
@@ -106,6 +130,9 @@ export function createHyperAdapter(options: HyperAdapterOptions = {}): HyperAdap
   const logger = options.logger ?? silentLogger;
   const database = resolvePath(options.database ?? DEFAULT_DATABASE);
   const fixed = options.endpoint ? parseEndpoint(options.endpoint) : undefined;
+  const user = options.user ?? fixed?.user ?? 'hyperwatch';
+  const password = fixed ? (options.password ?? (process.env[ENDPOINT_PASSWORD_ENV] || undefined)) : undefined;
+  const busy = { logger };
   let embedded: { hyperd: Hyperd; release: () => Promise<void> } | undefined;
   const pools = new Set<DbPool>();
   const shared = databaseEntry(`${fixed ? `${fixed.host}:${fixed.port}` : 'embedded'}|${database}`);
@@ -136,7 +163,8 @@ export function createHyperAdapter(options: HyperAdapterOptions = {}): HyperAdap
   // without it every COPY stalls ~90 ms on Nagle + delayed ACK.
   const connectOptions = (db: string, max: number, adopt: (socket: net.Socket) => net.Socket = (socket) => socket) =>
     ({
-      user: options.user ?? 'hyperwatch',
+      user,
+      ...(password !== undefined ? { pass: password } : {}),
       database: db,
       max,
       fetch_types: false,
@@ -156,7 +184,8 @@ export function createHyperAdapter(options: HyperAdapterOptions = {}): HyperAdap
       const admin: Sql = postgres(connectOptions('', 1));
       try {
         const version = options.databaseVersion ? ` WITH VERSION ${Math.floor(options.databaseVersion)}` : '';
-        await admin.unsafe(`CREATE DATABASE IF NOT EXISTS ${quoteIdent(database)}${version}`);
+        const create = `CREATE DATABASE IF NOT EXISTS ${quoteIdent(database)}${version}`;
+        await whileBusy('creating the database', () => admin.unsafe(create), busy);
       } finally {
         await admin.end({ timeout: 5 });
       }
@@ -175,7 +204,7 @@ export function createHyperAdapter(options: HyperAdapterOptions = {}): HyperAdap
       return embedded?.hyperd.pid;
     },
     sqlType: (type) => hyperSqlType(type, options.databaseVersion ?? 2),
-    describe: () => (fixed ? `hyper ${database} at ${fixed.host}:${fixed.port}` : `hyper ${database} (embedded hyperd)`),
+    describe: () => (fixed ? `hyper ${database} at ${fixed.user ? `${fixed.user}@` : ''}${fixed.host}:${fixed.port}` : `hyper ${database} (embedded hyperd)`),
     async openPool({ maxConnections }) {
       if (closed) throw new Error('the Hyper adapter was closed');
       await ensureDatabase();
@@ -204,7 +233,8 @@ export function createHyperAdapter(options: HyperAdapterOptions = {}): HyperAdap
             release: () => begun.release().finally(leave),
           };
         },
-        query: (text, params) => gate.run(() => inner.query(text, params)),
+        // A statement outside a transaction that found the database busy did nothing: run it again.
+        query: (text, params) => gate.run(() => whileBusy('a statement', () => inner.query(text, params), busy)),
         close: async () => {
           pools.delete(pool);
           await inner.close();
@@ -228,7 +258,7 @@ export function createHyperAdapter(options: HyperAdapterOptions = {}): HyperAdap
         await Promise.all([...shared.pools].map((p) => p.reset((sql) => sql.unsafe(detach))));
         const control: Sql = postgres(connectOptions('', 1));
         try {
-          await control.unsafe(`ATTACH DATABASE ${quoteIdent(database)} AS hyperwatch_checkpoint`);
+          await whileBusy('checkpoint', () => control.unsafe(`ATTACH DATABASE ${quoteIdent(database)} AS hyperwatch_checkpoint`), busy);
           await control.unsafe('DETACH DATABASE hyperwatch_checkpoint');
         } finally {
           await control.end({ timeout: 5 });

@@ -1,0 +1,36 @@
+/**
+ * hyperd answers `The database cannot be accessed, as it is still in use` (SQLSTATE 55006) while
+ * another session is attaching or unloading the same database: a shared hyperd beside other
+ * clients, or one embedded hyperd opening and closing many databases. It passes in milliseconds,
+ * so the statements that attach a database (CREATE DATABASE, ATTACH, a session's first statement)
+ * wait and try again instead of failing.
+ */
+import type { Logger } from '../../../src/types.ts';
+
+export const OBJECT_IN_USE = '55006';
+
+export function isBusy(error: unknown): boolean {
+  const e = error as { code?: unknown; message?: unknown } | null;
+  return e?.code === OBJECT_IN_USE || (typeof e?.message === 'string' && e.message.includes('as it is still in use'));
+}
+
+export interface BusyRetry {
+  readonly logger: Logger;
+  /** Give up after this long (default 2 minutes): something holds the database for good. */
+  readonly deadlineMs?: number;
+}
+
+/** Runs `fn` until it does not fail with "still in use", backing off from 20 ms to 1 s. */
+export async function whileBusy<T>(what: string, fn: () => Promise<T>, options: BusyRetry): Promise<T> {
+  const deadline = Date.now() + (options.deadlineMs ?? 120_000);
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await fn();
+    } catch (error) {
+      if (!isBusy(error) || Date.now() > deadline) throw error;
+      if (attempt === 0) options.logger.debug(`${what}: the database is in use by another session; retrying`, { error: String(error) });
+      const delay = Math.min(1000, 20 * 2 ** attempt);
+      await new Promise((resolve) => setTimeout(resolve, delay / 2 + Math.random() * delay));
+    }
+  }
+}

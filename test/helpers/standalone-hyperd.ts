@@ -1,0 +1,49 @@
+/**
+ * A hyperd started by hand, as a user (or Tableau's Hyper API) would run one: its own user, with or
+ * without a password, on a fixed loopback port. hyperwatch reaches it with `--endpoint`.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { locateHyperd } from '../../adapters/db/hyper/locate.ts';
+
+export interface StandaloneHyperd {
+  readonly port: number;
+  readonly child: ChildProcess;
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts `hyperd run` with `--init-user=<user>`; with `password` it is typed on hyperd's prompt
+ * (hyperd then asks every client for it), without it `--no-password`.
+ */
+export async function startStandaloneHyperd(options: { user: string; password?: string; logDir: string }): Promise<StandaloneHyperd> {
+  const located = locateHyperd();
+  if (!located.ok) throw new Error(located.message);
+  const args = ['run', '--skip-license', `--init-user=${options.user}`, '--listen-connection', 'tab.tcp://127.0.0.1:0', `--log-dir=${options.logDir}`];
+  if (options.password === undefined) args.push('--no-password');
+  const child = spawn(located.path, args, { stdio: ['pipe', 'pipe', 'pipe'] });
+  if (options.password !== undefined) child.stdin!.write(`${options.password}\n${options.password}\n`);
+  child.stdin!.end();
+  let output = '';
+  const port = await new Promise<number>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`hyperd did not start: ${output}`)), 30000);
+    child.stdout!.setEncoding('utf8').on('data', (d: string) => {
+      output += d;
+      const match = /listening to 127\.0\.0\.1:(\d+)/.exec(output);
+      if (match) {
+        clearTimeout(timer);
+        resolve(Number(match[1]));
+      }
+    });
+    child.once('exit', (code) => reject(new Error(`hyperd exited (${code}): ${output}`)));
+  });
+  return {
+    port,
+    child,
+    async stop() {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      child.kill('SIGTERM');
+      await once(child, 'exit');
+    },
+  };
+}
