@@ -14,6 +14,8 @@ import { serveCommand, statusCommand } from './cli-serve.ts';
 import { fsAdapterByName } from './default-fs.ts';
 import { lineLogger } from './log.ts';
 import { startProgress } from './progress.ts';
+import { readerDbFromFlags } from './cli-reader.ts';
+import type { DbPool } from './types.ts';
 import type { WatcherHandle, WatchSummary } from './watcher.ts';
 
 const HELP = {
@@ -144,13 +146,14 @@ async function queryCommand(args: string[]): Promise<number> {
     return 0;
   }
   if (positionals.length !== 1) throw new UsageError('query expects one SQL statement (quote it)');
-  const db = dbFromFlags(values);
+  const reader = readerDbFromFlags(values);
+  let pool: DbPool | undefined;
   try {
-    const pool = await db.openPool({ maxConnections: 1 });
+    pool = await reader.db.openPool({ maxConnections: 1 });
     printRows(await pool.query(positionals[0]!), values.json === true);
     return 0;
   } finally {
-    await db.close();
+    await reader.close(pool);
   }
 }
 

@@ -8,14 +8,18 @@ import process from 'node:process';
 import postgres from 'postgres';
 import { silentLogger } from '../../../src/log.ts';
 import { quoteIdent, standardSqlType } from '../../../src/sql.ts';
-import type { DbAdapter, DbCapabilities, DbPool, LogicalType, Logger } from '../../../src/types.ts';
-import { Gate } from '../../../src/gate.ts';
-import { poolOf, type ResettablePool, type Sql } from '../postgres-js/pool.ts';
+import type { DbAdapter, DbCapabilities, DbConnection, DbPool, LogicalType, Logger, TransactionOptions } from '../../../src/types.ts';
+import { poolOf, type Sql } from '../postgres-js/pool.ts';
 import { type Endpoint, Hyperd } from './hyperd.ts';
 import { locateHyperd } from './locate.ts';
 import { whileBusy } from './busy.ts';
+import { databaseEntry, DatabaseHeldError } from './databases.ts';
+import { readHolder, removeHolder, writeHolder } from './holder.ts';
+import { fileSignature, NotWrittenError, trackingWrites } from './written.ts';
 
 export { HYPERD_MISSING_MESSAGE, locateHyperd } from './locate.ts';
+export { type Holder, holderPath, readHolder } from './holder.ts';
+export { DatabaseHeldError } from './databases.ts';
 
 export interface HyperAdapterOptions {
   /** The `.hyper` file; created when missing. Default `./hyperwatch.hyper`. */
@@ -41,22 +45,15 @@ export interface HyperAdapterOptions {
   readonly databaseVersion?: number;
   /** User name for the endpoint's connections (default `hyperwatch`, the embedded server's owner). */
   readonly user?: string;
+  /**
+   * Embedded hyperd: publish where it listens in `<database>.hyperwatch-endpoint.json` while a
+   * pool is open, so readers (`hyperwatch query`, psql) go through it (default true).
+   */
+  readonly announce?: boolean;
   readonly logger?: Logger;
 }
 
 export const DEFAULT_DATABASE = './hyperwatch.hyper';
-
-/**
- * Every pool on one database of one server, across adapters: a checkpoint must close them all,
- * and hold back new work meanwhile, for hyperd to unload (and so write) the database.
- */
-const databases = new Map<string, { pools: Set<ResettablePool>; gate: Gate }>();
-
-function databaseEntry(key: string): { pools: Set<ResettablePool>; gate: Gate } {
-  let entry = databases.get(key);
-  if (!entry) databases.set(key, (entry = { pools: new Set(), gate: new Gate() }));
-  return entry;
-}
 
 /** Embedded servers are shared by all adapters of a process that use the same binary. */
 const shared = new Map<string, { hyperd: Hyperd; refs: number }>();
@@ -138,6 +135,38 @@ export function createHyperAdapter(options: HyperAdapterOptions = {}): HyperAdap
   const shared = databaseEntry(`${fixed ? `${fixed.host}:${fixed.port}` : 'embedded'}|${database}`);
   let created: Promise<void> | undefined;
   let closed = false;
+  let announcing = false;
+
+  /** Embedded: tells readers where this process's hyperd listens (again when it moved). */
+  async function announce(): Promise<void> {
+    if (fixed || options.announce === false || closed) return;
+    const { host, port } = await endpoint();
+    const where = `${host}:${port}`;
+    if (!announcing) {
+      announcing = true;
+      shared.announcers++;
+    }
+    if (shared.announced === where && readHolder(database)?.pid === process.pid) return;
+    shared.announced = where;
+    writeHolder({ pid: process.pid, endpoint: where, user, database, since: new Date().toISOString() });
+    logger.info('readers connect through this hyperd', { database, endpoint: where, user, psql: `psql "host=${host} port=${port} user=${user} dbname=${database}"` });
+  }
+
+  function unannounce(): void {
+    if (!announcing) return;
+    announcing = false;
+    if (--shared.announcers === 0) {
+      shared.announced = undefined;
+      removeHolder(database);
+    }
+  }
+
+  /** Embedded: refuses before hyperd's own "locked by another process", saying what works. */
+  function checkNotHeld(): void {
+    if (fixed) return;
+    const holder = readHolder(database);
+    if (holder && holder.pid !== process.pid) throw new DatabaseHeldError(database, `hyperwatch process ${holder.pid} (its hyperd listens at ${holder.endpoint} since ${holder.since})`);
+  }
 
   const capabilities: DbCapabilities = {
     readsLocalFiles: fixed ? options.sharedFilesystem === true : true,
@@ -185,7 +214,11 @@ export function createHyperAdapter(options: HyperAdapterOptions = {}): HyperAdap
       try {
         const version = options.databaseVersion ? ` WITH VERSION ${Math.floor(options.databaseVersion)}` : '';
         const create = `CREATE DATABASE IF NOT EXISTS ${quoteIdent(database)}${version}`;
-        await whileBusy('creating the database', () => admin.unsafe(create), busy);
+        await whileBusy('creating the database', () => admin.unsafe(create), busy).catch((error: unknown) => {
+          // Another program (Tableau, the Hyper API, a hyperd of its own) has the file open.
+          if (!fixed && String((error as Error).message).includes('locked by another process')) throw new DatabaseHeldError(database, 'another program (its own hyperd has the file open)');
+          throw error;
+        });
       } finally {
         await admin.end({ timeout: 5 });
       }
@@ -207,7 +240,9 @@ export function createHyperAdapter(options: HyperAdapterOptions = {}): HyperAdap
     describe: () => (fixed ? `hyper ${database} at ${fixed.user ? `${fixed.user}@` : ''}${fixed.host}:${fixed.port}` : `hyper ${database} (embedded hyperd)`),
     async openPool({ maxConnections }) {
       if (closed) throw new Error('the Hyper adapter was closed');
+      checkNotHeld();
       await ensureDatabase();
+      await announce();
       const inner = poolOf(
         ({ onclose, adopt }) => postgres({ ...connectOptions(database, 1, adopt), onclose }),
         maxConnections,
@@ -217,8 +252,17 @@ export function createHyperAdapter(options: HyperAdapterOptions = {}): HyperAdap
       );
       shared.pools.add(inner);
       const { gate } = shared;
+      // Embedded: remember the file as it was after each writing transaction (see written.ts).
+      const tracked = <T>(run: (fn: (conn: DbConnection) => Promise<T>, options?: TransactionOptions<T>) => Promise<T>) =>
+        async (fn: (conn: DbConnection) => Promise<T>, options?: TransactionOptions<T>): Promise<T> => {
+          if (fixed) return run(fn, options);
+          let wrote = options?.last !== undefined;
+          const result = await run((conn) => fn(trackingWrites(conn, () => (wrote = true))), options);
+          if (wrote) shared.written = { signature: fileSignature(database), epoch: embedded?.hyperd.starts ?? 0 };
+          return result;
+        };
       const pool: DbPool = {
-        transaction: (fn, options) => gate.run(() => inner.transaction(fn, options)),
+        transaction: (fn, options) => gate.run(() => tracked(inner.transaction.bind(inner))(fn, options)),
         // A begun transaction holds the gate from its BEGIN until it ends: a checkpoint waits for it.
         begin: () => {
           const leave = gate.tryEnter();
@@ -229,7 +273,7 @@ export function createHyperAdapter(options: HyperAdapterOptions = {}): HyperAdap
             return undefined;
           }
           return {
-            transaction: (fn, options) => begun.transaction(fn, options).finally(leave),
+            transaction: (fn, options) => tracked(begun.transaction.bind(begun))(fn, options).finally(leave),
             release: () => begun.release().finally(leave),
           };
         },
@@ -263,12 +307,20 @@ export function createHyperAdapter(options: HyperAdapterOptions = {}): HyperAdap
         } finally {
           await control.end({ timeout: 5 });
         }
+        // After a restart of hyperd the watcher re-checks its commits against the ledger itself.
+        const { written } = shared;
+        if (written?.signature !== undefined && written.epoch === (embedded?.hyperd.starts ?? 0) && fileSignature(database) === written.signature) {
+          throw new NotWrittenError(database);
+        }
+        shared.written = undefined;
+        await announce();
       });
     },
     async close() {
       if (closed) return;
       closed = true;
       await Promise.all([...pools].map((p) => p.close()));
+      unannounce();
       await embedded?.release();
     },
   };

@@ -1,0 +1,64 @@
+/**
+ * Who holds a `.hyper` file. hyperd locks the file it has attached, so while a hyperwatch process
+ * works on a database no other hyperd can open it; readers go through that process's hyperd
+ * instead. The process says where it listens in `<database>.hyperwatch-endpoint.json`, next to
+ * the file; an entry whose process is gone is stale and ignored (and replaced by the next holder).
+ */
+import { readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import process from 'node:process';
+
+export const HOLDER_SUFFIX = '.hyperwatch-endpoint.json';
+
+export interface Holder {
+  readonly pid: number;
+  /** `host:port` of the holder's hyperd. */
+  readonly endpoint: string;
+  /** The user to connect as. */
+  readonly user: string;
+  readonly database: string;
+  readonly since: string;
+}
+
+export function holderPath(database: string): string {
+  return database + HOLDER_SUFFIX;
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    // EPERM: alive, another user's.
+    return (error as { code?: string }).code === 'EPERM';
+  }
+}
+
+/** The live holder of `database` (any process, ours included), or undefined. */
+export function readHolder(database: string): Holder | undefined {
+  let holder: Partial<Holder>;
+  try {
+    holder = JSON.parse(readFileSync(holderPath(database), 'utf8')) as Partial<Holder>;
+  } catch {
+    return undefined;
+  }
+  if (typeof holder.pid !== 'number' || typeof holder.endpoint !== 'string' || typeof holder.user !== 'string') return undefined;
+  return isAlive(holder.pid) ? (holder as Holder) : undefined;
+}
+
+/** Writes the entry of this process (write, then rename: a reader never sees half of it). */
+export function writeHolder(holder: Holder): void {
+  const path = holderPath(holder.database);
+  const tmp = `${path}.${process.pid}.tmp`;
+  writeFileSync(tmp, `${JSON.stringify(holder, null, 2)}\n`, { mode: 0o644 });
+  renameSync(tmp, path);
+}
+
+/** Removes the entry if it is still this process's. */
+export function removeHolder(database: string): void {
+  try {
+    const holder = JSON.parse(readFileSync(holderPath(database), 'utf8')) as Partial<Holder>;
+    if (holder.pid === process.pid) rmSync(holderPath(database), { force: true });
+  } catch {
+    // gone already
+  }
+}
