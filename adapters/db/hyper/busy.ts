@@ -9,9 +9,21 @@ import type { Logger } from '../../../src/types.ts';
 
 export const OBJECT_IN_USE = '55006';
 
+/**
+ * Another session of the same hyperd is attaching or unloading the database: milliseconds. Not
+ * when another process's hyperd has the file locked (same SQLSTATE): that lasts as long as it
+ * wants, see `isLockedElsewhere`.
+ */
 export function isBusy(error: unknown): boolean {
   const e = error as { code?: unknown; message?: unknown } | null;
+  if (isLockedElsewhere(error)) return false;
   return e?.code === OBJECT_IN_USE || (typeof e?.message === 'string' && e.message.includes('as it is still in use'));
+}
+
+/** Another program's hyperd (Tableau, the Hyper API, a hyperd of its own) has the file open. */
+export function isLockedElsewhere(error: unknown): boolean {
+  const message = (error as { message?: unknown } | null)?.message;
+  return typeof message === 'string' && message.includes('locked by another process');
 }
 
 export interface BusyRetry {

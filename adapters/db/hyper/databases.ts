@@ -1,6 +1,7 @@
 /** What the adapters of one process share per database of one server. */
 import { Gate } from '../../../src/gate.ts';
 import type { ResettablePool } from '../postgres-js/pool.ts';
+import type { IdleRelease } from './idle.ts';
 
 /**
  * Every pool on one database of one server, across adapters: a checkpoint must close them all,
@@ -14,12 +15,15 @@ export interface DatabaseEntry {
   /** Adapters of this process announcing the database to readers, and what they announced. */
   announcers: number;
   announced?: string | undefined;
+  /** Embedded: lets go of the file while idle; shared by the adapters of this process on it. */
+  idle?: IdleRelease | undefined;
+  idleUsers: number;
 }
 const databases = new Map<string, DatabaseEntry>();
 
 export function databaseEntry(key: string): DatabaseEntry {
   let entry = databases.get(key);
-  if (!entry) databases.set(key, (entry = { pools: new Set(), gate: new Gate(), announcers: 0 }));
+  if (!entry) databases.set(key, (entry = { pools: new Set(), gate: new Gate(), announcers: 0, idleUsers: 0 }));
   return entry;
 }
 

@@ -6,6 +6,8 @@
  */
 import { readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import process from 'node:process';
+import type { Logger } from '../../../src/types.ts';
+import { DatabaseHeldError } from './databases.ts';
 
 export const HOLDER_SUFFIX = '.hyperwatch-endpoint.json';
 
@@ -61,4 +63,48 @@ export function removeHolder(database: string): void {
   } catch {
     // gone already
   }
+}
+
+/** Refuses to open a file another hyperwatch process holds, before hyperd's own lock error. */
+export function checkNotHeld(database: string): void {
+  const holder = readHolder(database);
+  if (holder && holder.pid !== process.pid) throw new DatabaseHeldError(database, `hyperwatch process ${holder.pid} (its hyperd listens at ${holder.endpoint} since ${holder.since})`);
+}
+
+/** The adapters of this process that announce one database, and what they announced. */
+export interface AnnouncedEntry {
+  announcers: number;
+  announced?: string | undefined;
+}
+
+export interface Announcer {
+  /** Publishes (or moves) this process's entry; logs how readers connect when it changes. */
+  announce(endpoint: { host: string; port: number }): void;
+  /** This adapter is done; the last one of the process removes the entry. */
+  withdraw(): void;
+}
+
+export function announcerFor(entry: AnnouncedEntry, database: string, user: string, logger: Logger): Announcer {
+  let counted = false;
+  return {
+    announce({ host, port }) {
+      const where = `${host}:${port}`;
+      if (!counted) {
+        counted = true;
+        entry.announcers++;
+      }
+      if (entry.announced === where && readHolder(database)?.pid === process.pid) return;
+      entry.announced = where;
+      writeHolder({ pid: process.pid, endpoint: where, user, database, since: new Date().toISOString() });
+      logger.info('readers connect through this hyperd', { database, endpoint: where, user, psql: `psql "host=${host} port=${port} user=${user} dbname=${database}"` });
+    },
+    withdraw() {
+      if (!counted) return;
+      counted = false;
+      if (--entry.announcers === 0) {
+        entry.announced = undefined;
+        removeHolder(database);
+      }
+    },
+  };
 }

@@ -14,8 +14,9 @@ import { type Endpoint, Hyperd } from './hyperd.ts';
 import { locateHyperd } from './locate.ts';
 import { whileBusy } from './busy.ts';
 import { databaseEntry, DatabaseHeldError } from './databases.ts';
-import { readHolder, removeHolder, writeHolder } from './holder.ts';
+import { announcerFor, checkNotHeld } from './holder.ts';
 import { fileSignature, NotWrittenError, trackingWrites } from './written.ts';
+import { idleRelease, watchedBy } from './idle.ts';
 
 export { HYPERD_MISSING_MESSAGE, locateHyperd } from './locate.ts';
 export { type Holder, holderPath, readHolder } from './holder.ts';
@@ -50,10 +51,16 @@ export interface HyperAdapterOptions {
    * pool is open, so readers (`hyperwatch query`, psql) go through it (default true).
    */
   readonly announce?: boolean;
+  /**
+   * Embedded: once nothing has run for this long (ms) and every commit is checkpointed, the
+   * sessions detach and close, so other programs can open the file (default 2000; 0: never).
+   */
+  readonly releaseIdleMs?: number;
   readonly logger?: Logger;
 }
 
 export const DEFAULT_DATABASE = './hyperwatch.hyper';
+export const DEFAULT_RELEASE_IDLE_MS = 2000;
 
 /** Embedded servers are shared by all adapters of a process that use the same binary. */
 const shared = new Map<string, { hyperd: Hyperd; refs: number }>();
@@ -135,38 +142,30 @@ export function createHyperAdapter(options: HyperAdapterOptions = {}): HyperAdap
   const shared = databaseEntry(`${fixed ? `${fixed.host}:${fixed.port}` : 'embedded'}|${database}`);
   let created: Promise<void> | undefined;
   let closed = false;
-  let announcing = false;
+  const detach = `DETACH DATABASE ${quoteIdent(database)}`;
+  let usesIdle = false;
 
+  /** Embedded: the database's idle release, started by the first adapter that opens a pool. */
+  function startIdle(): void {
+    if (fixed || usesIdle) return;
+    usesIdle = true;
+    shared.idleUsers++;
+    shared.idle ??= idleRelease({
+      database,
+      delayMs: options.releaseIdleMs ?? DEFAULT_RELEASE_IDLE_MS,
+      pending: () => shared.written !== undefined,
+      release: () => shared.gate.exclusive(async () => void (await Promise.all([...shared.pools].map((p) => p.reset((sql) => sql.unsafe(detach)))))),
+      logger,
+    });
+  }
+
+  const watched = <T>(run: () => Promise<T>) => watchedBy(shared.idle, run);
+
+  const announcer = announcerFor(shared, database, user, logger);
   /** Embedded: tells readers where this process's hyperd listens (again when it moved). */
-  async function announce(): Promise<void> {
-    if (fixed || options.announce === false || closed) return;
-    const { host, port } = await endpoint();
-    const where = `${host}:${port}`;
-    if (!announcing) {
-      announcing = true;
-      shared.announcers++;
-    }
-    if (shared.announced === where && readHolder(database)?.pid === process.pid) return;
-    shared.announced = where;
-    writeHolder({ pid: process.pid, endpoint: where, user, database, since: new Date().toISOString() });
-    logger.info('readers connect through this hyperd', { database, endpoint: where, user, psql: `psql "host=${host} port=${port} user=${user} dbname=${database}"` });
-  }
-
-  function unannounce(): void {
-    if (!announcing) return;
-    announcing = false;
-    if (--shared.announcers === 0) {
-      shared.announced = undefined;
-      removeHolder(database);
-    }
-  }
-
-  /** Embedded: refuses before hyperd's own "locked by another process", saying what works. */
-  function checkNotHeld(): void {
-    if (fixed) return;
-    const holder = readHolder(database);
-    if (holder && holder.pid !== process.pid) throw new DatabaseHeldError(database, `hyperwatch process ${holder.pid} (its hyperd listens at ${holder.endpoint} since ${holder.since})`);
-  }
+  const announce = async () => {
+    if (!fixed && options.announce !== false && !closed) announcer.announce(await endpoint());
+  };
 
   const capabilities: DbCapabilities = {
     readsLocalFiles: fixed ? options.sharedFilesystem === true : true,
@@ -240,9 +239,10 @@ export function createHyperAdapter(options: HyperAdapterOptions = {}): HyperAdap
     describe: () => (fixed ? `hyper ${database} at ${fixed.user ? `${fixed.user}@` : ''}${fixed.host}:${fixed.port}` : `hyper ${database} (embedded hyperd)`),
     async openPool({ maxConnections }) {
       if (closed) throw new Error('the Hyper adapter was closed');
-      checkNotHeld();
+      if (!fixed) checkNotHeld(database);
       await ensureDatabase();
       await announce();
+      startIdle();
       const inner = poolOf(
         ({ onclose, adopt }) => postgres({ ...connectOptions(database, 1, adopt), onclose }),
         maxConnections,
@@ -262,23 +262,28 @@ export function createHyperAdapter(options: HyperAdapterOptions = {}): HyperAdap
           return result;
         };
       const pool: DbPool = {
-        transaction: (fn, options) => gate.run(() => tracked(inner.transaction.bind(inner))(fn, options)),
+        transaction: (fn, options) => gate.run(() => watched(() => tracked(inner.transaction.bind(inner))(fn, options))),
         // A begun transaction holds the gate from its BEGIN until it ends: a checkpoint waits for it.
         begin: () => {
-          const leave = gate.tryEnter();
-          if (!leave) return undefined;
+          const entered = gate.tryEnter();
+          if (!entered) return undefined;
+          const done = shared.idle?.begin();
+          const leave = () => {
+            entered();
+            done?.();
+          };
           const begun = inner.begin();
           if (!begun) {
             leave();
             return undefined;
           }
           return {
-            transaction: (fn, options) => tracked(begun.transaction.bind(begun))(fn, options).finally(leave),
+            transaction: (fn, options) => watched(() => tracked(begun.transaction.bind(begun))(fn, options)).finally(leave),
             release: () => begun.release().finally(leave),
           };
         },
         // A statement outside a transaction that found the database busy did nothing: run it again.
-        query: (text, params) => gate.run(() => whileBusy('a statement', () => inner.query(text, params), busy)),
+        query: (text, params) => gate.run(() => watched(() => whileBusy('a statement', () => inner.query(text, params), busy))),
         close: async () => {
           pools.delete(pool);
           await inner.close();
@@ -288,6 +293,7 @@ export function createHyperAdapter(options: HyperAdapterOptions = {}): HyperAdap
       return pool;
     },
     epoch: () => embedded?.hyperd.starts ?? 0,
+    waitingFor: () => shared.idle?.waitingFor(),
     /**
      * Makes every commit so far durable. hyperd writes a database to its file when the last session
      * detaches it, and that DETACH returns once the write is done; a session that merely
@@ -298,7 +304,6 @@ export function createHyperAdapter(options: HyperAdapterOptions = {}): HyperAdap
      */
     checkpoint() {
       return shared.gate.exclusive(async () => {
-        const detach = `DETACH DATABASE ${quoteIdent(database)}`;
         await Promise.all([...shared.pools].map((p) => p.reset((sql) => sql.unsafe(detach))));
         const control: Sql = postgres(connectOptions('', 1));
         try {
@@ -320,7 +325,11 @@ export function createHyperAdapter(options: HyperAdapterOptions = {}): HyperAdap
       if (closed) return;
       closed = true;
       await Promise.all([...pools].map((p) => p.close()));
-      unannounce();
+      announcer.withdraw();
+      if (usesIdle && --shared.idleUsers === 0) {
+        shared.idle?.stop();
+        shared.idle = undefined;
+      }
       await embedded?.release();
     },
   };
