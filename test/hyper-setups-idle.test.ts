@@ -16,6 +16,7 @@ import { WatcherRegistry } from '../src/registry.ts';
 import { renderMetrics } from '../src/serve/metrics.ts';
 import { csv, waitFor } from './helpers/drop.ts';
 import { suiteResource, useTempDir } from './helpers/env.ts';
+import { cli } from './helpers/proc.ts';
 import { startStandaloneHyperd } from './helpers/standalone-hyperd.ts';
 
 describe('an idle watcher lets go of the .hyper file', () => {
@@ -71,5 +72,21 @@ describe('an idle watcher lets go of the .hyper file', () => {
     }
     assert.deepEqual((await readdir(inbox)).filter((n) => n !== '.hyperwatch'), ['failed']);
     assert.deepEqual(await readdir(join(inbox, 'failed')), []);
+  });
+
+  it('a hyperd with another --init-user is refused the file hyperwatch created (access denied)', async () => {
+    const inbox = await tmp.dir('roles');
+    const database = tmp.path('roles.hyper');
+    await dropFile(inbox, 'a.csv', csv('id', [[1]]));
+    const run = await cli(['watch', inbox, '--table', 't', '--database', database, '--once']).done;
+    assert.equal(run.code, 0, run.stderr);
+    const foreign = await startStandaloneHyperd({ user: 'tableau_internal_user', logDir: tmp.path() });
+    const sql = postgres({ host: '127.0.0.1', port: foreign.port, user: 'tableau_internal_user', database, fetch_types: false, max: 1, onnotice: () => {} });
+    try {
+      await assert.rejects(sql.unsafe('SELECT COUNT(*) FROM t'), /access denied/);
+    } finally {
+      await sql.end();
+      await foreign.stop();
+    }
   });
 });

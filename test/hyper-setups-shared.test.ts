@@ -87,6 +87,13 @@ describe('an endpoint with its own user', () => {
     assert.equal(config.watchers[0]!.endpoint, 'tableau_internal_user@127.0.0.1:7483');
   });
 
+  it('a serve config with a password in its endpoint is refused without echoing it', async () => {
+    await assert.rejects(
+      validateConfig({ watchers: [{ dir: tmp.path(), table: 't', endpoint: 'bob:hunter2@127.0.0.1:7483' }] }, 'test.json', { baseDir: tmp.path() }),
+      (error: Error) => /watchers\[0\]\.endpoint/.test(error.message) && /bob:\*\*\*@/.test(error.message) && !error.message.includes('hunter2'),
+    );
+  });
+
   it('refuses a password written into the endpoint, without echoing it', async () => {
     const run = await cli(['query', '--endpoint', 'bob:hunter2@127.0.0.1:7483', 'SELECT 1']).done;
     assert.notEqual(run.code, 0);

@@ -119,7 +119,8 @@ function pathOf(pointer: string, extra?: string, prefix = ''): string {
 }
 
 function shown(value: unknown): string {
-  const text = JSON.stringify(value);
+  // A rejected endpoint or URL may carry a password (`user:secret@host`): never echo it.
+  const text = JSON.stringify(value)?.replace(/([^:/@\s"]+):[^@/\s"]*@/g, '$1:***@');
   return text === undefined ? String(value) : text.length > 60 ? `${text.slice(0, 57)}...` : text;
 }
 
