@@ -55,6 +55,7 @@ ${DB_HELP}
   query: `Usage: hyperwatch query [options] [--json] "<sql>"
 
 Runs one SQL statement against the database and prints the rows (--json: a JSON array).
+On Hyper, a .hyper file that a running hyperwatch holds is read through that process's hyperd.
 
 Options:
 ${DB_HELP}`,

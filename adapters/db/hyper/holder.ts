@@ -95,7 +95,13 @@ export function announcerFor(entry: AnnouncedEntry, database: string, user: stri
       }
       if (entry.announced === where && readHolder(database)?.pid === process.pid) return;
       entry.announced = where;
-      writeHolder({ pid: process.pid, endpoint: where, user, database, since: new Date().toISOString() });
+      try {
+        writeHolder({ pid: process.pid, endpoint: where, user, database, since: new Date().toISOString() });
+      } catch (error) {
+        // Readers then start their own hyperd and meet the lock; the watcher itself is fine.
+        logger.warn('could not publish the endpoint for readers next to the database', { database, error: String(error) });
+        return;
+      }
       logger.info('readers connect through this hyperd', { database, endpoint: where, user, psql: `psql "host=${host} port=${port} user=${user} dbname=${database}"` });
     },
     withdraw() {
