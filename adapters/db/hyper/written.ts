@@ -9,10 +9,15 @@
 import { statSync } from 'node:fs';
 import type { DbConnection } from '../../../src/types.ts';
 
-/** mtime in ns, size and inode; undefined when the file cannot be seen from here. */
+/**
+ * mtime in ns, size and inode; undefined when the file cannot be seen from here, or when its
+ * filesystem keeps whole milliseconds or coarser (then a write within the same tick would look
+ * like none, and the check would keep committed files staged for nothing).
+ */
 export function fileSignature(path: string): string | undefined {
   try {
     const s = statSync(path, { bigint: true });
+    if (s.mtimeNs % 1_000_000n === 0n) return undefined;
     return `${s.mtimeNs}:${s.size}:${s.ino}`;
   } catch {
     return undefined;
