@@ -902,7 +902,8 @@ export class WatcherHandle {
   async #backoff(delay: number, fields: Record<string, unknown>, error: string): Promise<number | undefined> {
     if (this.#stopping) return undefined;
     this.stats.retries++;
-    this.#log.warn('database unavailable; retrying', { ...fields, delayMs: delay, error });
+    // While the database says what it waits for (said once, e.g. a file another program holds), retries are debug lines.
+    this.#log[this.#deps.db.waitingFor?.() ? 'debug' : 'warn']('database unavailable; retrying', { ...fields, delayMs: delay, error });
     await this.#sleep(delay);
     if (this.#stopping) return undefined;
     return Math.min(delay * 2, this.#deps.options.retryMaxMs);

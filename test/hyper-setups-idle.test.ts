@@ -55,6 +55,8 @@ describe('an idle watcher lets go of the .hyper file', () => {
       assert.equal(handle.stats.waitingFor, null);
       assert.match(renderMetrics([{ directory: inbox, table: 't', stats: handle.stats, oldestQueuedAt: undefined }]), /^hyperwatch_waiting_for_database\{[^}]*\} 0$/m);
       assert.equal(lines.filter((l) => l.includes('waiting for the database file')).length, 1, 'said once');
+      const warnings = lines.map((l) => JSON.parse(l) as { level: string; message: string }).filter((l) => l.level === 'warn');
+      assert.deepEqual(warnings.map((l) => l.message), ['waiting for the database file: another program has it open; files stay claimed and are retried until it lets go']);
       assert.equal(lines.filter((l) => l.includes('the database file is free again')).length, 1);
 
       // Idle again: the other program opens it once more and sees every row.
