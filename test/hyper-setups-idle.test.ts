@@ -92,3 +92,41 @@ describe('an idle watcher lets go of the .hyper file', () => {
     }
   });
 });
+
+describe('a .hyper file made by another program', () => {
+  const tmp = useTempDir('hyperwatch-role-');
+
+  it('a file made as tableau_internal_user: refused with the fix by default, appended to with that user', async () => {
+    const database = tmp.path('made-by-api.hyper');
+    const api = await startStandaloneHyperd({ user: 'tableau_internal_user', logDir: tmp.path() });
+    const connect = (db: string) => postgres({ host: '127.0.0.1', port: api.port, user: 'tableau_internal_user', database: db, fetch_types: false, max: 1, onnotice: () => {} });
+    try {
+      const admin = connect('');
+      await admin.unsafe(`CREATE DATABASE "${database}"`);
+      await admin.end();
+      const made = connect(database);
+      await made.unsafe('CREATE TABLE t (id BIGINT)');
+      await made.unsafe(`DETACH DATABASE "${database}"`);
+      await made.end();
+
+      const inbox = await tmp.dir('in');
+      await dropFile(inbox, 'a.csv', csv('id', [[1], [2]]));
+      await assert.rejects(openWatcher(inbox, 't', { database, registry: new WatcherRegistry() }), /opens only for the role that created it, and it is not "hyperwatch".*tableau_internal_user/);
+      const db = createHyperAdapter({ database, user: 'tableau_internal_user' });
+      try {
+        const handle = await openWatcher(inbox, 't', { db, registry: new WatcherRegistry() });
+        assert.equal((await handle.stop()).stats.filesIngested, 1);
+      } finally {
+        await db.close();
+      }
+      const read = connect(database);
+      try {
+        assert.deepEqual([...(await read.unsafe('SELECT COUNT(*) AS n FROM t'))], [{ n: '2' }]);
+      } finally {
+        await read.end();
+      }
+    } finally {
+      await api.stop();
+    }
+  });
+});

@@ -46,3 +46,19 @@ export async function whileBusy<T>(what: string, fn: () => Promise<T>, options: 
     }
   }
 }
+
+/**
+ * hyperd's `access denied` when a session opens a file: the file belongs to another role. Made
+ * into an error that says which role and how to connect as it.
+ */
+export function explainAccessDenied(error: unknown, database: string, user: string): unknown {
+  const message = (error as { message?: unknown } | null)?.message;
+  if (typeof message !== 'string' || !/error opening database .*access denied/.test(message)) return error;
+  return Object.assign(
+    new Error(
+      `${database} opens only for the role that created it, and it is not "${user}" (hyperd: access denied). ` +
+        `A file made by Tableau's Hyper API belongs to tableau_internal_user: connect as that user (createHyperAdapter({ user: 'tableau_internal_user' }), or --endpoint tableau_internal_user@host:port).`,
+    ),
+    { code: 'DATABASE_ROLE', cause: error },
+  );
+}

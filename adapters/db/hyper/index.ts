@@ -8,11 +8,11 @@ import process from 'node:process';
 import postgres from 'postgres';
 import { silentLogger } from '../../../src/log.ts';
 import { quoteIdent, standardSqlType } from '../../../src/sql.ts';
-import type { DbAdapter, DbCapabilities, DbConnection, DbPool, LogicalType, Logger, TransactionOptions } from '../../../src/types.ts';
+import type { DbAdapter, DbCapabilities, DbConnection, DbPool, LogicalType, Logger, Row, TransactionOptions } from '../../../src/types.ts';
 import { poolOf, type Sql } from '../postgres-js/pool.ts';
 import { type Endpoint, Hyperd } from './hyperd.ts';
 import { locateHyperd } from './locate.ts';
-import { whileBusy } from './busy.ts';
+import { explainAccessDenied, whileBusy } from './busy.ts';
 import { databaseEntry, DatabaseHeldError } from './databases.ts';
 import { announcerFor, checkNotHeld } from './holder.ts';
 import { fileSignature, NotWrittenError, trackingWrites } from './written.ts';
@@ -44,7 +44,11 @@ export interface HyperAdapterOptions {
    * 128-bit NUMERIC, version 4 REAL. An existing database keeps its version.
    */
   readonly databaseVersion?: number;
-  /** User name for the endpoint's connections (default `hyperwatch`, the embedded server's owner). */
+  /**
+   * The user to connect as (default `hyperwatch`, or the endpoint's `user@`). The embedded hyperd
+   * runs as this user too, and a `.hyper` file opens only for the role that created it: use
+   * `tableau_internal_user` for files made by Tableau's Hyper API (and to make files it opens).
+   */
   readonly user?: string;
   /**
    * Embedded hyperd: publish where it listens in `<database>.hyperwatch-endpoint.json` while a
@@ -65,11 +69,12 @@ export const DEFAULT_RELEASE_IDLE_MS = 2000;
 /** Embedded servers are shared by all adapters of a process that use the same binary. */
 const shared = new Map<string, { hyperd: Hyperd; refs: number }>();
 
-function acquire(binary: string, logger: Logger): { hyperd: Hyperd; release: () => Promise<void> } {
-  let entry = shared.get(binary);
+function acquire(binary: string, user: string, logger: Logger): { hyperd: Hyperd; release: () => Promise<void> } {
+  const key = `${binary}|${user}`;
+  let entry = shared.get(key);
   if (!entry) {
-    entry = { hyperd: new Hyperd({ binary, logger }), refs: 0 };
-    shared.set(binary, entry);
+    entry = { hyperd: new Hyperd({ binary, logger, user }), refs: 0 };
+    shared.set(key, entry);
   }
   entry.refs++;
   const held = entry;
@@ -80,7 +85,7 @@ function acquire(binary: string, logger: Logger): { hyperd: Hyperd; release: () 
       if (released) return;
       released = true;
       if (--held.refs === 0) {
-        shared.delete(binary);
+        shared.delete(key);
         await held.hyperd.stop();
       }
     },
@@ -181,7 +186,7 @@ export function createHyperAdapter(options: HyperAdapterOptions = {}): HyperAdap
     if (!embedded) {
       const located = locateHyperd(options.hyperdPath);
       if (!located.ok) return Promise.reject(Object.assign(new Error(located.message), { code: 'HYPERD_NOT_FOUND' }));
-      embedded = acquire(located.path, logger);
+      embedded = acquire(located.path, user, logger);
     }
     return embedded.hyperd.endpoint();
   }
@@ -283,7 +288,10 @@ export function createHyperAdapter(options: HyperAdapterOptions = {}): HyperAdap
           };
         },
         // A statement outside a transaction that found the database busy did nothing: run it again.
-        query: (text, params) => gate.run(() => watched(() => whileBusy('a statement', () => inner.query(text, params), busy))),
+        query: <T extends Row = Row>(text: string, params?: readonly unknown[]) =>
+          gate.run(() => watched(() => whileBusy('a statement', () => inner.query<T>(text, params), busy))).catch((error: unknown) => {
+            throw explainAccessDenied(error, database, user);
+          }),
         close: async () => {
           pools.delete(pool);
           await inner.close();
