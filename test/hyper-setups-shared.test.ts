@@ -47,6 +47,7 @@ describe('a shared hyperd beside other clients', () => {
       polling = false;
       await poller;
     }
+    assert.equal(server().exitedEarly(), undefined, 'the shared hyperd kept running');
     assert.ok(polls > 10, `the other client polled (${polls} times)`);
     const failed = runs.filter((r) => r.code !== 0).map((r) => r.stderr);
     assert.deepEqual(failed, [], 'every start succeeded');

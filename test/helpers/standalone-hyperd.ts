@@ -9,6 +9,8 @@ import { locateHyperd } from '../../adapters/db/hyper/locate.ts';
 export interface StandaloneHyperd {
   readonly port: number;
   readonly child: ChildProcess;
+  /** Why it exited, if it did before `stop` (its exit code or signal and the end of its output). */
+  exitedEarly(): string | undefined;
   stop(): Promise<void>;
 }
 
@@ -25,10 +27,16 @@ export async function startStandaloneHyperd(options: { user: string; password?: 
   if (options.password !== undefined) child.stdin!.write(`${options.password}\n${options.password}\n`);
   child.stdin!.end();
   let output = '';
+  let stopping = false;
+  let early: string | undefined;
+  child.stderr!.setEncoding('utf8').on('data', (d: string) => (output = (output + d).slice(-4000)));
+  child.once('exit', (code, signal) => {
+    if (!stopping) early = `hyperd exited (code ${code}, signal ${signal}): ${output}`;
+  });
   const port = await new Promise<number>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`hyperd did not start: ${output}`)), 30000);
     child.stdout!.setEncoding('utf8').on('data', (d: string) => {
-      output += d;
+      output = (output + d).slice(-4000);
       const match = /listening to 127\.0\.0\.1:(\d+)/.exec(output);
       if (match) {
         clearTimeout(timer);
@@ -40,7 +48,9 @@ export async function startStandaloneHyperd(options: { user: string; password?: 
   return {
     port,
     child,
+    exitedEarly: () => early,
     async stop() {
+      stopping = true;
       if (child.exitCode !== null || child.signalCode !== null) return;
       child.kill('SIGTERM');
       await once(child, 'exit');

@@ -312,11 +312,11 @@ export function createHyperAdapter(options: HyperAdapterOptions = {}): HyperAdap
      */
     checkpoint() {
       return shared.gate.exclusive(async () => {
-        await Promise.all([...shared.pools].map((p) => p.reset((sql) => sql.unsafe(detach))));
+        await Promise.all([...shared.pools].map((p) => p.reset((sql) => whileBusy('checkpoint', () => sql.unsafe(detach), busy))));
         const control: Sql = postgres(connectOptions('', 1));
         try {
           await whileBusy('checkpoint', () => control.unsafe(`ATTACH DATABASE ${quoteIdent(database)} AS hyperwatch_checkpoint`), busy);
-          await control.unsafe('DETACH DATABASE hyperwatch_checkpoint');
+          await whileBusy('checkpoint', () => control.unsafe('DETACH DATABASE hyperwatch_checkpoint'), busy);
         } finally {
           await control.end({ timeout: 5 });
         }
