@@ -8,6 +8,8 @@
 import type { Logger } from '../../../src/types.ts';
 
 export const OBJECT_IN_USE = '55006';
+/** hyperd, opening a database that does not exist. */
+export const DATABASE_MISSING = '58S01';
 
 /**
  * Another session of the same hyperd is attaching or unloading the database: milliseconds. Not

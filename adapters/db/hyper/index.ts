@@ -10,9 +10,11 @@ import { silentLogger } from '../../../src/log.ts';
 import { quoteIdent, standardSqlType } from '../../../src/sql.ts';
 import type { DbAdapter, DbCapabilities, DbConnection, DbPool, LogicalType, Logger, Row, TransactionOptions } from '../../../src/types.ts';
 import { poolOf, type Sql } from '../postgres-js/pool.ts';
-import { type Endpoint, Hyperd } from './hyperd.ts';
+import type { Endpoint, Hyperd } from './hyperd.ts';
+import { acquire } from './embedded.ts';
+import { ENDPOINT_PASSWORD_ENV, parseEndpoint } from './endpoint.ts';
 import { locateHyperd } from './locate.ts';
-import { explainAccessDenied, whileBusy } from './busy.ts';
+import { DATABASE_MISSING, explainAccessDenied, isLockedElsewhere, whileBusy } from './busy.ts';
 import { databaseEntry, DatabaseHeldError } from './databases.ts';
 import { announcerFor, checkNotHeld } from './holder.ts';
 import { fileSignature, NotWrittenError, trackingWrites } from './written.ts';
@@ -21,6 +23,7 @@ import { idleRelease, watchedBy } from './idle.ts';
 export { HYPERD_MISSING_MESSAGE, locateHyperd } from './locate.ts';
 export { type Holder, holderPath, readHolder } from './holder.ts';
 export { DatabaseHeldError } from './databases.ts';
+export { ENDPOINT_PASSWORD_ENV, type EndpointSpec, parseEndpoint } from './endpoint.ts';
 
 export interface HyperAdapterOptions {
   /** The `.hyper` file; created when missing. Default `./hyperwatch.hyper`. */
@@ -66,59 +69,11 @@ export interface HyperAdapterOptions {
 export const DEFAULT_DATABASE = './hyperwatch.hyper';
 export const DEFAULT_RELEASE_IDLE_MS = 2000;
 
-/** Embedded servers are shared by all adapters of a process that use the same binary. */
-const shared = new Map<string, { hyperd: Hyperd; refs: number }>();
-
-function acquire(binary: string, user: string, logger: Logger): { hyperd: Hyperd; release: () => Promise<void> } {
-  const key = `${binary}|${user}`;
-  let entry = shared.get(key);
-  if (!entry) {
-    entry = { hyperd: new Hyperd({ binary, logger, user }), refs: 0 };
-    shared.set(key, entry);
-  }
-  entry.refs++;
-  const held = entry;
-  let released = false;
-  return {
-    hyperd: held.hyperd,
-    release: async () => {
-      if (released) return;
-      released = true;
-      if (--held.refs === 0) {
-        shared.delete(key);
-        await held.hyperd.stop();
-      }
-    },
-  };
-}
-
 /** Logical type → SQL on a Hyper database of the given file-format version. */
 export function hyperSqlType(type: LogicalType, version: number): string {
   if (type.kind === 'real' && version < 4) return 'DOUBLE PRECISION';
   if (type.kind === 'decimal' && type.precision > 18 && version < 3) return 'TEXT';
   return standardSqlType(type);
-}
-
-/** The environment variable the endpoint's password is read from. */
-export const ENDPOINT_PASSWORD_ENV = 'HYPERWATCH_ENDPOINT_PASSWORD';
-
-/** A running hyperd: where it listens and, when given, whom to connect as. */
-export interface EndpointSpec extends Endpoint {
-  readonly user?: string;
-}
-
-/** `host:port`, `user@host:port`, `tab.tcp://host:port`, `[::1]:port`. A password is refused here. */
-export function parseEndpoint(value: string): EndpointSpec {
-  const match = /^(?:tab\.tcp:\/\/)?(?:([^@:/\s]+)@)?\[?([^\]@\s]+?)\]?:(\d{1,5})$/.exec(value.trim());
-  if (!match || Number(match[3]) > 65535) {
-    const secret = /^(?:tab\.tcp:\/\/)?[^@:/\s]+:[^@]*@/.test(value.trim());
-    throw new Error(
-      secret
-        ? `invalid endpoint: a password does not go in the endpoint; give user@host:port and set ${ENDPOINT_PASSWORD_ENV}`
-        : `invalid endpoint ${JSON.stringify(value)}: expected host:port or user@host:port`,
-    );
-  }
-  return { host: match[2]!, port: Number(match[3]), ...(match[1] ? { user: decodeURIComponent(match[1]) } : {}) };
 }
 
 export interface HyperAdapter extends DbAdapter {
@@ -211,9 +166,30 @@ export function createHyperAdapter(options: HyperAdapterOptions = {}): HyperAdap
       },
     }) as const;
 
+  /**
+   * Whether the database can be opened as it is. Asked before any CREATE DATABASE: on a hyperd
+   * shared with a client that attaches the database all the time, `CREATE DATABASE IF NOT EXISTS`
+   * on an existing database now and then hung hyperd for good (its watchdog aborted it minutes
+   * later); opening it as every client does never did.
+   */
+  async function databaseExists(): Promise<boolean> {
+    const probe: Sql = postgres(connectOptions(database, 1));
+    try {
+      await whileBusy('opening the database', () => probe.unsafe('SELECT 1'), busy);
+      return true;
+    } catch (error) {
+      if ((error as { code?: unknown }).code === DATABASE_MISSING) return false;
+      if (!fixed && isLockedElsewhere(error)) throw new DatabaseHeldError(database, 'another program (its own hyperd has the file open)');
+      throw explainAccessDenied(error, database, user);
+    } finally {
+      await probe.end({ timeout: 5 });
+    }
+  }
+
   /** `CREATE DATABASE` needs a connection without a database; done once per adapter. */
   function ensureDatabase(): Promise<void> {
     created ??= (async () => {
+      if (await databaseExists()) return;
       const admin: Sql = postgres(connectOptions('', 1));
       try {
         const version = options.databaseVersion ? ` WITH VERSION ${Math.floor(options.databaseVersion)}` : '';
