@@ -9,7 +9,7 @@ import { resolveOptions, type WatchOptions } from './options.ts';
 import { PluginRegistry } from './plugins.ts';
 import { defaultRegistry, type WatcherRegistry } from './registry.ts';
 import { parseTableName } from './sql.ts';
-import type { WatcherStats } from './stats.ts';
+import { linkWaitingFor, type WatcherStats } from './stats.ts';
 import type { TableName } from './types.ts';
 import { WatcherHandle, type WatchSummary } from './watcher/handle.ts';
 
@@ -61,6 +61,7 @@ export async function openWatcher(dir: string, table: string | TableName, option
     options: resolved,
     onStopped: () => registry.remove(real),
   });
+  linkWaitingFor(handle.stats, db.waitingFor?.bind(db));
   try {
     await handle.start();
     registry.settle(real, handle);

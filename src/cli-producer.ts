@@ -3,10 +3,13 @@ import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { basename } from 'node:path';
 import process from 'node:process';
-import { DB_FLAGS, DB_HELP, dbFromFlags, parse, printRows, toJson, UsageError } from './cli-util.ts';
+import { readerDbFromFlags } from './cli-reader.ts';
+import { DB_FLAGS, DB_HELP, parse, printRows, toJson, UsageError } from './cli-util.ts';
 import { dropFile } from './drop.ts';
 import { parseSince, readHistory } from './history.ts';
 import { replayFailed } from './replay.ts';
+import { parseTableName, tableLabel } from './sql.ts';
+import type { DbPool } from './types.ts';
 
 export const DROP_HELP = `Usage: hyperwatch drop <file> <dir> [--name <name>]
 
@@ -66,10 +69,14 @@ export async function historyCommand(args: string[]): Promise<number> {
   if (positionals.length > 0) throw new UsageError('history takes no arguments besides its options');
   const since = values.since === undefined ? undefined : parseSince(values.since);
   if (values.since !== undefined && !since) throw new UsageError(`--since expects an ISO date or time (2024-06-01T12:00:00Z) or a duration (15m, 2h, 7d), got ${JSON.stringify(values.since)}`);
-  const db = dbFromFlags(values);
+  // The ledger spells the table as the watcher's logs do: `"Order Items"` and `Order Items` are one.
+  const table = values.table === undefined ? undefined : parseTableName(values.table);
+  if (table?.isErr()) throw new UsageError(table.error);
+  const reader = readerDbFromFlags(values);
+  let pool: DbPool | undefined;
   try {
-    const pool = await db.openPool({ maxConnections: 1 });
-    const entries = await readHistory(pool, { ...(since ? { since } : {}), ...(values.table ? { table: values.table } : {}) });
+    pool = await reader.db.openPool({ maxConnections: 1 });
+    const entries = await readHistory(pool, { ...(since ? { since } : {}), ...(table?.isOk() ? { table: tableLabel(table.value) } : {}) });
     if (values.json) {
       process.stdout.write(`${toJson(entries)}\n`);
       return 0;
@@ -80,6 +87,6 @@ export async function historyCommand(args: string[]): Promise<number> {
     );
     return 0;
   } finally {
-    await db.close();
+    await reader.close(pool);
   }
 }

@@ -51,7 +51,8 @@ export const DB_FLAGS = {
 
 export const DB_HELP = `  --adapter <hyper|postgres>  the database (default hyper)
   --database <file>       hyper: the .hyper file on the embedded hyperd (default ./hyperwatch.hyper)
-  --endpoint <host:port>  hyper: use a running hyperd instead of the embedded one
+  --endpoint <[user@]host:port>  hyper: use a running hyperd instead of the embedded one
+                          (password, if it asks for one: HYPERWATCH_ENDPOINT_PASSWORD)
   --url <postgres://...>  postgres: the server (default: the DATABASE_URL environment variable)`;
 
 /** The adapter the database flags name; a wrong mixture is a usage error naming the flag. */

@@ -14,6 +14,8 @@ import { serveCommand, statusCommand } from './cli-serve.ts';
 import { fsAdapterByName } from './compose.ts';
 import { lineLogger } from './log.ts';
 import { startProgress } from './progress.ts';
+import { readerDbFromFlags } from './cli-reader.ts';
+import type { DbPool } from './types.ts';
 import type { WatcherHandle, WatchSummary } from './watcher/handle.ts';
 
 const HELP = {
@@ -38,7 +40,8 @@ transaction, each with its own ledger row); removes both on success,
 moves both to <dir>/failed/ with X.error on failure.
 
 Options:
-  --table <name>          target table, "name" or "schema.name" (created from the first file)
+  --table <name>          target table, "name" or "schema.name" (created from the first file),
+                          as written: --table "Order Items"; a dotted part in quotes: '"Q1.2024"'
 ${DB_HELP}
   --max-concurrent <n>    parallel ingests (default 4, at most 32)
   --skip-duplicates       skip a file whose content (SHA-256) the table already received
@@ -52,6 +55,7 @@ ${DB_HELP}
   query: `Usage: hyperwatch query [options] [--json] "<sql>"
 
 Runs one SQL statement against the database and prints the rows (--json: a JSON array).
+On Hyper, a .hyper file that a running hyperwatch holds is read through that process's hyperd.
 
 Options:
 ${DB_HELP}`,
@@ -143,13 +147,14 @@ async function queryCommand(args: string[]): Promise<number> {
     return 0;
   }
   if (positionals.length !== 1) throw new UsageError('query expects one SQL statement (quote it)');
-  const db = dbFromFlags(values);
+  const reader = readerDbFromFlags(values);
+  let pool: DbPool | undefined;
   try {
-    const pool = await db.openPool({ maxConnections: 1 });
+    pool = await reader.db.openPool({ maxConnections: 1 });
     printRows(await pool.query(positionals[0]!), values.json === true);
     return 0;
   } finally {
-    await db.close();
+    await reader.close(pool);
   }
 }
 

@@ -87,7 +87,8 @@ export function isConnectionError(error: unknown): boolean {
 /**
  * SQLSTATEs worth a retry: connection exceptions (08), serialization failures and deadlocks
  * (40001, 40P01), insufficient resources (53), operator intervention such as a shutdown (57P01-3),
- * lock not available (55P03), and a concurrent CREATE TABLE of the same table (42P07), which
+ * lock not available (55P03), an object in use (55006: Hyper's "database ... still in use" while
+ * another session attaches or unloads it), and a concurrent CREATE TABLE of the same table (42P07), which
  * succeeds as a plain append on the retry.
  */
 export function isTransientSqlState(state: string): boolean {
@@ -97,6 +98,7 @@ export function isTransientSqlState(state: string): boolean {
     state === '40001' ||
     state === '40P01' ||
     state === '55P03' ||
+    state === '55006' ||
     state === '57P01' ||
     state === '57P02' ||
     state === '57P03' ||

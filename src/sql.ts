@@ -15,22 +15,66 @@ export function qualifiedName(table: TableName): string {
   return table.schema ? `${quoteIdent(table.schema)}.${quoteIdent(table.name)}` : quoteIdent(table.name);
 }
 
+/**
+ * The table as a user writes it, and as `parseTableName` reads it back: each part as it is, or in
+ * double quotes when it holds a dot or a quote (`sales."a.b"`). Logs, errors and the ledger use it.
+ */
 export function tableLabel(table: TableName): string {
-  return table.schema ? `${table.schema}.${table.name}` : table.name;
+  const part = (p: string) => (/[".]/.test(p) || p === '' ? quoteIdent(p) : p);
+  return table.schema ? `${part(table.schema)}.${part(table.name)}` : part(table.name);
 }
 
-const IDENT = /^[A-Za-z_][A-Za-z0-9_$]{0,62}$/;
+/** PostgreSQL keeps identifiers to 63 bytes and silently cuts longer ones; Hyper takes more. */
+export const MAX_IDENTIFIER_BYTES = 63;
+
+const TABLE_NAME_RULE =
+  'write "name" or "schema.name"; any characters but control characters, each part at most 63 bytes; ' +
+  'put a part that holds a dot in double quotes, doubling any quote inside ("a.b", sales."a.b")';
+
+/** Splits on dots outside double quotes; a quoted part loses its quotes (`""` is one `"`). */
+function splitParts(input: string): Result<string[], string> {
+  const parts: string[] = [];
+  let i = 0;
+  for (;;) {
+    let part = '';
+    if (input[i] === '"') {
+      i++;
+      for (;;) {
+        if (i >= input.length) return err('a double quote is not closed');
+        if (input[i] === '"') {
+          if (input[i + 1] !== '"') break;
+          i++;
+        }
+        part += input[i++];
+      }
+      i++;
+      if (i < input.length && input[i] !== '.') return err(`text follows a closing double quote at character ${i + 1}`);
+    } else {
+      while (i < input.length && input[i] !== '.') part += input[i++];
+      if (part.includes('"')) return err('a part holds a double quote: put that part in double quotes and double the quote inside');
+    }
+    parts.push(part);
+    if (i >= input.length) return ok(parts);
+    i++; // the dot
+  }
+}
 
 /**
- * Parses `name` or `schema.name`. Each part is a plain identifier (letters, digits, `_`, `$`,
- * not starting with a digit, at most 63 characters); it is quoted as written, so case is kept.
+ * Parses `name` or `schema.name`, as the user writes it in `--table`, a config or the API. Each
+ * part is taken as written (case, spaces and any letters kept; it is always quoted in SQL); a part
+ * that holds a dot is written in double quotes. Refused: empty parts, control characters (NUL is
+ * refused by every database, the others would break log lines), more than 63 bytes per part.
  */
 export function parseTableName(input: string): Result<TableName, string> {
-  const parts = input.split('.');
-  if (parts.length > 2 || !parts.every((p) => IDENT.test(p))) {
-    return err(
-      `invalid table name ${JSON.stringify(input)}: use "name" or "schema.name", each a letter or "_" followed by letters, digits, "_" or "$" (at most 63 characters)`,
-    );
+  const fail = (why: string) => err(`invalid table name ${JSON.stringify(input)}: ${why}; ${TABLE_NAME_RULE}`);
+  const split = splitParts(input);
+  if (split.isErr()) return fail(split.error);
+  const parts = split.value;
+  if (parts.length > 2) return fail(`it has ${parts.length - 1} dots outside double quotes, and a table name has at most one (schema.name)`);
+  for (const part of parts) {
+    if (part === '') return fail(parts.length === 1 ? 'it is empty' : 'a part is empty');
+    if (/[\u0000-\u001f\u007f]/.test(part)) return fail('it holds a control character');
+    if (new TextEncoder().encode(part).length > MAX_IDENTIFIER_BYTES) return fail(`${JSON.stringify(part.slice(0, 20))}... is longer than ${MAX_IDENTIFIER_BYTES} bytes`);
   }
   return ok(parts.length === 2 ? { schema: parts[0]!, name: parts[1]! } : { name: parts[0]! });
 }

@@ -37,6 +37,11 @@ export interface WatcherStats {
   duplicatesSkipped: number;
   /** Seconds from claim to commit of each ingested file. */
   ingestSeconds: DurationHistogram;
+  /**
+   * What the database waits for now, e.g. another program holding the `.hyper` file (claimed files
+   * are retried until it lets go); null when it waits for nothing.
+   */
+  readonly waitingFor: string | null;
 }
 
 /**
@@ -84,7 +89,14 @@ export function emptyStats(maxConcurrent: number): WatcherStats {
     lostEvents: 0,
     duplicatesSkipped: 0,
     ingestSeconds: emptyHistogram(),
+    waitingFor: null,
   };
+}
+
+/** Makes `stats.waitingFor` read the database's state live (a getter, so JSON carries it too). */
+export function linkWaitingFor(stats: WatcherStats, waitingFor: (() => string | undefined) | undefined): void {
+  if (!waitingFor) return;
+  Object.defineProperty(stats, 'waitingFor', { get: () => waitingFor() ?? null, enumerable: true, configurable: true });
 }
 
 export function lastErrorOf(error: IngestError, file: string): LastError {

@@ -186,6 +186,11 @@ export interface DbAdapter {
    * the ledger instead of deleting them.
    */
   epoch?(): number;
+  /**
+   * What the database waits for right now, when it cannot be used for a while without anything
+   * being wrong (e.g. another program has the `.hyper` file open); undefined otherwise.
+   */
+  waitingFor?(): string | undefined;
   /** Human-readable description for logs and summaries, e.g. the `.hyper` path. */
   describe(): string;
   /** Releases everything the adapter started (pools, an embedded server). Idempotent. */

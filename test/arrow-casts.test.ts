@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { Int32, makeVector, RecordBatch, Table, tableToIPC } from 'apache-arrow';
+import { makeVector, RecordBatch, Table, tableToIPC } from 'apache-arrow';
 import { arrowIngester } from '../plugins/arrow/index.ts';
 import type { Logger } from '../src/types.ts';
 import { count } from './helpers/env.ts';

@@ -46,7 +46,7 @@ describe('hyperwatch CLI', () => {
   for (const [label, args, message] of [
     ['an unknown flag', ['watch', '.', '--table', 't', '--bogus'], /Unknown option '--bogus'/],
     ['a missing directory', ['watch', '/nonexistent/inbox', '--table', 't'], /does not exist/],
-    ['an invalid table name', ['watch', '.', '--table', '1bad'], /invalid table name/],
+    ['an invalid table name', ['watch', '.', '--table', 'a.b.c'], /invalid table name/],
     ['a missing --table', ['watch', '.'], /needs --table/],
     ['a bad --max-concurrent', ['watch', '.', '--table', 't', '--max-concurrent', 'many'], /whole number/],
     ['an unknown command', ['frobnicate'], /unknown command/],

@@ -87,7 +87,7 @@ describe('serve config validation', () => {
         {
           http: { host: '0.0.0.0' },
           watchers: [
-            { dir: 'a', table: '1bad' },
+            { dir: 'a', table: 'a.b.c' },
             { dir: `${root}/a/`, table: 't' },
             { dir: 'b', table: 't', adapter: 'postgres', database: 'x.hyper' },
             { dir: 'missing', table: 't', url: 'postgres://h/d', retryDelayMs: { initial: 500, max: 100 } },
@@ -107,7 +107,7 @@ describe('serve config validation', () => {
       'watchers[3].url',
     ]);
     assert.match(issues.get('http.token')!.problem, /required when the API listens on 0\.0\.0\.0/);
-    assert.match(issues.get('watchers[0].table')!.problem, /invalid table name "1bad"/);
+    assert.match(issues.get('watchers[0].table')!.problem, /invalid table name "a.b.c"/);
     assert.match(issues.get('watchers[1].dir')!.problem, /also watched by watchers\[0\]/);
     assert.match(issues.get('watchers[2].database')!.problem, /hyper adapter only/);
     assert.match(issues.get('watchers[2].url')!.problem, /missing \(and DATABASE_URL is not set\)/);

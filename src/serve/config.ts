@@ -130,7 +130,8 @@ function pathOf(pointer: string, extra?: string, prefix = ''): string {
 }
 
 function shown(value: unknown): string {
-  const text = JSON.stringify(value);
+  // A rejected endpoint or URL may carry a password (`user:secret@host`): never echo it.
+  const text = JSON.stringify(value)?.replace(/([^:/@\s"]+):[^@/\s"]*@/g, '$1:***@');
   return text === undefined ? String(value) : text.length > 60 ? `${text.slice(0, 57)}...` : text;
 }
 
@@ -196,7 +197,7 @@ function resolvePaths(w: WatcherConfig, baseDir: string): WatcherConfig {
 function watcherIssues(w: WatcherConfig, path: string, env: Record<string, string | undefined>): ConfigIssue[] {
   const issues: ConfigIssue[] = [];
   const table = parseTableName(w.table);
-  if (table.isErr()) issues.push({ path: `${path}.table`, problem: table.error, fix: 'Use a name such as "events" or "sales.orders".' });
+  if (table.isErr()) issues.push({ path: `${path}.table`, problem: table.error, fix: 'Use a name such as "events", "Order Items", "sales.orders" or "sales.\\"a.b\\"".' });
   for (const p of checkDbChoice(w, env)) issues.push({ path: `${path}.${p.field}`, problem: p.problem, fix: p.fix });
   if (w.fs === 'deno' && !('Deno' in globalThis)) issues.push({ path: `${path}.fs`, problem: '"deno" works on Deno only', fix: 'Use "node", "parcel" or "poll".' });
   if (w.retryDelayMs?.initial !== undefined && w.retryDelayMs.max !== undefined && w.retryDelayMs.initial > w.retryDelayMs.max) {

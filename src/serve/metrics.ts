@@ -35,6 +35,12 @@ const SIMPLE: readonly { name: string; kind: Kind; help: string; value: (s: Metr
   { name: 'hyperwatch_duplicates_skipped_total', kind: 'counter', help: 'Files skipped because the table already had their content (skipDuplicateContent).', value: (s) => s.stats.duplicatesSkipped },
   { name: 'hyperwatch_recovered_total', kind: 'counter', help: 'Files an earlier run left claimed, finished at start-up.', value: (s) => s.stats.recovered },
   { name: 'hyperwatch_checkpoints_total', kind: 'counter', help: 'Durability checkpoints (Hyper).', value: (s) => s.stats.checkpoints },
+  {
+    name: 'hyperwatch_waiting_for_database',
+    kind: 'gauge',
+    help: 'Whether the database cannot be used for now (e.g. another program holds the .hyper file); claimed files are retried.',
+    value: (s) => (s.stats.waitingFor ? 1 : 0),
+  },
 ];
 
 /** Label values escaped as the format asks: backslash, double quote, newline. */

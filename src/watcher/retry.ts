@@ -120,7 +120,8 @@ function poisonFile(label: string, attempts: number, last: IngestError): IngestE
 export async function backoff(ctx: WatchContext, delay: number, fields: Record<string, unknown>, error: string): Promise<number | undefined> {
   if (ctx.life.stopping) return undefined;
   ctx.stats.retries++;
-  ctx.log.warn('database unavailable; retrying', { ...fields, delayMs: delay, error });
+  // While the database says what it waits for (said once, e.g. a file another program holds), retries are debug lines.
+  ctx.log[ctx.db.waitingFor?.() ? 'debug' : 'warn']('database unavailable; retrying', { ...fields, delayMs: delay, error });
   await sleep(ctx, delay);
   if (ctx.life.stopping) return undefined;
   return Math.min(delay * 2, ctx.options.retryMaxMs);

@@ -22,6 +22,8 @@ export interface Endpoint {
 export interface HyperdOptions {
   readonly binary: string;
   readonly logger: Logger;
+  /** The server's user, owner of the databases it creates (default `hyperwatch`). */
+  readonly user?: string;
   /** Directory for hyperd's own log; a temporary one (removed on stop) by default. */
   readonly logDir?: string;
   /** How long to wait for hyperd to report its address. */
@@ -126,7 +128,7 @@ export class Hyperd {
         'run',
         '--skip-license',
         '--no-password',
-        '--init-user=hyperwatch',
+        `--init-user=${this.options.user ?? 'hyperwatch'}`,
         '--listen-connection',
         'tab.tcp://127.0.0.1:0',
         `--log-dir=${logDir}`,
