@@ -19,7 +19,9 @@ import { ResultAsync } from 'neverthrow';
 import { RecordBatchStreamWriter, type Field, type Schema } from 'apache-arrow';
 import { fromDbError, ingestError, IngestFailure, isIngestFailure } from '../../src/errors.ts';
 import { defineIngester } from '../../src/plugins.ts';
-import { columnList, createTable, matchColumns } from '../../src/schema.ts';
+import { columnList, matchColumns } from '../../src/schema.ts';
+import { hasSourceColumns, isSourceColumn, sourceSelect, sourceValues, withSourceFields } from '../../src/source-columns.ts';
+import { createTableFor, fitTable } from '../../src/table-fit.ts';
 import { describeLogicalType, qualifiedName, quoteIdent, standardSqlType, tableLabel } from '../../src/sql.ts';
 import { parseSqlType, type SqlType } from '../../src/sql-types.ts';
 import type { AppendResult, ClaimedFile, ColumnSpec, DbConnection, IngestContext, IngestError, IngesterPlugin, TableColumn, TableName } from '../../src/types.ts';
@@ -87,7 +89,11 @@ function mapFields(schema: Schema, file: ClaimedFile): FieldMapping[] {
 /** The table's columns for this file: the existing table's, or a new table made from the schema. */
 async function tableColumns(conn: DbConnection, file: ClaimedFile, table: TableName, schema: Schema, mappings: readonly FieldMapping[], ctx: IngestContext): Promise<TableColumn[]> {
   const existing = await conn.describeTable(table);
-  if (existing) return existing;
+  const specs: ColumnSpec[] = schema.fields.map((field, k) => ({ name: field.name, type: mappings[k]!.type }));
+  if (existing) {
+    const names = specs.map((s) => s.name);
+    return (await fitTable(conn, table, existing, names, (added) => specs.filter((s) => added.includes(s.name)), file, ctx)).columns;
+  }
   if (!ctx.schema.createTable) {
     throw new IngestFailure(
       ingestError('schema', 'TABLE_MISSING', `table ${tableLabel(table)} does not exist and creating tables is disabled`, 'Create the table, or enable table creation, then replay the file.', {
@@ -95,10 +101,9 @@ async function tableColumns(conn: DbConnection, file: ClaimedFile, table: TableN
       }),
     );
   }
-  const specs: ColumnSpec[] = schema.fields.map((field, k) => ({ name: field.name, type: mappings[k]!.type }));
-  await createTable(conn, table, specs, ctx.sqlType);
+  await createTableFor(conn, table, specs, file, ctx);
   // Read back the database's own spelling of the types, so both cases are planned the same way.
-  const created = await conn.describeTable(table);
+  const created = (await conn.describeTable(table))?.filter((c) => !isSourceColumn(ctx, c.name));
   return created ?? specs.map((s) => ({ name: s.name, sqlType: ctx.sqlType(s.type), nullable: true }));
 }
 
@@ -166,7 +171,7 @@ async function loadHyper(conn: DbConnection, file: ClaimedFile, table: TableName
   const rewrite = !source.modernFraming || plans.some((p) => p.mapping.rewrite !== 'none');
   // ARROWSTREAM takes a column only under its exact name and type, and a NOT NULL column only
   // from a non-nullable field; anything else is loaded through a temporary table and cast.
-  const direct = plans.every((p) => p.field.name === p.column.name && isSameType(p.mapping.type, p.columnType) && (p.column.nullable || !p.field.nullable));
+  const direct = !hasSourceColumns(ctx) && plans.every((p) => p.field.name === p.column.name && isSameType(p.mapping.type, p.columnType) && (p.column.nullable || !p.field.nullable));
   // A Null-typed field may be declared non-nullable (its values are all null all the same); as
   // Utf8 it must be nullable, or Hyper reports "non-zero null count for non-nullable column".
   const schema = wireSchema(plans.map((p) => ({ name: p.field.name, type: wireType(p.field.type), nullable: p.field.nullable || p.mapping.rewrite === 'null-to-utf8' })));
@@ -193,8 +198,9 @@ async function loadHyper(conn: DbConnection, file: ClaimedFile, table: TableName
   const defs = plans.map((p) => `${quoteIdent(p.field.name)} ${standardSqlType(p.mapping.type)}`).join(', ');
   await conn.query(`CREATE TEMPORARY TABLE ${quoteIdent(TEMP_NAME)} (${defs})`);
   await copy(TEMP_TABLE);
-  const targets = columnList(plans.map((p) => p.column));
-  const rows = await conn.execute(`INSERT INTO ${qualifiedName(table)} (${targets}) SELECT ${plans.map(selectExpression).join(', ')} FROM ${TEMP_TABLE}`);
+  const sources = sourceValues(file, ctx);
+  const targets = columnList([...plans.map((p) => p.column), ...sources]);
+  const rows = await conn.execute(`INSERT INTO ${qualifiedName(table)} (${targets}) SELECT ${[...plans.map(selectExpression), ...sourceSelect(sources, ctx.sqlType)].join(', ')} FROM ${TEMP_TABLE}`);
   await conn.query(`TRUNCATE ${TEMP_TABLE}`);
   return rows;
 }
@@ -251,9 +257,10 @@ async function* csvChunks(source: IpcSource): AsyncIterable<string> {
   if (lines.length > 0) yield lines.join('');
 }
 
-async function loadCsv(conn: DbConnection, table: TableName, source: IpcSource, plans: readonly ColumnPlan[]): Promise<number> {
-  const sql = `COPY ${qualifiedName(table)} (${columnList(plans.map((p) => p.column))}) FROM STDIN WITH (FORMAT csv)`;
-  return conn.copyFrom(sql, csvChunks(source));
+async function loadCsv(conn: DbConnection, file: ClaimedFile, table: TableName, source: IpcSource, plans: readonly ColumnPlan[], ctx: IngestContext): Promise<number> {
+  const sources = sourceValues(file, ctx);
+  const sql = `COPY ${qualifiedName(table)} (${columnList([...plans.map((p) => p.column), ...sources])}) FROM STDIN WITH (FORMAT csv)`;
+  return conn.copyFrom(sql, sources.length > 0 ? withSourceFields(csvChunks(source), sources) : csvChunks(source));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -268,7 +275,7 @@ async function append(conn: DbConnection, file: ClaimedFile, table: TableName, c
   if (ctx.capabilities.arrowStream && !ctx.fileState.has(FORCE_CSV)) {
     return { rows: await loadHyper(conn, file, table, source, plans, ctx) };
   }
-  return { rows: await loadCsv(conn, table, source, plans) };
+  return { rows: await loadCsv(conn, file, table, source, plans, ctx) };
 }
 
 function toError(error: unknown, file: ClaimedFile): IngestError {
