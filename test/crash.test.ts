@@ -11,10 +11,24 @@ import { openWatcher } from '../src/api.ts';
 import { WatcherRegistry } from '../src/registry.ts';
 import { csv, drop, leftovers, waitFor } from './helpers/drop.ts';
 import { count, useHyperFixture } from './helpers/env.ts';
-import type { DbPool } from '../src/types.ts';
+import type { DbAdapter, DbPool } from '../src/types.ts';
 import { startWatchChild } from './helpers/child.ts';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** The killed watcher's own hyperd lets go of the database a moment after the watcher is gone. */
+async function openWhenUnlocked(db: DbAdapter): Promise<DbPool> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      const pool = await db.openPool({ maxConnections: 1 });
+      await pool.query('SELECT 1');
+      return pool;
+    } catch (error) {
+      if (attempt >= 50 || !/locked by another process/.test(String((error as Error).message))) throw error;
+      await sleep(200);
+    }
+  }
+}
 
 describe('crash safety', () => {
   const fx = useHyperFixture();
@@ -61,7 +75,7 @@ describe('crash safety', () => {
     await last.exited;
 
     const check = createHyperAdapter({ database });
-    const pool = await check.openPool({ maxConnections: 1 });
+    const pool = await openWhenUnlocked(check);
     try {
       const [stats] = await pool.query<{ n: string; d: string; lo: string; hi: string }>(
         'SELECT COUNT(*) AS n, COUNT(DISTINCT id) AS d, MIN(id) AS lo, MAX(id) AS hi FROM events',
