@@ -73,13 +73,18 @@ export function evolutionCases(t: WatchBench): void {
 
   it('addColumns: many files adding the same column at once all land, and the column is added once', async () => {
     const { dir, table, opts } = await t.inbox();
-    const options = { ...opts, schemaEvolution: 'addColumns' as const, batchFiles: 1, maxConcurrent: 4 };
+    const added: Record<string, unknown>[] = [];
+    const logger = { debug() {}, warn() {}, error() {}, info: (message: string, fields?: Record<string, unknown>) => (message === 'added column' ? added.push(fields ?? {}) : undefined) };
+    const options = { ...opts, schemaEvolution: 'addColumns' as const, batchFiles: 1, maxConcurrent: 4, logger };
     await drop(dir, 'first.csv', csv('id', [[0]]));
     assert.equal((await once(dir, table, options)).filesIngested, 1);
     await Promise.all(Array.from({ length: 12 }, (_, i) => drop(dir, `f${i}.csv`, csv('id,extra', [[i + 1, `x${i}`]]))));
     const stats = await once(dir, table, options);
     assert.equal(stats.filesIngested, 12, JSON.stringify(stats.lastError));
     assert.equal(stats.columnsAdded, 1);
+    assert.equal(added.length, 1, 'logged once');
+    assert.equal(added[0]!.column, 'extra');
+    assert.equal(added[0]!.type, 'text');
     assert.deepEqual(await columnsOf(t.pool, table), ['id bigint', 'extra text']);
     assert.equal(await count(t.pool, table, 'extra IS NOT NULL'), 12);
     assert.deepEqual(await leftovers(dir), []);
@@ -102,6 +107,24 @@ export function evolutionCases(t: WatchBench): void {
     assert.equal(later.filesIngested, 2, JSON.stringify(later.lastError));
     const rows = await t.pool.query<{ id: string; extra: string | null }>(`SELECT id, extra FROM ${table} ORDER BY id`);
     assert.deepEqual(rows.map((r) => [Number(r.id), r.extra === null ? null : Number(r.extra)]), [[1, null], [3, 7], [4, null]]);
+  });
+
+  it('addColumns: types come from the head of the file; a later value that does not fit fails the file, as does a JSON key first seen past the sample', async () => {
+    const { dir, table, opts } = await t.inbox();
+    const options = { ...opts, schemaEvolution: 'addColumns' as const, batchFiles: 1, maxConcurrent: 1 };
+    await drop(dir, 'a.csv', csv('id', [[1]]));
+    assert.equal((await once(dir, table, options)).filesIngested, 1);
+    const rows = Array.from({ length: 2500 }, (_, i) => [i + 10, i < 2400 ? i : 'late text']);
+    await drop(dir, 'narrow.csv', csv('id,n', rows));
+    const records = Array.from({ length: 1100 }, (_, i) => JSON.stringify(i < 1050 ? { id: 5000 + i } : { id: 5000 + i, late: 'x' })).join('\n');
+    await drop(dir, 'late.jsonl', `${records}\n`);
+    const stats = await once(dir, table, options);
+    assert.equal(stats.filesFailed, 2);
+    assert.equal((await report(dir, 'narrow.csv')).code, 'DB_22P02');
+    const late = await report(dir, 'late.jsonl');
+    assert.equal(late.code, 'UNKNOWN_COLUMN');
+    assert.equal(late.column, 'late');
+    assert.equal(await count(t.pool, table), 1);
   });
 
   it("source columns: every row carries its own file's name, claim id and transaction time, in every format and in groups of small files", async () => {
