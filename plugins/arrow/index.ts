@@ -20,7 +20,7 @@ import { RecordBatchStreamWriter, type Field, type Schema } from 'apache-arrow';
 import { fromDbError, ingestError, IngestFailure, isIngestFailure } from '../../src/errors.ts';
 import { defineIngester } from '../../src/plugins.ts';
 import { columnList, matchColumns } from '../../src/schema.ts';
-import { hasSourceColumns, isSourceColumn, sourceSelect, sourceValues, withSourceFields } from '../../src/source-columns.ts';
+import { hasSourceColumns, isSourceColumn, sourceValues, withSourceFields } from '../../src/source-columns.ts';
 import { createTableFor, fitTable } from '../../src/table-fit.ts';
 import { describeLogicalType, qualifiedName, quoteIdent, standardSqlType, tableLabel } from '../../src/sql.ts';
 import { parseSqlType, type SqlType } from '../../src/sql-types.ts';
@@ -171,7 +171,7 @@ async function loadHyper(conn: DbConnection, file: ClaimedFile, table: TableName
   const rewrite = !source.modernFraming || plans.some((p) => p.mapping.rewrite !== 'none');
   // ARROWSTREAM takes a column only under its exact name and type, and a NOT NULL column only
   // from a non-nullable field; anything else is loaded through a temporary table and cast.
-  const direct = !hasSourceColumns(ctx) && plans.every((p) => p.field.name === p.column.name && isSameType(p.mapping.type, p.columnType) && (p.column.nullable || !p.field.nullable));
+  const direct = plans.every((p) => p.field.name === p.column.name && isSameType(p.mapping.type, p.columnType) && (p.column.nullable || !p.field.nullable));
   // A Null-typed field may be declared non-nullable (its values are all null all the same); as
   // Utf8 it must be nullable, or Hyper reports "non-zero null count for non-nullable column".
   const schema = wireSchema(plans.map((p) => ({ name: p.field.name, type: wireType(p.field.type), nullable: p.field.nullable || p.mapping.rewrite === 'null-to-utf8' })));
@@ -198,9 +198,8 @@ async function loadHyper(conn: DbConnection, file: ClaimedFile, table: TableName
   const defs = plans.map((p) => `${quoteIdent(p.field.name)} ${standardSqlType(p.mapping.type)}`).join(', ');
   await conn.query(`CREATE TEMPORARY TABLE ${quoteIdent(TEMP_NAME)} (${defs})`);
   await copy(TEMP_TABLE);
-  const sources = sourceValues(file, ctx);
-  const targets = columnList([...plans.map((p) => p.column), ...sources]);
-  const rows = await conn.execute(`INSERT INTO ${qualifiedName(table)} (${targets}) SELECT ${[...plans.map(selectExpression), ...sourceSelect(sources, ctx.sqlType)].join(', ')} FROM ${TEMP_TABLE}`);
+  const targets = columnList(plans.map((p) => p.column));
+  const rows = await conn.execute(`INSERT INTO ${qualifiedName(table)} (${targets}) SELECT ${plans.map(selectExpression).join(', ')} FROM ${TEMP_TABLE}`);
   await conn.query(`TRUNCATE ${TEMP_TABLE}`);
   return rows;
 }
@@ -272,7 +271,8 @@ async function append(conn: DbConnection, file: ClaimedFile, table: TableName, c
   const mappings = mapFields(schema, file);
   const columns = await tableColumns(conn, file, table, schema, mappings, ctx);
   const plans = plan(file, table, schema, mappings, columns);
-  if (ctx.capabilities.arrowStream && !ctx.fileState.has(FORCE_CSV)) {
+  // Source columns are constants ARROWSTREAM cannot add: such files go as CSV, the values appended.
+  if (ctx.capabilities.arrowStream && !ctx.fileState.has(FORCE_CSV) && !hasSourceColumns(ctx)) {
     return { rows: await loadHyper(conn, file, table, source, plans, ctx) };
   }
   return { rows: await loadCsv(conn, file, table, source, plans, ctx) };

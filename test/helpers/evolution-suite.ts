@@ -160,6 +160,15 @@ export function evolutionCases(t: WatchBench): void {
     assert.equal(await count(t.pool, table, `_source_file = 'g3.csv'`), 2);
   });
 
+  it('source columns: a large Arrow file lands whole, every row named', async () => {
+    const { dir, table, opts } = await t.inbox();
+    const n = 200_000;
+    await drop(dir, 'big.arrow', arrowFile({ id: BigInt64Array.from({ length: n }, (_, i) => BigInt(i)), name: Array.from({ length: n }, (_, i) => `n${i % 100}`) }));
+    const stats = await once(dir, table, { ...opts, sourceColumns: { file: '_source_file' } });
+    assert.equal(stats.rowsIngested, n, JSON.stringify(stats.lastError));
+    assert.equal(await count(t.pool, table, `_source_file = 'big.arrow'`), n);
+  });
+
   it('source columns: an existing table without them fails the file with the fix, or gets them with addColumns; a file column of the same name is refused', async () => {
     const { dir, table, opts } = await t.inbox();
     await drop(dir, 'a.csv', csv('id', [[1]]));
