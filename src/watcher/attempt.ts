@@ -100,6 +100,7 @@ export async function attemptOne(ctx: WatchContext, file: OpenedFile, plugin: In
     return { state: 'committed', rows, epoch };
   } catch (error) {
     known.described = undefined;
+    await columnsKept(ctx, added, [file]);
     if (!existedBefore) await dropIfCreatedEmptyQuietly(ctx);
     return { state: 'failed', error: fromDbError(error, file.name), usedCache: described.usedCache };
   } finally {
@@ -138,6 +139,7 @@ export async function attemptGroup(ctx: WatchContext, files: readonly OpenedFile
     return { state: 'committed', rows, epoch };
   } catch (error) {
     ctx.known.described = undefined;
+    await columnsKept(ctx, added, files);
     if (isIngestFailure(error)) return { state: 'failed', error: error.error, ...(error.index === undefined ? {} : { index: error.index }), usedCache: false };
     return { state: 'failed', error: fromDbError(error), usedCache: false };
   }
@@ -175,6 +177,24 @@ function columnsAdded(ctx: WatchContext, added: readonly ColumnSpec[], files: re
     ctx.known.added.add(column.name);
     ctx.stats.columnsAdded++;
     ctx.log.info('added column', { table: ctx.target, column: column.name, type: column.type.kind, files: files.map((f) => f.name) });
+  }
+}
+
+/**
+ * A transaction that added columns failed: Hyper keeps DDL even so (PostgreSQL does not), so the
+ * columns the table now has were added all the same, and are counted.
+ */
+async function columnsKept(ctx: WatchContext, added: readonly ColumnSpec[], files: readonly OpenedFile[]): Promise<void> {
+  if (added.length === 0) return;
+  try {
+    const present = new Set((await poolOf(ctx).transaction((conn) => conn.describeTable(ctx.table)))?.map((c) => c.name));
+    columnsAdded(
+      ctx,
+      added.filter((c) => present.has(c.name)),
+      files,
+    );
+  } catch {
+    // Not counted then; the table is what it is.
   }
 }
 

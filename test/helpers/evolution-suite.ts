@@ -90,6 +90,23 @@ export function evolutionCases(t: WatchBench): void {
     assert.deepEqual(await leftovers(dir), []);
   });
 
+  it('addColumns: small files committed together, some bringing new columns and some not, all land', async () => {
+    const { dir, table, opts } = await t.inbox();
+    const options = { ...opts, schemaEvolution: 'addColumns' as const };
+    await drop(dir, 'first.csv', csv('id', [[0]]));
+    assert.equal((await once(dir, table, options)).filesIngested, 1);
+    for (let i = 1; i <= 30; i++) {
+      const header = i % 3 === 0 ? 'id,wide' : i % 3 === 1 ? 'id' : 'id,other';
+      await drop(dir, `s${i}.csv`, csv(header, [header === 'id' ? [i] : [i, `v${i}`]]));
+    }
+    const stats = await once(dir, table, options);
+    assert.equal(stats.filesIngested, 30, JSON.stringify(stats.lastError));
+    assert.equal(stats.columnsAdded, 2);
+    assert.equal(await count(t.pool, table), 31);
+    assert.equal(await count(t.pool, table, 'wide IS NOT NULL'), 10);
+    assert.equal(await count(t.pool, table, 'other IS NOT NULL'), 10);
+  });
+
   it('addColumns: a file that fails after adding a column leaves a table later files load into, with or without that column', async () => {
     const { dir, table, opts } = await t.inbox();
     const options = { ...opts, schemaEvolution: 'addColumns' as const, batchFiles: 1, maxConcurrent: 1 };
