@@ -11,7 +11,7 @@ import { mapLimit } from '../../src/map-limit.ts';
 import { defineIngester } from '../../src/plugins.ts';
 import { checkHeaderNames, columnList } from '../../src/schema.ts';
 import { hasSourceColumns } from '../../src/source-columns.ts';
-import { createTableFor, fitTable } from '../../src/table-fit.ts';
+import { createTableFor, fitTable, type InferColumns } from '../../src/table-fit.ts';
 import { qualifiedName, quoteLiteral, tableLabel } from '../../src/sql.ts';
 import type { AppendResult, ClaimedFile, ColumnSpec, DbConnection, IngestContext, IngestError, IngesterPlugin, LogicalType, TableColumn, TableName } from '../../src/types.ts';
 import { conversionFailure, likelyCulprit } from './culprit.ts';
@@ -77,6 +77,11 @@ function inferColumns(head: Head, widened: ReadonlyMap<string, LogicalType>): Co
   }));
 }
 
+/** Types for the columns schema evolution adds, from the head of the file as for a new table. */
+function addedTypes(file: ClaimedFile, delimiter: string): InferColumns {
+  return async (names) => inferColumns(await readHead(file, delimiter, true), new Map()).filter((c) => names.includes(c.name));
+}
+
 function copyOptions(delimiter: string): string {
   return `(FORMAT csv, HEADER true, DELIMITER ${quoteLiteral(delimiter)})`;
 }
@@ -108,8 +113,7 @@ async function append(conn: DbConnection, file: ClaimedFile, table: TableName, c
   if (names.isErr()) throw new IngestFailure(names.error);
 
   if (existing) {
-    const inferAdded = async (names: readonly string[]) => inferColumns(await readHead(file, delimiter, true), new Map()).filter((c) => names.includes(c.name));
-    const { matched } = await fitTable(conn, table, existing, head.header, inferAdded, file, ctx);
+    const { matched } = await fitTable(conn, table, existing, head.header, addedTypes(file, delimiter), file, ctx);
     return { rows: await load(conn, file, table, matched, delimiter, ctx) };
   }
 
@@ -329,8 +333,7 @@ async function appendMany(conn: DbConnection, files: readonly ClaimedFile[], tab
     if (names.isErr()) throw new IngestFailure(names.error, group[0]!);
     let matched: TableColumn[];
     try {
-      const inferAdded = async (names: readonly string[]) => inferColumns(await readHead(first, delimiter, true), new Map()).filter((c) => names.includes(c.name));
-      matched = (await fitTable(conn, table, existing, header, inferAdded, first, ctx)).matched;
+      matched = (await fitTable(conn, table, existing, header, addedTypes(first, delimiter), first, ctx)).matched;
     } catch (error) {
       throw new IngestFailure(fromDbError(error, first.name), group[0]!);
     }
