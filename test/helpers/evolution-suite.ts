@@ -186,6 +186,16 @@ export function evolutionCases(t: WatchBench): void {
     assert.equal(await count(t.pool, table, `_source_file = 'big.arrow'`), n);
   });
 
+  it('source columns: a Parquet file (read by the database, or decoded here) gets them too', async () => {
+    const { dir, table, opts } = await t.inbox();
+    await drop(dir, 'sample.parquet', await readFile(SAMPLE_PARQUET));
+    await drop(dir, 'more.parquet', await readFile(SAMPLE_PARQUET));
+    const stats = await once(dir, table, { ...opts, sourceColumns: { file: '_source_file', claim: '_claim_id' }, batchFiles: 1 });
+    assert.equal(stats.rowsIngested, 50, JSON.stringify(stats.lastError));
+    assert.equal(await count(t.pool, table, `_source_file = 'sample.parquet' AND _claim_id IS NOT NULL`), 25);
+    assert.equal(await count(t.pool, table, `_source_file = 'more.parquet' AND _claim_id IS NOT NULL`), 25);
+  });
+
   it('source columns: an existing table without them fails the file with the fix, or gets them with addColumns; a file column of the same name is refused', async () => {
     const { dir, table, opts } = await t.inbox();
     await drop(dir, 'a.csv', csv('id', [[1]]));
