@@ -5,7 +5,7 @@
  * target and its ratio, and writes bench/results/<mode>.{json,md,svg}. See BENCHMARKS.md.
  *
  * Options: --quick (about a minute: one run, smaller memory and backlog workloads), --runs N,
- * --only a,b (workloads: csv, parquet, arrow, flood, trickle, memory, backlog), --backlog N,
+ * --only a,b (workloads: csv, csv-source, parquet, arrow, flood, trickle, memory, backlog), --backlog N,
  * --big-mb N, --out DIR, --keep (leave the generated data), --tmp DIR (instead of the OS's),
  * --watch JSON (extra WatchOptions for every watcher, e.g. '{"maxConcurrent":8}': the report
  * then says which; to measure what a setting changes), --report FILE.json (render a saved run's
@@ -31,7 +31,7 @@ import { runWatcher, type WatchRun } from './lib/watch-run.ts';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const repo = resolve(here, '..');
-const WORKLOADS = ['csv', 'parquet', 'arrow', 'flood', 'trickle', 'memory', 'backlog'] as const;
+const WORKLOADS = ['csv', 'csv-source', 'parquet', 'arrow', 'flood', 'trickle', 'memory', 'backlog'] as const;
 type Workload = (typeof WORKLOADS)[number];
 
 const { values: args } = parseArgs({
@@ -59,7 +59,7 @@ const sizes: Sizes = {
 const only = new Set<Workload>(args.only ? (args.only.split(',') as Workload[]) : WORKLOADS);
 for (const w of only) if (!WORKLOADS.includes(w)) throw new Error(`unknown workload ${w}; known: ${WORKLOADS.join(', ')}`);
 const outDir = resolve(args.out ?? join(here, 'results'));
-const watch = args.watch ? (JSON.parse(args.watch) as Record<string, number | boolean>) : undefined;
+const watch = args.watch ? (JSON.parse(args.watch) as Record<string, unknown>) : undefined;
 
 const log = (message: string) => process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${message}\n`);
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
@@ -146,7 +146,22 @@ async function main(): Promise<void> {
     }
 
     // ---- helpers ------------------------------------------------------------------------------
-    const jobFor = (dir: string, table: string, expectFiles: number, timeoutMs: number) => ({ dir, table, database, endpoint: server.endpoint, expectFiles, timeoutMs, ...(watch ? { watch } : {}) });
+    const jobFor = (dir: string, table: string, expectFiles: number, timeoutMs: number, extra?: Record<string, unknown>) => ({
+      dir,
+      table,
+      database,
+      endpoint: server.endpoint,
+      expectFiles,
+      timeoutMs,
+      ...(watch || extra ? { watch: { ...watch, ...extra } } : {}),
+    });
+
+    /** A variant of a single-file workload: more watch options, and the column they need in the table. */
+    interface Variant {
+      readonly watch: Record<string, unknown>;
+      readonly addColumn: string;
+    }
+    const SOURCE_COLUMN: Variant = { watch: { sourceColumns: { file: '_source_file' } }, addColumn: '_source_file TEXT' };
 
     const verifyCount = (table: string, rows: number) =>
       withSession(server, database, async (sql) => {
@@ -157,13 +172,16 @@ async function main(): Promise<void> {
       });
 
     /** hyperwatch on one big file: copied next to the inbox, renamed in, then its `.ready`. */
-    async function watchOneFile(source: Written | { path: string; rows: number }, name: string, timeoutMs: number) {
+    async function watchOneFile(source: Written | { path: string; rows: number }, name: string, timeoutMs: number, variant?: Variant) {
       const table = tableName('hw');
-      await withSession(server, database, (sql) => freshTable(sql, table));
+      await withSession(server, database, async (sql) => {
+        await freshTable(sql, table);
+        if (variant) await sql.unsafe(`ALTER TABLE ${table} ADD COLUMN ${variant.addColumn}`);
+      });
       const inbox = await mkdtemp(join(work, 'inbox-'));
       const staged = join(outside, name);
       await copyFile(source.path, staged);
-      const run = await runWatcher(workerJs, jobFor(inbox, table, 1, timeoutMs), server.pid, async () => {
+      const run = await runWatcher(workerJs, jobFor(inbox, table, 1, timeoutMs, variant?.watch), server.pid, async () => {
         await rename(staged, join(inbox, name));
         const t0 = now();
         await writeFile(join(inbox, name + READY_SUFFIX), '');
@@ -176,7 +194,7 @@ async function main(): Promise<void> {
     }
 
     /** One single-file workload: the raw loads and hyperwatch, interleaved run by run. */
-    async function singleFile(workload: string, file: string, rows: number, bytes: number, ext: string, baselines: readonly (readonly [Baseline, string])[], referenceSeconds?: number) {
+    async function singleFile(workload: string, file: string, rows: number, bytes: number, ext: string, baselines: readonly (readonly [Baseline, string])[], referenceSeconds?: number, variant?: Variant) {
       const raw = new Map<string, number[]>(baselines.map(([b]) => [b.name, []]));
       const hw: number[] = [];
       const gone: number[] = [];
@@ -191,7 +209,7 @@ async function main(): Promise<void> {
           raw.get(baseline.name)!.push(s);
           log(`${workload} run ${r + 1}: ${baseline.name} ${s.toFixed(3)} s`);
         }
-        const one = await watchOneFile({ path: file, rows }, `bulk-${r}${ext}`, 600_000);
+        const one = await watchOneFile({ path: file, rows }, `bulk-${r}${ext}`, 600_000, variant);
         verified = one.ok && verified;
         hw.push(one.seconds);
         gone.push(one.gone);
@@ -215,6 +233,10 @@ async function main(): Promise<void> {
       ], REFERENCE.bulkCsvSeconds.persistent);
       figures.push(reference('CSV 1 file', 'reference, persistent .hyper', REFERENCE.bulkCsvSeconds.persistent, { rows: REFERENCE.rows }));
       figures.push(reference('CSV 1 file', 'reference, scratch db', REFERENCE.bulkCsvSeconds.scratch, { rows: REFERENCE.rows }));
+    }
+    if (only.has('csv-source')) {
+      // The same file with a source column: every row also gets the file's name.
+      await singleFile('CSV 1 file, source column', csv.path, csv.rows, csv.bytes, '.csv', [[serverCopy, csv.path]], undefined, SOURCE_COLUMN);
     }
     if (only.has('parquet')) {
       await singleFile('Parquet 1 file', parquetPath, csv.rows, datasets.parquet!.bytes, '.parquet', [[parquetExternal, parquetPath]], REFERENCE.parquetSeconds);

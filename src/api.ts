@@ -10,7 +10,8 @@ import { PluginRegistry } from './plugins.ts';
 import { defaultRegistry, type WatcherRegistry } from './registry.ts';
 import { parseTableName } from './sql.ts';
 import { linkWaitingFor, type WatcherStats } from './stats.ts';
-import type { TableName } from './types.ts';
+import { checkSourceColumns } from './source-columns.ts';
+import { SCHEMA_EVOLUTIONS, type TableName } from './types.ts';
 import { WatcherHandle, type WatchSummary } from './watcher/handle.ts';
 
 export class WatchConfigError extends Error {
@@ -46,6 +47,11 @@ function tableOf(table: string | TableName): TableName {
 export async function openWatcher(dir: string, table: string | TableName, options: WatchOptions = {}): Promise<WatcherHandle> {
   const resolved = resolveOptions(options);
   const target = tableOf(table);
+  if (options.schemaEvolution !== undefined && !(SCHEMA_EVOLUTIONS as readonly string[]).includes(options.schemaEvolution)) {
+    throw new WatchConfigError(`schemaEvolution is ${JSON.stringify(options.schemaEvolution)}; use 'fail' or 'addColumns'`);
+  }
+  const sources = checkSourceColumns(options.sourceColumns);
+  if (sources.isErr()) throw new WatchConfigError(`sourceColumns: ${sources.error}`);
   const plugins = new PluginRegistry(builtinIngesters, options.plugins ?? []);
   const real = await realDirectory(dir);
   const registry = options.registry ?? defaultRegistry;

@@ -13,6 +13,7 @@ import { dropCommand, historyCommand, replayCommand } from './cli-producer.ts';
 import { serveCommand, statusCommand } from './cli-serve.ts';
 import { fsAdapterByName } from './compose.ts';
 import { lineLogger } from './log.ts';
+import { parseSourceColumns } from './source-columns.ts';
 import { startProgress } from './progress.ts';
 import { readerDbFromFlags } from './cli-reader.ts';
 import type { DbPool } from './types.ts';
@@ -45,6 +46,11 @@ Options:
 ${DB_HELP}
   --max-concurrent <n>    parallel ingests (default 4, at most 32)
   --skip-duplicates       skip a file whose content (SHA-256) the table already received
+  --schema-evolution <fail|add-columns>  a file with columns the table lacks: fail it
+                          (default), or add them (nullable) before loading it
+  --source-column <key>=<column>  fill <column> on every row, repeatable; keys: file (the
+                          file's name), claim (its claim id), committed (its transaction's
+                          time), e.g. --source-column file=_source_file
   --once                  process the ready files present, then exit (1 if any failed)
   --json                  print the summary as one JSON object on stdout
   --fs <node|parcel|deno|poll[:ms]>  filesystem event source (default: node on Linux,
@@ -88,6 +94,8 @@ async function watchCommand(args: string[]): Promise<number> {
     ...DB_FLAGS,
     'max-concurrent': { type: 'string' },
     'skip-duplicates': { type: 'boolean' },
+    'schema-evolution': { type: 'string' },
+    'source-column': { type: 'string', multiple: true },
     once: { type: 'boolean' },
     json: { type: 'boolean' },
     fs: { type: 'string' },
@@ -104,6 +112,10 @@ async function watchCommand(args: string[]): Promise<number> {
   const fs = values.fs === undefined ? undefined : fsAdapterByName(values.fs);
   if (values.fs !== undefined && !fs) throw new UsageError(`--fs is node, parcel, deno (on Deno) or poll[:ms], got ${JSON.stringify(values.fs)}`);
   const maxConcurrent = positiveInt(values['max-concurrent'], '--max-concurrent');
+  const evolution = values['schema-evolution'];
+  if (evolution !== undefined && evolution !== 'fail' && evolution !== 'add-columns') throw new UsageError(`--schema-evolution is fail or add-columns, got ${JSON.stringify(evolution)}`);
+  const sourceColumns = parseSourceColumns(values['source-column'] ?? []);
+  if (sourceColumns.isErr()) throw new UsageError(`--source-column: ${sourceColumns.error}`);
   let handle: WatcherHandle | undefined;
   // A live progress line for long files, on a terminal only; log lines clear it first.
   const progress = startProgress(process.stderr, () => handle?.activeFiles() ?? []);
@@ -118,6 +130,8 @@ async function watchCommand(args: string[]): Promise<number> {
       maxConcurrent,
       logger,
       skipDuplicateContent: values['skip-duplicates'] === true,
+      ...(evolution === 'add-columns' ? { schemaEvolution: 'addColumns' as const } : {}),
+      sourceColumns: sourceColumns.value,
       ...(fs ? { fs } : {}),
     });
     if (!values.once) {

@@ -2,7 +2,7 @@
 import { DEFAULT_BATCH_FILES, DEFAULT_MAX_CONCURRENT, MAX_CONCURRENT_LIMIT } from './constants.ts';
 import { silentLogger } from './log.ts';
 import type { WatcherRegistry } from './registry.ts';
-import type { DbAdapter, FsAdapter, IngesterPlugin, Logger } from './types.ts';
+import type { DbAdapter, FsAdapter, IngesterPlugin, Logger, SchemaEvolution, SourceColumns } from './types.ts';
 
 export interface WatchOptions {
   /** Parallel ingests (each on its own pooled connection). Default 4; 0 means default; above 32 is clamped. */
@@ -54,6 +54,17 @@ export interface WatchOptions {
    * content are two files (producers do send identical batches).
    */
   readonly skipDuplicateContent?: boolean;
+  /**
+   * A file with columns the table lacks: `fail` it (default), or `addColumns`: add them as nullable
+   * columns (typed as for a new table) before loading it; earlier rows read NULL there.
+   */
+  readonly schemaEvolution?: SchemaEvolution;
+  /**
+   * Columns the watcher fills on every row: `file` (the data file's name), `claim` (its claim id,
+   * as in the ledger), `committed` (when its transaction began), each under the name given here,
+   * e.g. `{ file: '_source_file' }`. None by default.
+   */
+  readonly sourceColumns?: SourceColumns;
 }
 
 /** 0, missing or not a number → the default; below 1 → 1; above the limit → the limit. */
@@ -76,6 +87,8 @@ export interface ResolvedOptions {
   readonly checkpointEvery: number;
   readonly batchFiles: number;
   readonly skipDuplicateContent: boolean;
+  readonly schemaEvolution: SchemaEvolution;
+  readonly sourceColumns: SourceColumns;
 }
 
 export function resolveOptions(options: WatchOptions): ResolvedOptions {
@@ -93,5 +106,7 @@ export function resolveOptions(options: WatchOptions): ResolvedOptions {
     checkpointEvery: Math.max(1, options.checkpointEvery ?? 1000),
     batchFiles: Math.max(1, Math.floor(options.batchFiles ?? DEFAULT_BATCH_FILES)),
     skipDuplicateContent: options.skipDuplicateContent === true,
+    schemaEvolution: options.schemaEvolution === 'addColumns' ? 'addColumns' : 'fail',
+    sourceColumns: options.sourceColumns ?? {},
   };
 }

@@ -30,7 +30,7 @@ export function matchColumns(
           'schema',
           'UNKNOWN_COLUMN',
           `${fileName}: column "${name}" is not in table ${tableLabel(table)} (its columns: ${tableColumns.map((c) => c.name).join(', ')})`,
-          `Rename or drop column "${name}" in the file, or add it to the table (ALTER TABLE ... ADD COLUMN), then replay the file.`,
+          `Rename or drop column "${name}" in the file, or add it to the table (ALTER TABLE ... ADD COLUMN, or schemaEvolution 'addColumns' / --schema-evolution add-columns), then replay the file.`,
           { file: fileName, column: name },
         ),
       );

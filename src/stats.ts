@@ -35,6 +35,8 @@ export interface WatcherStats {
   lostEvents: number;
   /** Files skipped because the table already had their content (`skipDuplicateContent`). */
   duplicatesSkipped: number;
+  /** Columns added to the table by schema evolution (`schemaEvolution: 'addColumns'`), each counted once. */
+  columnsAdded: number;
   /** Seconds from claim to commit of each ingested file. */
   ingestSeconds: DurationHistogram;
   /**
@@ -88,6 +90,7 @@ export function emptyStats(maxConcurrent: number): WatcherStats {
     checkpoints: 0,
     lostEvents: 0,
     duplicatesSkipped: 0,
+    columnsAdded: 0,
     ingestSeconds: emptyHistogram(),
     waitingFor: null,
   };

@@ -240,6 +240,27 @@ export interface Logger {
 export interface SchemaPolicy {
   /** Create the table from the file when it does not exist (default true). */
   readonly createTable: boolean;
+  /**
+   * A file with columns the table lacks: `fail` it (the default), or `addColumns` (nullable, typed
+   * as for a new table) before loading it.
+   */
+  readonly evolution?: SchemaEvolution;
+  /** Columns the watcher fills itself on every row (none by default). */
+  readonly sourceColumns?: SourceColumns;
+}
+
+export const SCHEMA_EVOLUTIONS = ['fail', 'addColumns'] as const;
+export type SchemaEvolution = (typeof SCHEMA_EVOLUTIONS)[number];
+
+/**
+ * Columns filled by the watcher, named by the user: `file` the data file's name as dropped (text),
+ * `claim` its claim id, as in the ledger (text), `committed` when the transaction that loaded it
+ * began (timestamptz; one value for every file of a transaction).
+ */
+export interface SourceColumns {
+  readonly file?: string;
+  readonly claim?: string;
+  readonly committed?: string;
 }
 
 export interface IngestContext {
@@ -251,6 +272,10 @@ export interface IngestContext {
   readonly sqlType: (type: LogicalType) => string;
   readonly schema: SchemaPolicy;
   readonly logger: Logger;
+  /** When this attempt's transaction began: the value of a `committed` source column. */
+  readonly startedAt?: Date;
+  /** A plugin added `column` to the table (schema evolution): the core logs and counts it once committed. */
+  readonly columnAdded?: (column: ColumnSpec) => void;
 }
 
 export interface AppendResult {

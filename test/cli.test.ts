@@ -34,6 +34,23 @@ describe('hyperwatch CLI', () => {
     assert.match(text.stdout, /^n\s*\n-+\n3\s*\n\(1 row\)/m);
   });
 
+  it('watch --schema-evolution add-columns --source-column: adds the new column, and every row names its file', async () => {
+    const inbox = await tmp.dir('evolve');
+    const db = tmp.path('evolve.hyper');
+    const flags = ['--table', 'ev', '--database', db, '--once', '--json', '--quiet', '--schema-evolution', 'add-columns', '--source-column', 'file=_src', '--source-column', 'claim=_claim'];
+    await drop(inbox, 'a.csv', csv('id', [[1]]));
+    assert.equal((await cli(['watch', inbox, ...flags]).done).code, 0);
+    await drop(inbox, 'b.csv', csv('id,extra', [[2, 'x']]));
+    const run = await cli(['watch', inbox, ...flags]).done;
+    assert.equal(run.code, 0, run.stderr);
+    assert.equal(JSON.parse(run.stdout).stats.columnsAdded, 1);
+    const query = await cli(['query', '--database', db, '--json', 'SELECT id, extra, _src FROM ev ORDER BY id']).done;
+    assert.deepEqual(JSON.parse(query.stdout), [
+      { id: '1', extra: null, _src: 'a.csv' },
+      { id: '2', extra: 'x', _src: 'b.csv' },
+    ]);
+  });
+
   it('exits 0 for --once when everything landed', async () => {
     const inbox = await tmp.dir('clean');
     await drop(inbox, 'ok.csv', csv('id', [[1]]));
@@ -50,6 +67,8 @@ describe('hyperwatch CLI', () => {
     ['a missing --table', ['watch', '.'], /needs --table/],
     ['a bad --max-concurrent', ['watch', '.', '--table', 't', '--max-concurrent', 'many'], /whole number/],
     ['an unknown command', ['frobnicate'], /unknown command/],
+    ['a bad --schema-evolution', ['watch', '.', '--table', 't', '--schema-evolution', 'add'], /--schema-evolution is fail or add-columns, got "add"/],
+    ['a bad --source-column', ['watch', '.', '--table', 't', '--source-column', 'path=_p'], /--source-column: "path=_p" is not KEY=COLUMN with KEY one of file, claim, committed/],
     ['an unknown --adapter', ['watch', '.', '--table', 't', '--adapter', 'mysql'], /--adapter is "mysql", not a known adapter/],
     ['a Hyper flag with --adapter postgres', ['query', '--adapter', 'postgres', '--url', 'postgres://h/d', '--database', 'x.hyper', 'SELECT 1'], /--database applies to the hyper adapter only/],
     ['--url without --adapter postgres', ['history', '--url', 'postgres://h/d'], /--url applies to the postgres adapter only\. Add --adapter postgres/],

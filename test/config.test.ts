@@ -118,6 +118,28 @@ describe('serve config validation', () => {
     await validateConfig({ watchers: [{ dir: 'b', table: 't', adapter: 'postgres' }] }, 'env.json', { baseDir: root, env: { DATABASE_URL: 'postgres://h/d' } });
   });
 
+  it('checks schemaEvolution and sourceColumns, and passes them on', async () => {
+    const issues = byPath(
+      await issuesOf(
+        {
+          watchers: [
+            { dir: 'a', table: 't', schemaEvolution: 'add', sourceColumns: { path: '_p' } },
+            { dir: 'b', table: 't', sourceColumns: { file: 'src', claim: 'SRC' } },
+          ],
+        },
+        root,
+      ),
+    );
+    assert.deepEqual([...issues.keys()].sort(), ['watchers[0].schemaEvolution', 'watchers[0].sourceColumns.path']);
+    assert.match(issues.get('watchers[0].schemaEvolution')!.fix, /"fail" or "addColumns"/);
+    // Names the schema allows, but not together: checked after it.
+    const twice = byPath(await issuesOf({ watchers: [{ dir: 'b', table: 't', sourceColumns: { file: 'src', claim: 'SRC' } }] }, root));
+    assert.match(twice.get('watchers[0].sourceColumns')!.problem, /"SRC" is given twice/);
+    const config = await validateConfig({ watchers: [{ dir: 'a', table: 't', schemaEvolution: 'addColumns', sourceColumns: { file: '_source_file', committed: '_at' } }] }, 'ok.json', { baseDir: root, env: {} });
+    assert.equal(config.watchers[0]!.schemaEvolution, 'addColumns');
+    assert.deepEqual(config.watchers[0]!.sourceColumns, { file: '_source_file', committed: '_at' });
+  });
+
   it('takes the token from the environment variable tokenEnv names', async () => {
     const config = await validateConfig({ http: { host: '0.0.0.0', tokenEnv: 'HW_TOKEN' }, watchers: [] }, 'tok.json', {
       baseDir: root,

@@ -11,24 +11,45 @@ import { openWatcher } from '../src/api.ts';
 import { WatcherRegistry } from '../src/registry.ts';
 import { csv, drop, leftovers, waitFor } from './helpers/drop.ts';
 import { count, useHyperFixture } from './helpers/env.ts';
+import type { DbAdapter, DbPool } from '../src/types.ts';
 import { startWatchChild } from './helpers/child.ts';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** The killed watcher's own hyperd lets go of the database a moment after the watcher is gone. */
+async function openWhenUnlocked(db: DbAdapter): Promise<DbPool> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      const pool = await db.openPool({ maxConnections: 1 });
+      await pool.query('SELECT 1');
+      return pool;
+    } catch (error) {
+      if (attempt >= 50 || !/locked by another process/.test(String((error as Error).message))) throw error;
+      await sleep(200);
+    }
+  }
+}
+
 describe('crash safety', () => {
   const fx = useHyperFixture();
 
-  it('SIGKILL at random moments, 10+ times, while 1,000 files arrive: every id exactly once', async () => {
-    const dir = join(fx.root, 'kill');
+  /**
+   * SIGKILLs the watcher's process at random moments while 1,000 files arrive; `options` switch
+   * features on (the child's `WatchOptions`), `extra` checks what they promise on the final table.
+   */
+  async function killRandomly(name: string, options: Record<string, unknown>, extraColumn: boolean, extra?: (pool: DbPool) => Promise<void>): Promise<void> {
+    const dir = join(fx.root, name);
     await mkdir(dir);
-    const database = join(fx.root, 'kill.hyper');
+    const database = join(fx.root, `${name}.hyper`);
     const files = 1000;
     const perFile = 3;
     let produced = 0;
     const producer = (async () => {
       for (let f = 0; f < files; f++) {
-        const rows = Array.from({ length: perFile }, (_, r) => [f * perFile + r, f]);
-        await drop(dir, `batch-${String(f).padStart(4, '0')}.csv`, csv('id,batch', rows));
+        // With schema evolution on, every third file brings a column the table lacks at first.
+        const wide = extraColumn && f % 3 === 2;
+        const rows = Array.from({ length: perFile }, (_, r) => (wide ? [f * perFile + r, f, `x${f}`] : [f * perFile + r, f]));
+        await drop(dir, `batch-${String(f).padStart(4, '0')}.csv`, csv(wide ? 'id,batch,extra' : 'id,batch', rows));
         produced++;
         if (f % 25 === 0) await sleep(5);
       }
@@ -37,7 +58,7 @@ describe('crash safety', () => {
     let seed = 42;
     const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
     while (kills < 12 || produced < files) {
-      const run = startWatchChild(dir, 'events', database);
+      const run = startWatchChild(dir, 'events', database, options);
       // Kill during start-up (recovery, sweep) as well as while running.
       const during = random() < 0.3;
       if (!during) await run.started;
@@ -47,14 +68,14 @@ describe('crash safety', () => {
       kills++;
     }
     await producer;
-    const last = startWatchChild(dir, 'events', database);
+    const last = startWatchChild(dir, 'events', database, options);
     await last.started;
     await waitFor(async () => (await leftovers(dir)).length === 0 && (await readdir(join(dir, '.hyperwatch', 'staging'))).length === 0, 'inbox and staging to empty', 120000);
     last.child.kill('SIGTERM');
     await last.exited;
 
     const check = createHyperAdapter({ database });
-    const pool = await check.openPool({ maxConnections: 1 });
+    const pool = await openWhenUnlocked(check);
     try {
       const [stats] = await pool.query<{ n: string; d: string; lo: string; hi: string }>(
         'SELECT COUNT(*) AS n, COUNT(DISTINCT id) AS d, MIN(id) AS lo, MAX(id) AS hi FROM events',
@@ -68,10 +89,32 @@ describe('crash safety', () => {
       const ledger = await pool.query<{ n: string }>('SELECT COUNT(*) AS n FROM hyperwatch_ingest_log');
       assert.equal(Number(ledger[0]!.n), files);
       assert.deepEqual(await readdir(join(dir, 'failed')), [], 'nothing failed');
+      await extra?.(pool);
     } finally {
       await pool.close();
       await check.close();
     }
+  }
+
+  it('SIGKILL at random moments, 10+ times, while 1,000 files arrive: every id exactly once', async () => {
+    await killRandomly('kill', {}, false);
+  });
+
+  it('the same with schema evolution and source columns on: every row carries the file and the committed claim it came from', async () => {
+    const sourceColumns = { file: '_source_file', claim: '_claim_id', committed: '_committed_at' };
+    await killRandomly('kill-features', { schemaEvolution: 'addColumns', sourceColumns }, true, async (pool) => {
+      const claims = new Map((await pool.query<{ claim_id: string; file_name: string }>('SELECT claim_id, file_name FROM hyperwatch_ingest_log')).map((l) => [l.claim_id, l.file_name]));
+      const rows = await pool.query<{ batch: string; extra: string | null; _source_file: string; _claim_id: string; at: string | null }>(
+        'SELECT batch, extra, _source_file, _claim_id, CAST(_committed_at AS TEXT) AS at FROM events',
+      );
+      for (const r of rows) {
+        const f = Number(r.batch);
+        assert.equal(r._source_file, `batch-${String(f).padStart(4, '0')}.csv`);
+        assert.equal(claims.get(r._claim_id), r._source_file, 'the claim that committed the file');
+        assert.ok(r.at !== null);
+        assert.equal(r.extra, f % 3 === 2 ? `x${f}` : null);
+      }
+    });
   });
 
   // This caught a postgres.js instance reconnecting after it was ended: its idle session kept the

@@ -335,4 +335,11 @@ describe('renderMetrics', () => {
     assert.equal(metric(samples, 'hyperwatch_ingest_duration_seconds_count', labels), 4);
     assert.equal(metric(samples, 'hyperwatch_ingest_duration_seconds_sum', labels), 400.403);
   });
+
+  it('counts the columns schema evolution added', () => {
+    const stats = emptyStats(4);
+    stats.columnsAdded = 2;
+    const samples = parseMetrics(renderMetrics([{ directory: '/in', table: 't', stats, oldestQueuedAt: undefined }], 0));
+    assert.equal(metric(samples, 'hyperwatch_columns_added_total', { dir: '/in', table: 't' }), 2);
+  });
 });

@@ -10,8 +10,8 @@ export interface WorkerJob {
   /** Files (ingested + failed) after which the workload is done. */
   readonly expectFiles: number;
   readonly timeoutMs: number;
-  /** Extra `WatchOptions` (numbers and booleans only), to measure what a setting changes. */
-  readonly watch?: Readonly<Record<string, number | boolean>>;
+  /** Extra `WatchOptions` (JSON values), to measure what a setting changes. */
+  readonly watch?: Readonly<Record<string, unknown>>;
 }
 
 export type WorkerMessage =

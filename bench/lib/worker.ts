@@ -7,7 +7,7 @@
 import { readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import process from 'node:process';
-import { createHyperAdapter, FAILED_DIR, openWatcher, STAGING_DIR } from '../../src/index.ts';
+import { createHyperAdapter, FAILED_DIR, openWatcher, STAGING_DIR, type WatchOptions } from '../../src/index.ts';
 import type { WorkerJob, WorkerMessage } from './job.ts';
 import { now, procCpuSeconds, procMemoryMb } from './measure.ts';
 
@@ -58,7 +58,7 @@ async function main(job: WorkerJob): Promise<void> {
     },
   };
   const startedAt = now();
-  const handle = await openWatcher(job.dir, job.table, { ...job.watch, db, logger });
+  const handle = await openWatcher(job.dir, job.table, { ...(job.watch as WatchOptions | undefined), db, logger });
   const openedAt = now();
   const cpuAtReady = procCpuSeconds('self');
   await send({ type: 'ready', startedAt, openedAt, rssMb: procMemoryMb('self', 'VmRSS') });

@@ -20,7 +20,9 @@ import { ResultAsync } from 'neverthrow';
 import { RecordBatchStreamWriter, type Field, type RecordBatch, type Schema } from 'apache-arrow';
 import { fromDbError, ingestError, IngestFailure, isIngestFailure } from '../../src/errors.ts';
 import { defineIngester } from '../../src/plugins.ts';
-import { columnList, createTable, matchColumns } from '../../src/schema.ts';
+import { columnList, matchColumns } from '../../src/schema.ts';
+import { hasSourceColumns, isSourceColumn, sourceValues, withSourceFields } from '../../src/source-columns.ts';
+import { createTableFor, fitTable } from '../../src/table-fit.ts';
 import { describeLogicalType, qualifiedName, quoteIdent, standardSqlType, tableLabel } from '../../src/sql.ts';
 import { parseSqlType, type SqlType } from '../../src/sql-types.ts';
 import type { AppendResult, ClaimedFile, ColumnSpec, DbConnection, IngestContext, IngestError, IngesterPlugin, TableColumn, TableName } from '../../src/types.ts';
@@ -91,7 +93,11 @@ function mapFields(schema: Schema, file: ClaimedFile): FieldMapping[] {
 /** The table's columns for this file: the existing table's, or a new table made from the schema. */
 async function tableColumns(conn: DbConnection, file: ClaimedFile, table: TableName, schema: Schema, mappings: readonly FieldMapping[], ctx: IngestContext): Promise<TableColumn[]> {
   const existing = await conn.describeTable(table);
-  if (existing) return existing;
+  const specs: ColumnSpec[] = schema.fields.map((field, k) => ({ name: field.name, type: mappings[k]!.type }));
+  if (existing) {
+    const names = specs.map((s) => s.name);
+    return (await fitTable(conn, table, existing, names, (added) => specs.filter((s) => added.includes(s.name)), file, ctx)).columns;
+  }
   if (!ctx.schema.createTable) {
     throw new IngestFailure(
       ingestError('schema', 'TABLE_MISSING', `table ${tableLabel(table)} does not exist and creating tables is disabled`, 'Create the table, or enable table creation, then replay the file.', {
@@ -99,10 +105,9 @@ async function tableColumns(conn: DbConnection, file: ClaimedFile, table: TableN
       }),
     );
   }
-  const specs: ColumnSpec[] = schema.fields.map((field, k) => ({ name: field.name, type: mappings[k]!.type }));
-  await createTable(conn, table, specs, ctx.sqlType);
+  await createTableFor(conn, table, specs, file, ctx);
   // Read back the database's own spelling of the types, so both cases are planned the same way.
-  const created = await conn.describeTable(table);
+  const created = (await conn.describeTable(table))?.filter((c) => !isSourceColumn(ctx, c.name));
   return created ?? specs.map((s) => ({ name: s.name, sqlType: ctx.sqlType(s.type), nullable: true }));
 }
 
@@ -286,9 +291,10 @@ async function* csvChunks(source: IpcSource): AsyncIterable<string> {
   if (lines.length > 0) yield lines.join('');
 }
 
-async function loadCsv(conn: DbConnection, table: TableName, source: IpcSource, plans: readonly ColumnPlan[]): Promise<number> {
-  const sql = `COPY ${qualifiedName(table)} (${columnList(plans.map((p) => p.column))}) FROM STDIN WITH (FORMAT csv)`;
-  return conn.copyFrom(sql, csvChunks(source));
+async function loadCsv(conn: DbConnection, file: ClaimedFile, table: TableName, source: IpcSource, plans: readonly ColumnPlan[], ctx: IngestContext): Promise<number> {
+  const sources = sourceValues(file, ctx);
+  const sql = `COPY ${qualifiedName(table)} (${columnList([...plans.map((p) => p.column), ...sources])}) FROM STDIN WITH (FORMAT csv)`;
+  return conn.copyFrom(sql, sources.length > 0 ? withSourceFields(csvChunks(source), sources) : csvChunks(source));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -300,10 +306,11 @@ async function append(conn: DbConnection, file: ClaimedFile, table: TableName, c
   const mappings = mapFields(schema, file);
   const columns = await tableColumns(conn, file, table, schema, mappings, ctx);
   const plans = plan(file, table, schema, mappings, columns);
-  if (ctx.capabilities.arrowStream && !ctx.fileState.has(FORCE_CSV)) {
+  // Source columns are constants ARROWSTREAM cannot add: such files go as CSV, the values appended.
+  if (ctx.capabilities.arrowStream && !ctx.fileState.has(FORCE_CSV) && !hasSourceColumns(ctx)) {
     return { rows: await loadHyper(conn, file, table, source, plans, ctx) };
   }
-  return { rows: await loadCsv(conn, table, source, plans) };
+  return { rows: await loadCsv(conn, file, table, source, plans, ctx) };
 }
 
 function toError(error: unknown, file: ClaimedFile): IngestError {

@@ -9,10 +9,13 @@ import Papa from 'papaparse';
 import { fromDbError, groupFailure, ingestError, IngestFailure } from '../../src/errors.ts';
 import { mapLimit } from '../../src/map-limit.ts';
 import { defineIngester } from '../../src/plugins.ts';
-import { checkHeaderNames, columnList, createTable, matchColumns } from '../../src/schema.ts';
+import { checkHeaderNames, columnList } from '../../src/schema.ts';
+import { hasSourceColumns } from '../../src/source-columns.ts';
+import { createTableFor, fitTable, type InferColumns } from '../../src/table-fit.ts';
 import { qualifiedName, quoteLiteral, tableLabel } from '../../src/sql.ts';
-import type { AppendResult, ClaimedFile, ColumnSpec, DbConnection, IngestContext, IngestError, IngesterPlugin, LogicalType, TableName } from '../../src/types.ts';
+import type { AppendResult, ClaimedFile, ColumnSpec, DbConnection, IngestContext, IngestError, IngesterPlugin, LogicalType, TableColumn, TableName } from '../../src/types.ts';
 import { conversionFailure, likelyCulprit } from './culprit.ts';
+import { loadWithSource } from './source.ts';
 import { inferColumnType, widen } from '../shared/infer-text.ts';
 
 /** How much of the file's head is parsed to infer types (only when the table is new). */
@@ -74,11 +77,17 @@ function inferColumns(head: Head, widened: ReadonlyMap<string, LogicalType>): Co
   }));
 }
 
+/** Types for the columns schema evolution adds, from the head of the file as for a new table. */
+function addedTypes(file: ClaimedFile, delimiter: string): InferColumns {
+  return async (names) => inferColumns(await readHead(file, delimiter, true), new Map()).filter((c) => names.includes(c.name));
+}
+
 function copyOptions(delimiter: string): string {
   return `(FORMAT csv, HEADER true, DELIMITER ${quoteLiteral(delimiter)})`;
 }
 
-async function load(conn: DbConnection, file: ClaimedFile, table: TableName, columns: readonly { name: string }[], delimiter: string, ctx: IngestContext): Promise<number> {
+async function load(conn: DbConnection, file: ClaimedFile, table: TableName, columns: readonly { name: string; sqlType: string }[], delimiter: string, ctx: IngestContext): Promise<number> {
+  if (hasSourceColumns(ctx)) return loadWithSource(conn, file, table, columns, delimiter, ctx);
   const target = `${qualifiedName(table)} (${columnList(columns)})`;
   if (ctx.capabilities.readsLocalFiles) {
     // The server parses the claimed file itself: fastest, and the path is the watcher's own.
@@ -104,9 +113,8 @@ async function append(conn: DbConnection, file: ClaimedFile, table: TableName, c
   if (names.isErr()) throw new IngestFailure(names.error);
 
   if (existing) {
-    const matched = matchColumns(head.header, existing, file.name, table);
-    if (matched.isErr()) throw new IngestFailure(matched.error);
-    return { rows: await load(conn, file, table, matched.value, delimiter, ctx) };
+    const { matched } = await fitTable(conn, table, existing, head.header, addedTypes(file, delimiter), file, ctx);
+    return { rows: await load(conn, file, table, matched, delimiter, ctx) };
   }
 
   if (!ctx.schema.createTable) {
@@ -124,9 +132,9 @@ async function append(conn: DbConnection, file: ClaimedFile, table: TableName, c
   }
   const widened = (ctx.fileState.get(WIDENED) as Map<string, LogicalType> | undefined) ?? new Map<string, LogicalType>();
   const columns = inferColumns(head, widened);
-  await createTable(conn, table, columns, ctx.sqlType);
+  await createTableFor(conn, table, columns, file, ctx);
   try {
-    return { rows: await load(conn, file, table, columns, delimiter, ctx) };
+    return { rows: await load(conn, file, table, columns.map((c) => ({ name: c.name, sqlType: ctx.sqlType(c.type) })), delimiter, ctx) };
   } catch (error) {
     throw retryWidened(error, file, columns, widened, ctx);
   }
@@ -299,7 +307,8 @@ async function appendMany(conn: DbConnection, files: readonly ClaimedFile[], tab
     }
   };
   const existing = await conn.describeTable(table);
-  if (existing === null) {
+  // Source columns differ file by file: one statement per file then (still one transaction).
+  if (existing === null || hasSourceColumns(ctx)) {
     for (let i = 0; i < files.length; i++) await one(i);
     return results as AppendResult[];
   }
@@ -322,9 +331,13 @@ async function appendMany(conn: DbConnection, files: readonly ClaimedFile[], tab
     // A header problem is the same for every file of the group: the first one fails alone with it.
     const names = checkHeaderNames(header, first.name);
     if (names.isErr()) throw new IngestFailure(names.error, group[0]!);
-    const matched = matchColumns(header, existing, first.name, table);
-    if (matched.isErr()) throw new IngestFailure(matched.error, group[0]!);
-    const target = `${qualifiedName(table)} (${columnList(matched.value)})`;
+    let matched: TableColumn[];
+    try {
+      matched = (await fitTable(conn, table, existing, header, addedTypes(first, delimiter), first, ctx)).matched;
+    } catch (error) {
+      throw new IngestFailure(fromDbError(error, first.name), group[0]!);
+    }
+    const target = `${qualifiedName(table)} (${columnList(matched)})`;
     const members = group.map((i) => files[i]!);
     let loaded: number;
     try {

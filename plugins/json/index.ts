@@ -9,7 +9,9 @@
 import { ResultAsync } from 'neverthrow';
 import { fromDbError, ingestError, IngestFailure, isIngestFailure } from '../../src/errors.ts';
 import { defineIngester } from '../../src/plugins.ts';
-import { columnList, createTable, matchColumns } from '../../src/schema.ts';
+import { columnList } from '../../src/schema.ts';
+import { sourceValues, withSourceFields } from '../../src/source-columns.ts';
+import { createTableFor, fitTable } from '../../src/table-fit.ts';
 import { qualifiedName, tableLabel } from '../../src/sql.ts';
 import { parseSqlType } from '../../src/sql-types.ts';
 import type { AppendResult, ClaimedFile, ColumnSpec, DbConnection, IngestContext, IngestError, IngesterPlugin, LogicalType, TableColumn, TableName } from '../../src/types.ts';
@@ -117,11 +119,18 @@ function schemaFailure(code: string, message: string, hint: string, extra: Parti
   return new IngestFailure(ingestError('schema', code, message, hint, extra));
 }
 
-/** An existing table: every column is in the COPY, so a key first seen late still finds its column. */
-function planExisting(file: ClaimedFile, table: TableName, existing: readonly TableColumn[], sample: Sample): Plan {
-  const matched = matchColumns(sample.keys, existing, file.name, table);
-  if (matched.isErr()) {
-    const error = matched.error;
+/**
+ * An existing table (fitted to the sampled keys, see table-fit.ts): every column but the source
+ * columns is in the COPY, so a key first seen late still finds its column.
+ */
+async function planExisting(conn: DbConnection, file: ClaimedFile, table: TableName, found: readonly TableColumn[], sample: Sample, ctx: IngestContext): Promise<Plan> {
+  const inferAdded = (names: readonly string[]) => names.map((name) => ({ name, type: inferJsonType(sample.records.map((r) => r.value[name])) }));
+  let existing: TableColumn[];
+  try {
+    existing = (await fitTable(conn, table, found, sample.keys, inferAdded, file, ctx)).columns;
+  } catch (failure) {
+    if (!isIngestFailure(failure)) throw failure;
+    const error = failure.error;
     const seen = typeof error.column === 'string' ? sample.firstSeen.get(error.column) : undefined;
     throw new IngestFailure(seen ? { ...error, message: `${error.message} (first in ${describePosition(seen)})`, line: seen.line } : error);
   }
@@ -165,7 +174,7 @@ async function planNew(conn: DbConnection, file: ClaimedFile, table: TableName, 
     name,
     type: widened.get(name) ?? inferJsonType(sample.records.map((r) => r.value[name])),
   }));
-  await createTable(conn, table, columns, ctx.sqlType);
+  await createTableFor(conn, table, columns, file, ctx);
   ctx.logger.info('created table from the first records', {
     file: file.name,
     table: tableLabel(table),
@@ -385,11 +394,13 @@ async function append(conn: DbConnection, file: ClaimedFile, table: TableName, c
         }),
       );
     }
-    const plan = existing ? planExisting(file, table, existing, sample) : await planNew(conn, file, table, sample, ctx);
-    const sql = `COPY ${qualifiedName(table)} (${columnList(plan.columns)}) FROM STDIN WITH (FORMAT csv, HEADER false)`;
+    const plan = existing ? await planExisting(conn, file, table, existing, sample, ctx) : await planNew(conn, file, table, sample, ctx);
+    const sources = sourceValues(file, ctx);
+    const sql = `COPY ${qualifiedName(table)} (${columnList([...plan.columns, ...sources])}) FROM STDIN WITH (FORMAT csv, HEADER false)`;
     const stop = { stopped: false };
     try {
-      return { rows: await conn.copyFrom(sql, csvChunks(sample, batches, new RowEncoder(plan, file, table, ctx), stop)) };
+      const chunks = csvChunks(sample, batches, new RowEncoder(plan, file, table, ctx), stop);
+      return { rows: await conn.copyFrom(sql, sources.length > 0 ? withSourceFields(chunks, sources) : chunks) };
     } catch (error) {
       stop.stopped = true;
       throw await explainCopyError(error, file, plan, sql, ctx);

@@ -13,7 +13,9 @@ import { type FileMetaData, parquetSchema, type SchemaElement } from 'hyparquet'
 import { ResultAsync } from 'neverthrow';
 import { fromDbError, ingestError, IngestFailure, isIngestFailure } from '../../src/errors.ts';
 import { defineIngester } from '../../src/plugins.ts';
-import { columnList, createTable, matchColumns } from '../../src/schema.ts';
+import { columnList } from '../../src/schema.ts';
+import { sourceSelect, sourceValues, withSourceFields } from '../../src/source-columns.ts';
+import { createTableFor, fitTable } from '../../src/table-fit.ts';
 import { describeLogicalType, qualifiedName, quoteIdent, quoteLiteral, tableLabel } from '../../src/sql.ts';
 import { parseSqlType } from '../../src/sql-types.ts';
 import type { AppendResult, ClaimedFile, DbConnection, IngestContext, IngestError, IngesterPlugin, TableName } from '../../src/types.ts';
@@ -140,15 +142,17 @@ function refuseNestedDelta(file: ClaimedFile, metadata: FileMetaData, column: Pa
 async function targetsOf(conn: DbConnection, file: ClaimedFile, table: TableName, columns: readonly ParquetColumn[], ctx: IngestContext): Promise<Target[]> {
   const existing = await conn.describeTable(table);
   if (existing) {
-    const matched = matchColumns(
-      columns.map((c) => c.name),
-      existing,
-      file.name,
+    const { matched } = await fitTable(
+      conn,
       table,
+      existing,
+      columns.map((c) => c.name),
+      (names) => columns.filter((c) => names.includes(c.name)),
+      file,
+      ctx,
     );
-    if (matched.isErr()) throw new IngestFailure(matched.error);
     return columns.map((column, i) => {
-      const target = matched.value[i]!;
+      const target = matched[i]!;
       if (!isCompatible(column.type, parseSqlType(target.sqlType))) {
         throw schemaError(
           file,
@@ -165,7 +169,7 @@ async function targetsOf(conn: DbConnection, file: ClaimedFile, table: TableName
     throw schemaError(file, 'TABLE_MISSING', `table ${tableLabel(table)} does not exist and creating tables is disabled`, 'Create the table, or enable table creation, then replay the file.');
   }
   // Unlike CSV, a Parquet file carries its types, so even a file without rows defines the table.
-  await createTable(conn, table, columns, ctx.sqlType);
+  await createTableFor(conn, table, columns, file, ctx);
   return columns.map((column) => ({ column, name: column.name, sqlType: ctx.sqlType(column.type) }));
 }
 
@@ -188,8 +192,9 @@ async function targetsOf(conn: DbConnection, file: ClaimedFile, table: TableName
  */
 async function loadOnServer(conn: DbConnection, file: ClaimedFile, table: TableName, targets: readonly Target[], expected: bigint, ctx: IngestContext): Promise<number> {
   const source = `external(${quoteLiteral(file.stagedPath)}, FORMAT => 'parquet')`;
-  const select = targets.map((t) => `CAST(${quoteIdent(t.column.name)} AS ${castType(t.sqlType)})`).join(', ');
-  const sql = `INSERT INTO ${qualifiedName(table)} (${columnList(targets)}) SELECT ${select} FROM ${source}`;
+  const sources = sourceValues(file, ctx);
+  const select = [...targets.map((t) => `CAST(${quoteIdent(t.column.name)} AS ${castType(t.sqlType)})`), ...sourceSelect(sources, ctx.sqlType)].join(', ');
+  const sql = `INSERT INTO ${qualifiedName(table)} (${columnList([...targets, ...sources])}) SELECT ${select} FROM ${source}`;
   let rows: number;
   try {
     await checkLengths(conn, file, table, targets, source);
@@ -271,10 +276,11 @@ function rowCountMismatch(file: ClaimedFile, rows: number, expected: bigint | nu
 }
 
 /** Decoded here, one row group at a time, streamed as CSV into `COPY ... FROM STDIN`. */
-async function loadDecoded(conn: DbConnection, file: ClaimedFile, table: TableName, targets: readonly Target[], metadata: FileMetaData): Promise<number> {
+async function loadDecoded(conn: DbConnection, file: ClaimedFile, table: TableName, targets: readonly Target[], metadata: FileMetaData, ctx: IngestContext): Promise<number> {
   const counter = { rows: 0 };
   const batches = csvBatches({ file, source: asyncBufferOf(file), metadata, columns: targets.map((t) => t.column), counter });
-  const rows = await conn.copyFrom(`COPY ${qualifiedName(table)} (${columnList(targets)}) FROM STDIN WITH (FORMAT csv)`, batches);
+  const sources = sourceValues(file, ctx);
+  const rows = await conn.copyFrom(`COPY ${qualifiedName(table)} (${columnList([...targets, ...sources])}) FROM STDIN WITH (FORMAT csv)`, sources.length > 0 ? withSourceFields(batches, sources) : batches);
   if (rows !== counter.rows || BigInt(rows) !== metadata.num_rows) throw rowCountMismatch(file, rows, metadata.num_rows);
   return rows;
 }
@@ -288,7 +294,7 @@ async function append(conn: DbConnection, file: ClaimedFile, table: TableName, c
     if (reason === undefined) return { rows: await loadOnServer(conn, file, table, targets, metadata.num_rows, ctx) };
     ctx.logger.info(`decoding the Parquet file here: ${reason}`, { file: file.name });
   }
-  return { rows: await loadDecoded(conn, file, table, targets, readableFooter(metadata, decimals, asInt64)) };
+  return { rows: await loadDecoded(conn, file, table, targets, readableFooter(metadata, decimals, asInt64), ctx) };
 }
 
 function toError(error: unknown, file: ClaimedFile): IngestError {

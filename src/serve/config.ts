@@ -10,7 +10,9 @@ import process from 'node:process';
 import { fileURLToPath } from 'node:url';
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import { checkDbChoice, type AdapterName } from '../compose.ts';
+import { checkSourceColumns } from '../source-columns.ts';
 import { parseTableName } from '../sql.ts';
+import type { SchemaEvolution, SourceColumns } from '../types.ts';
 import { type Confinement, confineWatcher } from './confine.ts';
 
 export interface RetryDelayConfig {
@@ -38,6 +40,8 @@ export interface WatcherConfig {
   readonly checkpointEvery?: number;
   readonly batchFiles?: number;
   readonly skipDuplicateContent?: boolean;
+  readonly schemaEvolution?: SchemaEvolution;
+  readonly sourceColumns?: SourceColumns;
 }
 
 export interface HttpConfig {
@@ -198,6 +202,8 @@ function watcherIssues(w: WatcherConfig, path: string, env: Record<string, strin
   const issues: ConfigIssue[] = [];
   const table = parseTableName(w.table);
   if (table.isErr()) issues.push({ path: `${path}.table`, problem: table.error, fix: 'Use a name such as "events", "Order Items", "sales.orders" or "sales.\\"a.b\\"".' });
+  const sources = checkSourceColumns(w.sourceColumns);
+  if (sources.isErr()) issues.push({ path: `${path}.sourceColumns`, problem: sources.error, fix: 'Give each source column its own non-empty name, e.g. {"file": "_source_file", "claim": "_claim_id"}.' });
   for (const p of checkDbChoice(w, env)) issues.push({ path: `${path}.${p.field}`, problem: p.problem, fix: p.fix });
   if (w.fs === 'deno' && !('Deno' in globalThis)) issues.push({ path: `${path}.fs`, problem: '"deno" works on Deno only', fix: 'Use "node", "parcel" or "poll".' });
   if (w.retryDelayMs?.initial !== undefined && w.retryDelayMs.max !== undefined && w.retryDelayMs.initial > w.retryDelayMs.max) {

@@ -33,6 +33,7 @@ const SIMPLE: readonly { name: string; kind: Kind; help: string; value: (s: Metr
   { name: 'hyperwatch_lost_events_total', kind: 'counter', help: 'Times the filesystem event source reported lost or failed events.', value: (s) => s.stats.lostEvents },
   { name: 'hyperwatch_orphan_sentinels_total', kind: 'counter', help: '.ready files whose data file never appeared.', value: (s) => s.stats.orphans },
   { name: 'hyperwatch_duplicates_skipped_total', kind: 'counter', help: 'Files skipped because the table already had their content (skipDuplicateContent).', value: (s) => s.stats.duplicatesSkipped },
+  { name: 'hyperwatch_columns_added_total', kind: 'counter', help: "Columns added to the table by schema evolution (schemaEvolution 'addColumns').", value: (s) => s.stats.columnsAdded },
   { name: 'hyperwatch_recovered_total', kind: 'counter', help: 'Files an earlier run left claimed, finished at start-up.', value: (s) => s.stats.recovered },
   { name: 'hyperwatch_checkpoints_total', kind: 'counter', help: 'Durability checkpoints (Hyper).', value: (s) => s.stats.checkpoints },
   {

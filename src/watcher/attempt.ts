@@ -8,7 +8,7 @@ import type { OpenedFile } from '../files.ts';
 import { ledgerByCopy, ledgerInsert, recordAllInLedger } from '../ledger.ts';
 import { Mutex } from '../mutex.ts';
 import { dropIfCreatedEmpty } from '../schema.ts';
-import type { DbConnection, IngesterPlugin, IngestError, TableColumn, TableName } from '../types.ts';
+import type { ColumnSpec, DbConnection, IngesterPlugin, IngestError, TableColumn, TableName } from '../types.ts';
 import { takeEarly } from './claim.ts';
 import { epochOf, ingestContext, ledgerEntry, poolOf, type WatchContext } from './context.ts';
 import { changedAfterReady } from './fail.ts';
@@ -26,10 +26,12 @@ export interface TableKnowledge {
   described: TableColumn[] | undefined;
   /** Until the table exists, files take turns: two transactions creating it would conflict. */
   readonly schemaLock: Mutex;
+  /** Columns schema evolution added (and a committed file used), each logged and counted once. */
+  readonly added: Set<string>;
 }
 
 export function newTableKnowledge(): TableKnowledge {
-  return { exists: false, described: undefined, schemaLock: new Mutex() };
+  return { exists: false, described: undefined, schemaLock: new Mutex(), added: new Set() };
 }
 
 /** How one attempt ended. `usedCache`: it failed while using the cached table description. */
@@ -73,7 +75,8 @@ function describing(ctx: WatchContext, conn: DbConnection, described: Described)
 /** One transaction for one file: its rows, then its ledger row sent with the COMMIT. */
 export async function attemptOne(ctx: WatchContext, file: OpenedFile, plugin: IngesterPlugin, attempt: number, fileState: Map<string, unknown>): Promise<Attempted<number>> {
   const { known } = ctx;
-  const pctx = ingestContext(ctx, attempt, fileState);
+  const added: ColumnSpec[] = [];
+  const pctx = ingestContext(ctx, attempt, fileState, added);
   const epoch = epochOf(ctx);
   const begun = takeEarly(ctx, file, known.exists);
   const release = known.exists ? undefined : await known.schemaLock.acquire();
@@ -93,9 +96,11 @@ export async function attemptOne(ctx: WatchContext, file: OpenedFile, plugin: In
       { last: (rows) => ledgerInsert([ledgerEntry(ctx, file, rows)]) },
     );
     if (described.columns) known.described = described.columns;
+    columnsAdded(ctx, added, [file]);
     return { state: 'committed', rows, epoch };
   } catch (error) {
     known.described = undefined;
+    await columnsKept(ctx, added, [file]);
     if (!existedBefore) await dropIfCreatedEmptyQuietly(ctx);
     return { state: 'failed', error: fromDbError(error, file.name), usedCache: described.usedCache };
   } finally {
@@ -108,7 +113,8 @@ export async function attemptOne(ctx: WatchContext, file: OpenedFile, plugin: In
  * names it (`index`); `usedCache` is never claimed (the group is split instead of retried).
  */
 export async function attemptGroup(ctx: WatchContext, files: readonly OpenedFile[], plugin: IngesterPlugin, attempt: number): Promise<Attempted<readonly number[]>> {
-  const pctx = ingestContext(ctx, attempt, new Map());
+  const added: ColumnSpec[] = [];
+  const pctx = ingestContext(ctx, attempt, new Map(), added);
   const epoch = epochOf(ctx);
   const described: Described = { columns: undefined, usedCache: false };
   const entries = (rows: readonly number[]) => files.map((f, i) => ledgerEntry(ctx, f, rows[i]!));
@@ -129,9 +135,11 @@ export async function attemptGroup(ctx: WatchContext, files: readonly OpenedFile
       byCopy ? undefined : { last: (rows) => ledgerInsert(entries(rows)) },
     );
     if (described.columns) ctx.known.described = described.columns;
+    columnsAdded(ctx, added, files);
     return { state: 'committed', rows, epoch };
   } catch (error) {
     ctx.known.described = undefined;
+    await columnsKept(ctx, added, files);
     if (isIngestFailure(error)) return { state: 'failed', error: error.error, ...(error.index === undefined ? {} : { index: error.index }), usedCache: false };
     return { state: 'failed', error: fromDbError(error), usedCache: false };
   }
@@ -155,6 +163,39 @@ async function appendAll(conn: DbConnection, files: readonly OpenedFile[], plugi
     rows.push(appended.value.rows);
   }
   return rows;
+}
+
+/**
+ * Columns a committed transaction added (schema evolution): the cached description lacks them,
+ * so it is dropped; each column is logged and counted once, however many files brought it.
+ */
+function columnsAdded(ctx: WatchContext, added: readonly ColumnSpec[], files: readonly OpenedFile[]): void {
+  if (added.length === 0) return;
+  ctx.known.described = undefined;
+  for (const column of added) {
+    if (ctx.known.added.has(column.name)) continue;
+    ctx.known.added.add(column.name);
+    ctx.stats.columnsAdded++;
+    ctx.log.info('added column', { table: ctx.target, column: column.name, type: column.type.kind, files: files.map((f) => f.name) });
+  }
+}
+
+/**
+ * A transaction that added columns failed: Hyper keeps DDL even so (PostgreSQL does not), so the
+ * columns the table now has were added all the same, and are counted.
+ */
+async function columnsKept(ctx: WatchContext, added: readonly ColumnSpec[], files: readonly OpenedFile[]): Promise<void> {
+  if (added.length === 0) return;
+  try {
+    const present = new Set((await poolOf(ctx).transaction((conn) => conn.describeTable(ctx.table)))?.map((c) => c.name));
+    columnsAdded(
+      ctx,
+      added.filter((c) => present.has(c.name)),
+      files,
+    );
+  } catch {
+    // Not counted then; the table is what it is.
+  }
 }
 
 /** Knowing the table before the first file spares that file the schema lock and catalog queries. */

@@ -11,7 +11,7 @@ import { Mutex } from '../mutex.ts';
 import type { ResolvedOptions } from '../options.ts';
 import type { PluginRegistry } from '../plugins.ts';
 import type { WatcherStats } from '../stats.ts';
-import type { BegunTransaction, DbAdapter, DbPool, IngestContext, Logger, TableName } from '../types.ts';
+import type { BegunTransaction, ColumnSpec, DbAdapter, DbPool, IngestContext, Logger, TableName } from '../types.ts';
 import type { Checkpoints } from './durability.ts';
 import type { Inbox } from './discover.ts';
 import type { TableKnowledge } from './attempt.ts';
@@ -106,15 +106,17 @@ export function ledgerEntry(ctx: WatchContext, file: OpenedFile, rows: number): 
 }
 
 /** What a plugin's `append` is told: the database's abilities, the schema policy, the attempt. */
-export function ingestContext(ctx: WatchContext, attempt: number, fileState: Map<string, unknown>): IngestContext {
+export function ingestContext(ctx: WatchContext, attempt: number, fileState: Map<string, unknown>, added?: ColumnSpec[]): IngestContext {
   const { db, options } = ctx;
   return {
     capabilities: db.capabilities,
     sqlType: (t) => db.sqlType(t),
-    schema: { createTable: options.createTable },
+    schema: { createTable: options.createTable, evolution: options.schemaEvolution, sourceColumns: options.sourceColumns },
     logger: options.logger,
     attempt,
     fileState,
+    startedAt: new Date(),
+    ...(added ? { columnAdded: (column: ColumnSpec) => added.push(column) } : {}),
   };
 }
 

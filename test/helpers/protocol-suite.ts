@@ -19,6 +19,7 @@ import { POISON_FILE_ATTEMPTS } from '../../src/watcher/retry.ts';
 import { defineIngester } from '../../src/plugins.ts';
 import { csv, drop, failedEntries, leftovers, stagedEntries, waitFor } from './drop.ts';
 import { columnsOf, count, sqlTypes } from './env.ts';
+import { evolutionCases } from './evolution-suite.ts';
 import { groupLogger, type WatchBench } from './watch-bench.ts';
 
 export interface ProtocolExpectations {
@@ -46,6 +47,7 @@ export interface ProtocolExpectations {
 
 /** Registers the protocol's cases in the enclosing `describe`, on the bench's database. */
 export function protocolCases(t: WatchBench, expect: ProtocolExpectations): void {
+  evolutionCases(t);
   it('ingests one file found by the initial sweep, records it in the ledger, then removes both files', async () => {
     const { dir, table, opts } = await t.inbox();
     await drop(dir, 'a.csv', csv('id,name,score', [[1, 'ann', 1.5], [2, 'bob', 2.5], [3, 'cy', 3]]));
