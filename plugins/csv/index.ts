@@ -12,6 +12,7 @@ import { defineIngester } from '../../src/plugins.ts';
 import { checkHeaderNames, columnList, createTable, matchColumns } from '../../src/schema.ts';
 import { qualifiedName, quoteLiteral, tableLabel } from '../../src/sql.ts';
 import type { AppendResult, ClaimedFile, ColumnSpec, DbConnection, IngestContext, IngestError, IngesterPlugin, LogicalType, TableName } from '../../src/types.ts';
+import { loadSkipping, skipBadRows, skipping } from './bad-rows.ts';
 import { conversionFailure, likelyCulprit } from './culprit.ts';
 import { inferColumnType, widen } from '../shared/infer-text.ts';
 
@@ -106,7 +107,8 @@ async function append(conn: DbConnection, file: ClaimedFile, table: TableName, c
   if (existing) {
     const matched = matchColumns(head.header, existing, file.name, table);
     if (matched.isErr()) throw new IngestFailure(matched.error);
-    return { rows: await load(conn, file, table, matched.value, delimiter, ctx) };
+    if (skipping(ctx)) return { rows: await loadSkipping(conn, file, table, matched.value, delimiter, ctx) };
+    return { rows: await load(conn, file, table, matched.value, delimiter, ctx).catch((error: unknown) => Promise.reject(skipBadRows(error, file, ctx))) };
   }
 
   if (!ctx.schema.createTable) {
@@ -125,10 +127,15 @@ async function append(conn: DbConnection, file: ClaimedFile, table: TableName, c
   const widened = (ctx.fileState.get(WIDENED) as Map<string, LogicalType> | undefined) ?? new Map<string, LogicalType>();
   const columns = inferColumns(head, widened);
   await createTable(conn, table, columns, ctx.sqlType);
+  if (skipping(ctx)) {
+    const typed = columns.map((c) => ({ name: c.name, sqlType: ctx.sqlType(c.type), nullable: true }));
+    return { rows: await loadSkipping(conn, file, table, typed, delimiter, ctx, (error) => retryWidened(error, file, columns, widened, ctx)) };
+  }
   try {
     return { rows: await load(conn, file, table, columns, delimiter, ctx) };
   } catch (error) {
-    throw retryWidened(error, file, columns, widened, ctx);
+    const wider = retryWidened(error, file, columns, widened, ctx);
+    throw wider === error ? skipBadRows(error, file, ctx) : wider;
   }
 }
 

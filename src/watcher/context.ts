@@ -101,8 +101,8 @@ export function batchLimit(ctx: WatchContext): number {
   return Math.max(1, Math.min(ctx.options.batchFiles, Math.floor(MAX_OPEN_CLAIMS / ctx.options.maxConcurrent)));
 }
 
-export function ledgerEntry(ctx: WatchContext, file: OpenedFile, rows: number): LedgerEntry {
-  return { claimId: file.claimId, fileName: file.name, fileSize: file.size, rows, targetTable: ctx.target, directory: ctx.dir, checksum: file.checksum };
+export function ledgerEntry(ctx: WatchContext, file: OpenedFile, rows: number, rowsRejected?: number): LedgerEntry {
+  return { claimId: file.claimId, fileName: file.name, fileSize: file.size, rows, targetTable: ctx.target, directory: ctx.dir, checksum: file.checksum, ...(rowsRejected === undefined ? {} : { rowsRejected }) };
 }
 
 /** What a plugin's `append` is told: the database's abilities, the schema policy, the attempt. */

@@ -11,7 +11,8 @@ import { parseStagedName, stagedName } from '../protocol/names.ts';
 import type { ClaimedFile, CommittedFile } from '../protocol/record.ts';
 import { unclaimSentinel } from './claim.ts';
 import { batchLimit, poolOf, type WatchContext } from './context.ts';
-import { removeStaged } from './durability.ts';
+import { settleStaged } from './durability.ts';
+import { rejectedSuffix } from './rejected.ts';
 import { finishAll } from './group.ts';
 
 /** A claim in staging: its id and the names staged under it (the data file and its sentinel). */
@@ -55,7 +56,8 @@ export async function recoverClaims(ctx: WatchContext, claims: readonly StagedCl
       continue;
     }
     if (committed.has(claimId)) {
-      removeStaged({ stagedPath, name, claimId });
+      // Its rejected rows (onBadRows 'skip') are staged beside it: into failed/ before it goes.
+      settleStaged(ctx, { stagedPath, name, claimId }, names.includes(name + rejectedSuffix(name)));
       ctx.log.info('recovered: already committed, cleaned up', { file: name, claimId });
       ctx.stats.recovered++;
       continue;
@@ -84,5 +86,6 @@ function uncount(ctx: WatchContext, counted: CommittedFile): void {
   }
   ctx.stats.filesIngested--;
   ctx.stats.rowsIngested -= counted.rows;
+  if (counted.rejected) ctx.stats.rowsRejected -= counted.rejected;
   ctx.stats.bytesIngested -= counted.bytes;
 }

@@ -1,0 +1,294 @@
+/**
+ * `onBadRows: 'skip'` with `maxBadRows`: bad rows left out and set aside in
+ * failed/<name>.rejected.csv, the good ones committed, the ledger counting both; past the limit
+ * the file fails as without the option. On a real embedded hyperd and a real PostgreSQL; and the
+ * pure parts (the limit, the record splitter, the value checks) as unit tests.
+ */
+import assert from 'node:assert/strict';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { after, describe, it } from 'node:test';
+import Papa from 'papaparse';
+import { createPostgresAdapter } from '../adapters/db/postgres/index.ts';
+import { csvRecords } from '../plugins/csv/records.ts';
+import { valueCheck } from '../plugins/shared/value-check.ts';
+import { openWatcher } from '../src/api.ts';
+import { parseMaxBadRows, pastLimit } from '../src/bad-rows.ts';
+import { LEDGER_TABLE } from '../src/constants.ts';
+import { WatcherRegistry } from '../src/registry.ts';
+import { parseSqlType } from '../src/sql-types.ts';
+import type { DbAdapter, DbPool } from '../src/types.ts';
+import { drop, failedEntries, leftovers, stagedEntries, waitFor } from './helpers/drop.ts';
+import { count, type DbFixture, dbFixture, hyperFixture, tempDir } from './helpers/env.ts';
+import { startPostgres } from './helpers/postgres.ts';
+
+describe('bad rows: the pure parts', () => {
+  it('maxBadRows is a count from 1 up (or 0), a fraction below 1, else an error', () => {
+    assert.deepEqual(parseMaxBadRows(100), { limit: { count: 100 } });
+    assert.deepEqual(parseMaxBadRows('0.01'), { limit: { fraction: 0.01 } });
+    assert.deepEqual(parseMaxBadRows('0'), { limit: { count: 0 } });
+    assert.deepEqual(parseMaxBadRows(undefined), { limit: undefined });
+    assert.ok('error' in parseMaxBadRows('2.5'));
+    assert.ok('error' in parseMaxBadRows('-1'));
+    assert.ok('error' in parseMaxBadRows('lots'));
+    assert.equal(pastLimit({ count: 2 }, 2, 0), false);
+    assert.equal(pastLimit({ count: 2 }, 3, 100), true);
+    assert.equal(pastLimit({ fraction: 0.1 }, 1, 9), false, '1 of 10 is 10%, not past it');
+    assert.equal(pastLimit({ fraction: 0.1 }, 2, 9), true);
+    assert.equal(pastLimit(undefined, 1000, 0), false);
+  });
+
+  it('splits records as COPY does: quoted line breaks, "" escapes, CRLF, the line each starts on', async () => {
+    async function* text() {
+      yield '\uFEFFa,b\r\n1,"x\r\ny"\r\n2,"q""';
+      yield 'uote"\n\n3,\n4,"open\nstill';
+    }
+    const records = [];
+    for await (const r of csvRecords(text(), ',')) records.push(r);
+    assert.deepEqual(
+      records.map((r) => [r.line, r.fields, r.quoted, r.unterminated]),
+      [
+        [1, ['a', 'b'], [false, false], false],
+        [2, ['1', 'x\r\ny'], [false, true], false],
+        [4, ['2', 'q"uote'], [false, true], false],
+        [5, [''], [false], false],
+        [6, ['3', ''], [false, false], false],
+        [7, ['4', 'open\nstill'], [false, true], true],
+      ],
+    );
+    assert.equal(records[1]!.text, '1,"x\r\ny"');
+  });
+
+  it('turns away only values both databases refuse', () => {
+    const bigint = valueCheck(parseSqlType('bigint'), true);
+    assert.equal(bigint(' 12 ', false), undefined);
+    assert.equal(bigint('', false), undefined, 'NULL');
+    assert.match(bigint('', true) ?? '', /not a bigint/, '"" is an empty string, not NULL');
+    assert.match(bigint('abc', false) ?? '', /not a bigint/);
+    assert.match(bigint('9223372036854775808', false) ?? '', /out of range/);
+    assert.equal(bigint('1.0', false), undefined, 'Hyper takes it: left to the database');
+    assert.match(valueCheck(parseSqlType('integer'), true)('3000000000', false) ?? '', /out of range/);
+    assert.match(valueCheck(parseSqlType('integer'), false)('', false) ?? '', /NOT NULL/);
+    const date = valueCheck(parseSqlType('date'), true);
+    assert.match(date('2024-02-30', false) ?? '', /not a date/);
+    assert.match(date('N/A', false) ?? '', /not a date/);
+    assert.equal(date('01/02/2024', false), undefined);
+    assert.match(valueCheck(parseSqlType('double precision'), true)('1,5', false) ?? '', /not a number/);
+    assert.equal(valueCheck(parseSqlType('double precision'), true)('-Infinity', false), undefined);
+    assert.match(valueCheck(parseSqlType('numeric(5,2)'), true)('1234.5', false) ?? '', /more than 3 digit/);
+    assert.match(valueCheck(parseSqlType('boolean'), true)('2', false) ?? '', /not a boolean/);
+    assert.equal(valueCheck(parseSqlType('text'), true)('anything', false), undefined);
+  });
+});
+
+/** A file with good rows and one of each kind of bad row, and what must come of it. */
+const MIXED = [
+  'id,name,day',
+  '1,alpha,2024-01-01',
+  'x2,beta,2024-01-02', // 3: not a bigint
+  '3,"multi',
+  'line",2024-01-03', // 4-5: a good row over two lines
+  '4,delta', // 6: too few fields
+  '', // 7: blank line
+  '5,echo,2024-13-45', // 8: not a date
+  '6,"fox, trot",2024-01-06',
+  '1e3,golf,2024-01-07', // 10: let through here, refused by both databases
+  '8,hotel,2024-01-08',
+].join('\n');
+const MIXED_GOOD = 4;
+const MIXED_BAD_LINES = [3, 6, 7, 8, 10];
+
+function badRowCases(name: string, open: () => Promise<DbFixture>): void {
+  describe(`bad rows skipped on ${name}`, () => {
+    let fx: DbFixture;
+    let n = 0;
+    const fixture = open().then((f) => (fx = f));
+    after(async () => (await fixture).close());
+
+    async function inbox(table: string, options: Record<string, unknown>, create = true) {
+      await fixture;
+      const dir = join(fx.root, `inbox-${++n}`);
+      await mkdir(dir);
+      if (create) await fx.pool.query(`CREATE TABLE ${table} (id BIGINT, name TEXT, day DATE)`);
+      const handle = await openWatcher(dir, table, { db: fx.db, registry: new WatcherRegistry(), batchFiles: 1, ...options });
+      return { dir, handle };
+    }
+
+    async function ledgerRow(table: string, file: string) {
+      const rows = await fx.pool.query<{ row_count: string; rows_rejected: string | null }>(`SELECT row_count, rows_rejected FROM ${LEDGER_TABLE} WHERE target_table = '${table}' AND file_name = '${file}'`);
+      return rows.map((r) => [Number(r.row_count), r.rows_rejected === null ? null : Number(r.rows_rejected)]);
+    }
+
+    it('leaves bad rows out, sets them aside with line and reason, commits the good ones', async () => {
+      const { dir, handle } = await inbox('mixed', { onBadRows: 'skip' });
+      await drop(dir, 'm.csv', MIXED);
+      await waitFor(() => handle.stats.filesIngested === 1 || handle.stats.filesFailed === 1, 'm.csv settled');
+      await handle.stop();
+      assert.equal(handle.stats.filesFailed, 0, JSON.stringify(handle.stats.lastError));
+      assert.equal(await count(fx.pool, 'mixed'), MIXED_GOOD);
+      const names = await fx.pool.query<{ name: string }>('SELECT name FROM mixed ORDER BY id');
+      assert.deepEqual(
+        names.map((r) => r.name),
+        ['alpha', 'multi\nline', 'fox, trot', 'hotel'],
+      );
+      assert.equal(handle.stats.rowsIngested, MIXED_GOOD);
+      assert.equal(handle.stats.rowsRejected, MIXED_BAD_LINES.length);
+      assert.deepEqual(await ledgerRow('mixed', 'm.csv'), [[MIXED_GOOD, MIXED_BAD_LINES.length]]);
+      assert.deepEqual(await failedEntries(dir), ['m.csv.rejected.csv'], 'only the rejected rows: the file itself landed');
+      assert.deepEqual(await leftovers(dir), []);
+      assert.deepEqual(await stagedEntries(dir), []);
+      const rejected = Papa.parse<Record<string, string>>(await readFile(join(dir, 'failed', 'm.csv.rejected.csv'), 'utf8'), { header: true, skipEmptyLines: true }).data;
+      assert.deepEqual(
+        rejected.map((r) => Number(r.line)),
+        MIXED_BAD_LINES,
+      );
+      assert.deepEqual(
+        rejected.map((r) => r.record),
+        ['x2,beta,2024-01-02', '4,delta', '', '5,echo,2024-13-45', '1e3,golf,2024-01-07'],
+      );
+      assert.match(rejected[0]!.reason!, /column "id".*not a bigint/);
+      assert.match(rejected[1]!.reason!, /2 field\(s\) where the header has 3/);
+      assert.match(rejected[2]!.reason!, /blank line/);
+      assert.match(rejected[3]!.reason!, /column "day".*not a date/);
+      assert.match(rejected[4]!.reason!, /refused by the database/);
+    });
+
+    it('a file without bad rows commits as before, with 0 rejected and no rejected-rows file', async () => {
+      const { dir, handle } = await inbox('clean', { onBadRows: 'skip' });
+      await drop(dir, 'c.csv', 'id,name,day\n1,a,2024-01-01\n2,b,2024-01-02\n');
+      await waitFor(() => handle.stats.filesIngested === 1, 'c.csv');
+      await handle.stop();
+      assert.equal(await count(fx.pool, 'clean'), 2);
+      assert.deepEqual(await ledgerRow('clean', 'c.csv'), [[2, 0]]);
+      assert.deepEqual(await failedEntries(dir), []);
+      assert.equal(handle.stats.rowsRejected, 0);
+    });
+
+    it('past maxBadRows (a count) the whole file fails as without the option, and nothing is set aside', async () => {
+      const { dir, handle } = await inbox('capped', { onBadRows: 'skip', maxBadRows: 2 });
+      await drop(dir, 'm.csv', MIXED);
+      await waitFor(() => handle.stats.filesFailed === 1, 'm.csv failed');
+      await handle.stop();
+      assert.equal(await count(fx.pool, 'capped'), 0);
+      assert.deepEqual(await failedEntries(dir), ['m.csv', 'm.csv.error', 'm.csv.ready']);
+      const report = JSON.parse(await readFile(join(dir, 'failed', 'm.csv.error'), 'utf8')) as { code: string; message: string; line: number };
+      assert.equal(report.code, 'TOO_MANY_BAD_ROWS');
+      assert.match(report.message, /3 or more rows could not be loaded.*2 row\(s\).*line 3/);
+      assert.equal(report.line, 3);
+      assert.deepEqual(await stagedEntries(dir), []);
+      assert.equal(handle.stats.rowsRejected, 0);
+    });
+
+    it('past maxBadRows as a fraction the file fails; within it, it lands', async () => {
+      const { dir, handle } = await inbox('fraction', { onBadRows: 'skip', maxBadRows: 0.4 });
+      await drop(dir, 'm.csv', MIXED); // 5 bad of 9 rows: 56%
+      await drop(dir, 'ok.csv', 'id,name,day\n1,a,2024-01-01\n2,b,2024-01-02\nnope,c,2024-01-03\n'); // 1 of 3: 33%
+      await waitFor(() => handle.stats.filesFailed + handle.stats.filesIngested === 2, 'both settled');
+      await handle.stop();
+      assert.equal(handle.stats.filesFailed, 1);
+      const report = JSON.parse(await readFile(join(dir, 'failed', 'm.csv.error'), 'utf8')) as { code: string; message: string };
+      assert.equal(report.code, 'TOO_MANY_BAD_ROWS');
+      assert.match(report.message, /5 of 9 rows/);
+      assert.equal(await count(fx.pool, 'fraction'), 2);
+      assert.deepEqual((await failedEntries(dir)).filter((f) => f.includes('rejected')), ['ok.csv.rejected.csv']);
+    });
+
+    it('by default (onBadRows fail) a bad row fails the file, naming its line', async () => {
+      const { dir, handle } = await inbox('strict', {});
+      await drop(dir, 'm.csv', MIXED);
+      await waitFor(() => handle.stats.filesFailed === 1, 'm.csv failed');
+      await handle.stop();
+      assert.equal(await count(fx.pool, 'strict'), 0);
+      assert.deepEqual(await failedEntries(dir), ['m.csv', 'm.csv.error', 'm.csv.ready']);
+      const report = JSON.parse(await readFile(join(dir, 'failed', 'm.csv.error'), 'utf8')) as { code: string };
+      assert.match(report.code, /^DB_22/);
+    });
+
+    it('a file that creates the table: a structural bad row is left out, a value past the sample widens its column', async () => {
+      const { dir, handle } = await inbox('fresh', { onBadRows: 'skip' }, false);
+      const rows = Array.from({ length: 2100 }, (_, i) => `${i},n${i}`);
+      rows[2050] = '2050.5,wider'; // past the 2000-row sample: bigint widens to double
+      rows[10] = '10'; // too few fields
+      await drop(dir, 'f.csv', `id,name\n${rows.join('\n')}\n`);
+      await waitFor(() => handle.stats.filesIngested + handle.stats.filesFailed === 1, 'f.csv settled');
+      await handle.stop();
+      assert.equal(handle.stats.filesFailed, 0, JSON.stringify(handle.stats.lastError));
+      assert.equal(await count(fx.pool, 'fresh'), 2099);
+      const rejected = await readFile(join(dir, 'failed', 'f.csv.rejected.csv'), 'utf8');
+      assert.equal(rejected, 'line,reason,record\n12,1 field(s) where the header has 2,10\n');
+      assert.equal(await count(fx.pool, 'fresh', 'id = 2050.5'), 1);
+    });
+
+    it('an old ledger without rows_rejected gets the column at start', async () => {
+      await fixture;
+      const dir = join(fx.root, 'old-ledger');
+      await mkdir(dir);
+      const columns = async () => (await fx.pool.transaction((c) => c.describeTable({ name: LEDGER_TABLE })))?.map((c) => c.name) ?? [];
+      if ((await columns()).length === 0) {
+        await fx.pool.query(
+          `CREATE TABLE ${LEDGER_TABLE} (claim_id TEXT NOT NULL, file_name TEXT NOT NULL, file_size BIGINT NOT NULL, row_count BIGINT NOT NULL, target_table TEXT NOT NULL, directory TEXT NOT NULL, committed_at TIMESTAMPTZ NOT NULL, checksum TEXT)`,
+        );
+      } else {
+        await fx.pool.query(`ALTER TABLE ${LEDGER_TABLE} DROP COLUMN rows_rejected`);
+      }
+      assert.ok(!(await columns()).includes('rows_rejected'));
+      const handle = await openWatcher(dir, 'after_migration', { db: fx.db, registry: new WatcherRegistry() });
+      await drop(dir, 'a.csv', 'id\n1\n');
+      await waitFor(() => handle.stats.filesIngested === 1, 'a.csv');
+      await handle.stop();
+      assert.ok((await columns()).includes('rows_rejected'));
+      assert.deepEqual(await ledgerRow('after_migration', 'a.csv'), [[1, null]]);
+    });
+
+    it('recovery: committed rows whose rejected file is still staged move it to failed/; an uncommitted claim writes it anew', async () => {
+      await fixture;
+      const dir = join(fx.root, 'recovery');
+      const staging = join(dir, '.hyperwatch', 'staging');
+      await mkdir(staging, { recursive: true });
+      await fx.pool.query('CREATE TABLE recovered (id BIGINT, name TEXT, day DATE)');
+      // A commit the run did not get to settle: its rows and ledger row are in, its files staged.
+      await writeFile(join(staging, 'aaaa-1~done.csv'), 'id,name,day\n1,a,2024-01-01\nbad,b,2024-01-02\n');
+      await writeFile(join(staging, 'aaaa-1~done.csv.ready'), '');
+      await writeFile(join(staging, 'aaaa-1~done.csv.rejected.csv'), 'line,reason,record\n3,why,"bad,b,2024-01-02"\n');
+      await fx.pool.query(
+        `INSERT INTO ${LEDGER_TABLE} (claim_id, file_name, file_size, row_count, target_table, directory, committed_at, rows_rejected) VALUES ('aaaa-1', 'done.csv', 1, 1, 'recovered', '${dir}', CURRENT_TIMESTAMP, 1)`,
+      );
+      await fx.pool.query(`INSERT INTO recovered VALUES (1, 'a', DATE '2024-01-01')`);
+      // A claim that never committed, with a stale rejected file of an earlier attempt.
+      await writeFile(join(staging, 'aaaa-2~todo.csv'), 'id,name,day\n2,c,2024-01-03\nworse,d,2024-01-04\n');
+      await writeFile(join(staging, 'aaaa-2~todo.csv.ready'), '');
+      await writeFile(join(staging, 'aaaa-2~todo.csv.rejected.csv'), 'half-written garb');
+      const handle = await openWatcher(dir, 'recovered', { db: fx.db, registry: new WatcherRegistry(), onBadRows: 'skip' });
+      await handle.stop();
+      assert.equal(await count(fx.pool, 'recovered'), 2, 'the committed row once, the uncommitted file\'s good row');
+      assert.deepEqual(await stagedEntries(dir), []);
+      assert.deepEqual(await failedEntries(dir), ['done.csv.rejected.csv', 'todo.csv.rejected.csv']);
+      assert.equal(await readFile(join(dir, 'failed', 'done.csv.rejected.csv'), 'utf8'), 'line,reason,record\n3,why,"bad,b,2024-01-02"\n');
+      assert.match(await readFile(join(dir, 'failed', 'todo.csv.rejected.csv'), 'utf8'), /^line,reason,record\n3,column "id": "worse" is not a bigint,"worse,d,2024-01-04"\n$/);
+    });
+
+    it('a second rejected-rows file of the same name never replaces the first', async () => {
+      const { dir, handle } = await inbox('twice', { onBadRows: 'skip' });
+      await drop(dir, 'd.csv', 'id,name,day\n1,a,2024-01-01\nx,b,2024-01-02\n');
+      await waitFor(() => handle.stats.filesIngested === 1, 'first d.csv');
+      await waitFor(async () => (await failedEntries(dir)).length === 1, 'first rejected file');
+      await drop(dir, 'd.csv', 'id,name,day\n2,a,2024-01-01\ny,b,2024-01-02\n');
+      await waitFor(() => handle.stats.filesIngested === 2, 'second d.csv');
+      await handle.stop();
+      const names = await failedEntries(dir);
+      assert.equal(names.length, 2);
+      assert.ok(names.includes('d.csv.rejected.csv'));
+      const contents = await Promise.all(names.map((f) => readFile(join(dir, 'failed', f), 'utf8')));
+      assert.ok(contents.some((c) => c.includes('x,b')) && contents.some((c) => c.includes('y,b')));
+    });
+  });
+}
+
+badRowCases('Hyper', () => hyperFixture());
+
+badRowCases('PostgreSQL', async () => {
+  const pg = await startPostgres();
+  const db: DbAdapter = createPostgresAdapter({ url: pg.url });
+  const fx = await dbFixture(await tempDir('hyperwatch-pgtest-'), db, { ownsDb: true });
+  return { ...fx, close: async () => (await fx.close(), await pg.stop()) } satisfies DbFixture & { pool: DbPool };
+});
