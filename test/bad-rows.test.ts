@@ -67,6 +67,7 @@ describe('bad rows: the pure parts', () => {
     assert.match(bigint('abc', false) ?? '', /not a bigint/);
     assert.match(bigint('9223372036854775808', false) ?? '', /out of range/);
     assert.equal(bigint('1.0', false), undefined, 'Hyper takes it: left to the database');
+    assert.match(bigint('x2', false) ?? '', /not a bigint/);
     assert.match(valueCheck(parseSqlType('integer'), true)('3000000000', false) ?? '', /out of range/);
     assert.match(valueCheck(parseSqlType('integer'), false)('', false) ?? '', /NOT NULL/);
     const date = valueCheck(parseSqlType('date'), true);
@@ -264,7 +265,7 @@ function badRowCases(name: string, open: () => Promise<DbFixture>): void {
       assert.deepEqual(await stagedEntries(dir), []);
       assert.deepEqual(await failedEntries(dir), ['done.csv.rejected.csv', 'todo.csv.rejected.csv']);
       assert.equal(await readFile(join(dir, 'failed', 'done.csv.rejected.csv'), 'utf8'), 'line,reason,record\n3,why,"bad,b,2024-01-02"\n');
-      assert.match(await readFile(join(dir, 'failed', 'todo.csv.rejected.csv'), 'utf8'), /^line,reason,record\n3,column "id": "worse" is not a bigint,"worse,d,2024-01-04"\n$/);
+      assert.match(await readFile(join(dir, 'failed', 'todo.csv.rejected.csv'), 'utf8'), /^line,reason,record\n3,"column ""id"": ""worse"" is not a bigint","worse,d,2024-01-04"\n$/);
     });
 
     it('a second rejected-rows file of the same name never replaces the first', async () => {

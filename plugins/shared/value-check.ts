@@ -17,8 +17,10 @@ const INTEGER_RANGE: Record<'smallint' | 'integer' | 'bigint', readonly [bigint,
   integer: [-2147483648n, 2147483647n],
   bigint: [-9223372036854775808n, 9223372036854775807n],
 };
-/** Characters some spelling of a number may use (digits, sign, point, exponent, hex, `_`). */
+/** Characters some spelling of a number may use (digits, sign, point, exponent, hex floats, `_`). */
 const NUMBER_CHARS = /^[0-9a-fA-FxXoOpP+\-._]+$/;
+/** Integers: neither database takes hex (`0x10`) here; Hyper takes `1.0`. */
+const INTEGER_CHARS = /^[0-9eE+\-._]+$/;
 const SPECIAL_FLOAT = /^[+-]?(?:nan|inf|infinity)$/i;
 const DECIMAL = /^[+-]?(\d*)(?:\.(\d*))?$/;
 const ISO_DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
@@ -41,7 +43,7 @@ function integerCheck(family: 'smallint' | 'integer' | 'bigint'): (v: string) =>
       if (digits.length > INTEGER_DIGITS[family] || (digits.length === INTEGER_DIGITS[family] && (BigInt(v) < min || BigInt(v) > max))) return `${shown(v)} is out of range for ${family}`;
       return undefined;
     }
-    return /\d/.test(v) && NUMBER_CHARS.test(v) ? undefined : `${shown(v)} is not a ${family}`;
+    return /\d/.test(v) && INTEGER_CHARS.test(v) ? undefined : `${shown(v)} is not a ${family}`;
   };
 }
 
