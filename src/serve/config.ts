@@ -9,6 +9,7 @@ import { dirname, join, resolve } from 'node:path';
 import process from 'node:process';
 import { fileURLToPath } from 'node:url';
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import { type OnBadRows, parseMaxBadRows } from '../bad-rows.ts';
 import { checkDbChoice, type AdapterName } from '../compose.ts';
 import { parseTableName } from '../sql.ts';
 import { type Confinement, confineWatcher } from './confine.ts';
@@ -38,6 +39,8 @@ export interface WatcherConfig {
   readonly checkpointEvery?: number;
   readonly batchFiles?: number;
   readonly skipDuplicateContent?: boolean;
+  readonly onBadRows?: OnBadRows;
+  readonly maxBadRows?: number;
 }
 
 export interface HttpConfig {
@@ -198,6 +201,9 @@ function watcherIssues(w: WatcherConfig, path: string, env: Record<string, strin
   const table = parseTableName(w.table);
   if (table.isErr()) issues.push({ path: `${path}.table`, problem: table.error, fix: 'Use a name such as "events" or "sales.orders".' });
   for (const p of checkDbChoice(w, env)) issues.push({ path: `${path}.${p.field}`, problem: p.problem, fix: p.fix });
+  const maxBadRows = parseMaxBadRows(w.maxBadRows);
+  if ('error' in maxBadRows) issues.push({ path: `${path}.maxBadRows`, problem: maxBadRows.error, fix: 'Use a whole number of rows (e.g. 100) or a fraction between 0 and 1 (e.g. 0.01).' });
+  else if (w.maxBadRows !== undefined && w.onBadRows !== 'skip') issues.push({ path: `${path}.maxBadRows`, problem: 'is set but onBadRows is not "skip", so no row is ever skipped', fix: 'Set "onBadRows": "skip" too, or remove maxBadRows.' });
   if (w.fs === 'deno' && !('Deno' in globalThis)) issues.push({ path: `${path}.fs`, problem: '"deno" works on Deno only', fix: 'Use "node", "parcel" or "poll".' });
   if (w.retryDelayMs?.initial !== undefined && w.retryDelayMs.max !== undefined && w.retryDelayMs.initial > w.retryDelayMs.max) {
     issues.push({ path: `${path}.retryDelayMs`, problem: `initial (${w.retryDelayMs.initial}) is above max (${w.retryDelayMs.max})`, fix: 'Make initial at most max.' });

@@ -76,6 +76,8 @@ export class ServeInstance {
         checkpointEvery: config.checkpointEvery,
         batchFiles: config.batchFiles,
         skipDuplicateContent: config.skipDuplicateContent,
+        onBadRows: config.onBadRows,
+        maxBadRows: config.maxBadRows,
       });
       this.#served.set(handle, { handle, db, config });
       return handle;
