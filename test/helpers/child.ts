@@ -11,10 +11,11 @@ export interface WatchChild {
   readonly exited: Promise<void>;
 }
 
-/** Starts the watcher child on `dir` → `table` in `database`. */
-export function startWatchChild(dir: string, table: string, database: string): WatchChild {
+/** Starts the watcher child on `dir` → `table` in `database`; `options`: more `WatchOptions` (JSON values). */
+export function startWatchChild(dir: string, table: string, database: string, options: Record<string, unknown> = {}): WatchChild {
   const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'test', 'fixtures', 'watch-child.ts'), dir, table, database], {
     stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, HYPERWATCH_CHILD_OPTIONS: JSON.stringify(options) },
   });
   let stderr = '';
   child.stderr!.setEncoding('utf8').on('data', (d: string) => (stderr += d));
