@@ -5,7 +5,7 @@
  * pure parts (the limit, the record splitter, the value checks) as unit tests.
  */
 import assert from 'node:assert/strict';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import Papa from 'papaparse';
@@ -14,6 +14,9 @@ import { csvRecords } from '../plugins/csv/records.ts';
 import { valueCheck } from '../plugins/shared/value-check.ts';
 import { openWatcher } from '../src/api.ts';
 import { parseMaxBadRows, pastLimit } from '../src/bad-rows.ts';
+import { ConfigError, validateConfig } from '../src/serve/config.ts';
+import { renderMetrics } from '../src/serve/metrics.ts';
+import { emptyStats } from '../src/stats.ts';
 import { LEDGER_TABLE } from '../src/constants.ts';
 import { WatcherRegistry } from '../src/registry.ts';
 import { parseSqlType } from '../src/sql-types.ts';
@@ -21,6 +24,7 @@ import type { DbAdapter, DbPool } from '../src/types.ts';
 import { drop, failedEntries, leftovers, stagedEntries, waitFor } from './helpers/drop.ts';
 import { count, type DbFixture, dbFixture, hyperFixture, tempDir } from './helpers/env.ts';
 import { startPostgres } from './helpers/postgres.ts';
+import { cli } from './helpers/proc.ts';
 
 describe('bad rows: the pure parts', () => {
   it('maxBadRows is a count from 1 up (or 0), a fraction below 1, else an error', () => {
@@ -79,6 +83,70 @@ describe('bad rows: the pure parts', () => {
     assert.match(valueCheck(parseSqlType('numeric(5,2)'), true)('1234.5', false) ?? '', /more than 3 digit/);
     assert.match(valueCheck(parseSqlType('boolean'), true)('2', false) ?? '', /not a boolean/);
     assert.equal(valueCheck(parseSqlType('text'), true)('anything', false), undefined);
+  });
+});
+
+describe('bad rows in the CLI, the serve config and /metrics', () => {
+  let root: string;
+  const ready = tempDir('hyperwatch-badrows-cli-').then((d) => (root = d));
+
+  it('watch --on-bad-rows skip --max-bad-rows: bad rows left out, counted in the summary, exit 0', async () => {
+    await ready;
+    const inbox = join(root, 'inbox');
+    await mkdir(inbox);
+    await drop(inbox, 'a.csv', 'id,name\n1,a\nnope,b\n3,c\n');
+    const run = await cli(['watch', inbox, '--table', 'people', '--database', join(root, 'cli.hyper'), '--once', '--json', '--quiet', '--on-bad-rows', 'skip', '--max-bad-rows', '5']).done;
+    assert.equal(run.code, 0, run.stderr);
+    const summary = JSON.parse(run.stdout) as { stats: { rowsIngested: number; rowsRejected: number; filesFailed: number } };
+    assert.equal(summary.stats.filesFailed, 0);
+    assert.equal(summary.stats.rowsRejected, 0, 'a new table: "nope" makes id TEXT, nothing is bad');
+    await drop(inbox, 'b.csv', 'id,name\n4,d\n5,e,extra\n');
+    const again = await cli(['watch', inbox, '--table', 'people', '--database', join(root, 'cli.hyper'), '--once', '--on-bad-rows', 'skip']).done;
+    assert.equal(again.code, 0, again.stderr);
+    assert.match(again.stdout, /rows rejected: +1 /);
+    assert.deepEqual((await readdir(join(inbox, 'failed'))).sort(), ['b.csv.rejected.csv']);
+    const help = await cli(['watch', '--help']).done;
+    assert.match(help.stdout, /--on-bad-rows <fail\|skip>/);
+    assert.match(help.stdout, /--max-bad-rows <n\|fraction>/);
+  });
+
+  for (const [label, args, message] of [
+    ['an unknown --on-bad-rows', ['--on-bad-rows', 'maybe'], /--on-bad-rows is fail or skip/],
+    ['a --max-bad-rows that is no count', ['--on-bad-rows', 'skip', '--max-bad-rows', '2.5'], /--max-bad-rows: .*whole number/],
+    ['--max-bad-rows without skip', ['--max-bad-rows', '3'], /--max-bad-rows needs --on-bad-rows skip/],
+  ] as const) {
+    it(`watch exits 2 with a one-line error for ${label}`, async () => {
+      const run = await cli(['watch', '.', '--table', 't', ...args]).done;
+      assert.equal(run.code, 2);
+      assert.match(run.stderr, message);
+      assert.equal(run.stderr.trim().split('\n').length, 1, run.stderr);
+    });
+  }
+
+  it('the serve config takes onBadRows and maxBadRows, and says what is wrong with them', async () => {
+    await ready;
+    await mkdir(join(root, 'w'), { recursive: true });
+    await validateConfig({ watchers: [{ dir: 'w', table: 't', onBadRows: 'skip', maxBadRows: 0.05 }] }, 'ok.json', { baseDir: root, env: {} });
+    const problems = async (watcher: Record<string, unknown>) => {
+      try {
+        await validateConfig({ watchers: [{ dir: 'w', table: 't', ...watcher }] }, 'bad.json', { baseDir: root, env: {} });
+      } catch (error) {
+        assert.ok(error instanceof ConfigError);
+        return error.issues.map((i) => `${i.path}: ${i.problem}`).join('; ');
+      }
+      return '';
+    };
+    assert.match(await problems({ onBadRows: 'sometimes' }), /watchers\[0\]\.onBadRows/);
+    assert.match(await problems({ onBadRows: 'skip', maxBadRows: 2.5 }), /watchers\[0\]\.maxBadRows: .*whole number/);
+    assert.match(await problems({ onBadRows: 'skip', maxBadRows: -1 }), /watchers\[0\]\.maxBadRows/);
+    assert.match(await problems({ maxBadRows: 10 }), /watchers\[0\]\.maxBadRows: is set but onBadRows is not "skip"/);
+  });
+
+  it('/metrics counts rows left out', () => {
+    const stats = emptyStats(4);
+    stats.rowsRejected = 7;
+    const text = renderMetrics([{ directory: '/in', table: 't', stats, oldestQueuedAt: undefined }]);
+    assert.match(text, /^hyperwatch_rows_rejected_total\{dir="\/in",table="t"\} 7$/m);
   });
 });
 
@@ -152,6 +220,27 @@ function badRowCases(name: string, open: () => Promise<DbFixture>): void {
       assert.match(rejected[2]!.reason!, /blank line/);
       assert.match(rejected[3]!.reason!, /column "day".*not a date/);
       assert.match(rejected[4]!.reason!, /refused by the database/);
+    });
+
+    it('NULL in a NOT NULL column and a quote never closed are bad rows too', async () => {
+      await fixture;
+      await fx.pool.query('CREATE TABLE strictcols (id BIGINT NOT NULL, name TEXT)');
+      const { dir, handle } = await inbox('strictcols', { onBadRows: 'skip' }, false);
+      await drop(dir, 'n.csv', 'id,name\n1,a\n,no id\n2,b\n3,"never closed\n4,d\n');
+      await waitFor(() => handle.stats.filesIngested + handle.stats.filesFailed === 1, 'n.csv settled');
+      await handle.stop();
+      assert.equal(handle.stats.filesFailed, 0, JSON.stringify(handle.stats.lastError));
+      assert.equal(await count(fx.pool, 'strictcols'), 2);
+      const rejected = Papa.parse<Record<string, string>>(await readFile(join(dir, 'failed', 'n.csv.rejected.csv'), 'utf8'), { header: true, skipEmptyLines: true }).data;
+      assert.deepEqual(
+        rejected.map((r) => [Number(r.line), r.record]),
+        [
+          [3, ',no id'],
+          [5, '3,"never closed\n4,d\n'],
+        ],
+      );
+      assert.match(rejected[0]!.reason!, /column "id": empty \(NULL\) in a NOT NULL column/);
+      assert.match(rejected[1]!.reason!, /unterminated quoted field/);
     });
 
     it('a file without bad rows commits as before, with 0 rejected and no rejected-rows file', async () => {
