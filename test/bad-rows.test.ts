@@ -243,6 +243,43 @@ function badRowCases(name: string, open: () => Promise<DbFixture>): void {
       assert.match(rejected[1]!.reason!, /unterminated quoted field/);
     });
 
+    it('JSON lines: lines that are no object and values that do not convert are left out, set aside as .jsonl', async () => {
+      const { dir, handle } = await inbox('jsonl', { onBadRows: 'skip' });
+      const lines = [
+        '{"id": 1, "name": "a", "day": "2024-01-01"}',
+        '{"id": 2, "name": "b"', // 2: invalid JSON
+        '42', // 3: not an object
+        '{"id": "x9", "name": "c"}', // 4: not a bigint
+        '',
+        '{"id": 5, "name": "e", "day": "2024-13-45"}', // 6: not a date
+        '{"id": 6, "name": "f", "day": "2024-01-06"}',
+      ];
+      await drop(dir, 'e.jsonl', `${lines.join('\n')}\n`);
+      await waitFor(() => handle.stats.filesIngested + handle.stats.filesFailed === 1, 'e.jsonl settled');
+      await handle.stop();
+      assert.equal(handle.stats.filesFailed, 0, JSON.stringify(handle.stats.lastError));
+      assert.equal(await count(fx.pool, 'jsonl'), 2);
+      assert.deepEqual(await ledgerRow('jsonl', 'e.jsonl'), [[2, 4]]);
+      assert.deepEqual(await failedEntries(dir), ['e.jsonl.rejected.jsonl']);
+      const rejected = (await readFile(join(dir, 'failed', 'e.jsonl.rejected.jsonl'), 'utf8'))
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as { line: number; reason: string; record: string });
+      assert.deepEqual(
+        rejected.map((r) => [r.line, r.record]),
+        [
+          [2, '{"id": 2, "name": "b"'],
+          [3, '42'],
+          [4, '{"id":"x9","name":"c"}'],
+          [6, '{"id":5,"name":"e","day":"2024-13-45"}'],
+        ],
+      );
+      assert.match(rejected[0]!.reason, /invalid JSON/);
+      assert.match(rejected[1]!.reason, /a number, not a JSON object/);
+      assert.match(rejected[2]!.reason, /refused by the database/);
+      assert.match(rejected[3]!.reason, /key "day": "2024-13-45" is not a date/);
+    });
+
     it('a file without bad rows commits as before, with 0 rejected and no rejected-rows file', async () => {
       const { dir, handle } = await inbox('clean', { onBadRows: 'skip' });
       await drop(dir, 'c.csv', 'id,name,day\n1,a,2024-01-01\n2,b,2024-01-02\n');
