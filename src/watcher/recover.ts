@@ -62,6 +62,8 @@ export async function recoverClaims(ctx: WatchContext, claims: readonly StagedCl
       ctx.stats.recovered++;
       continue;
     }
+    // Rejected rows of an attempt that never committed: the attempt now writes them anew.
+    if (names.includes(name + rejectedSuffix(name))) removeIfPresent(stagedPath + rejectedSuffix(name));
     const match = ctx.plugins.match(name);
     const reopened = reopenStaged(stagedPath, name, { claimId, extension: match?.extension ?? '' });
     if (reopened.status !== 'claimed') {

@@ -42,7 +42,7 @@ export function rejectedRows(path: string, file: string, limit: BadRowLimit): Re
   let rejected = 0;
   let first: RejectedRow | undefined;
   const flush = async () => {
-    handle ??= await open(path, 'w', 0o600);
+    handle ??= await open(path, 'w');
     if (buffer !== '') await handle.write(buffer);
     buffer = '';
   };
@@ -100,7 +100,12 @@ export function moveRejected(failedDir: string, settled: { readonly stagedPath: 
     return plain;
   } catch (error) {
     if (isGone(error)) return undefined;
-    if ((error as { code?: unknown }).code !== 'EEXIST') throw error;
+    const code = (error as { code?: unknown }).code;
+    if (code !== 'EEXIST' && !exists(plain)) {
+      // A filesystem without hard links: rename to the free name (checked just before).
+      renameSync(staged, plain);
+      return plain;
+    }
   }
   if (sameFile(staged, plain)) {
     // Linked before a crash, not yet unlinked from staging.
