@@ -8,16 +8,20 @@ import assert from 'node:assert/strict';
 import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
+import { tableFromArrays, tableToIPC } from 'apache-arrow';
+import { ResultAsync } from 'neverthrow';
 import Papa from 'papaparse';
 import { createPostgresAdapter } from '../adapters/db/postgres/index.ts';
 import { csvRecords } from '../plugins/csv/records.ts';
 import { valueCheck } from '../plugins/shared/value-check.ts';
 import { openWatcher } from '../src/api.ts';
 import { parseMaxBadRows, pastLimit } from '../src/bad-rows.ts';
+import { defineIngester } from '../src/plugins.ts';
 import { ConfigError, validateConfig } from '../src/serve/config.ts';
 import { renderMetrics } from '../src/serve/metrics.ts';
 import { emptyStats } from '../src/stats.ts';
 import { LEDGER_TABLE } from '../src/constants.ts';
+import { fromDbError } from '../src/errors.ts';
 import { WatcherRegistry } from '../src/registry.ts';
 import { parseSqlType } from '../src/sql-types.ts';
 import type { DbAdapter, DbPool } from '../src/types.ts';
@@ -278,6 +282,55 @@ function badRowCases(name: string, open: () => Promise<DbFixture>): void {
       assert.match(rejected[1]!.reason, /a number, not a JSON object/);
       assert.match(rejected[2]!.reason, /refused by the database/);
       assert.match(rejected[3]!.reason, /key "day": "2024-13-45" is not a date/);
+    });
+
+    it('a plugin of your own hands rows to ctx.badRows: the core writes them, counts them and checks the limit', async () => {
+      await fixture;
+      const seen: boolean[] = [];
+      const lines = defineIngester({
+        name: 'lines',
+        extensions: ['.lines'],
+        append(conn, file, table, ctx) {
+          seen.push(ctx.badRows !== undefined);
+          return ResultAsync.fromPromise(
+            (async () => {
+              const text = new TextDecoder().decode(await file.read(0, file.size));
+              let rows = 0;
+              for (const [i, line] of text.split('\n').entries()) {
+                if (line === '') continue;
+                if (!/^\d+$/.test(line)) {
+                  if (!ctx.badRows) throw new Error(`line ${i + 1} is bad`);
+                  await ctx.badRows.reject({ line: i + 1, reason: 'not a number', record: line });
+                  continue;
+                }
+                rows += await conn.execute(`INSERT INTO ${table.name} (id) VALUES (${line})`);
+              }
+              return { rows };
+            })(),
+            (error) => fromDbError(error, file.name),
+          );
+        },
+      });
+      const { dir, handle } = await inbox('own', { onBadRows: 'skip', maxBadRows: 2, plugins: [lines] });
+      await drop(dir, 'a.lines', '1\nx\n2\n');
+      await drop(dir, 'b.lines', 'p\nq\nr\n3\n');
+      await waitFor(() => handle.stats.filesIngested + handle.stats.filesFailed === 2, 'both settled');
+      await handle.stop();
+      assert.deepEqual(seen, [true, true]);
+      assert.equal(await count(fx.pool, 'own'), 2, 'a.lines committed, b.lines (3 bad rows) did not');
+      assert.equal(handle.stats.rowsRejected, 1);
+      assert.deepEqual(await failedEntries(dir), ['a.lines.rejected.csv', 'b.lines', 'b.lines.error', 'b.lines.ready']);
+      assert.equal(await readFile(join(dir, 'failed', 'a.lines.rejected.csv'), 'utf8'), 'line,reason,record\n2,not a number,x\n');
+    });
+
+    it('Arrow values are typed: a column that does not fit still fails the file, nothing is set aside', async () => {
+      const { dir, handle } = await inbox('typed', { onBadRows: 'skip' });
+      const ipc = tableToIPC(tableFromArrays({ id: ['one', 'two'], name: ['a', 'b'] }), 'stream');
+      await drop(dir, 't.arrow', ipc);
+      await waitFor(() => handle.stats.filesFailed === 1, 't.arrow failed');
+      await handle.stop();
+      assert.deepEqual(await failedEntries(dir), ['t.arrow', 't.arrow.error', 't.arrow.ready']);
+      assert.equal(await count(fx.pool, 'typed'), 0);
     });
 
     it('a file without bad rows commits as before, with 0 rejected and no rejected-rows file', async () => {
