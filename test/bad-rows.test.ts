@@ -46,6 +46,11 @@ describe('bad rows: the pure parts', () => {
     assert.equal(pastLimit(undefined, 1000, 0), false);
   });
 
+  it('openWatcher refuses an unknown onBadRows and a maxBadRows that is no count or fraction', async () => {
+    await assert.rejects(openWatcher('.', 't', { onBadRows: 'sometimes' as 'skip' }), /onBadRows must be 'fail' or 'skip'/);
+    await assert.rejects(openWatcher('.', 't', { onBadRows: 'skip', maxBadRows: 1.5 }), /maxBadRows above 1 must be a whole number/);
+  });
+
   it('splits records as COPY does: quoted line breaks, "" escapes, CRLF, the line each starts on', async () => {
     async function* text() {
       yield '\uFEFFa,b\r\n1,"x\r\ny"\r\n2,"q""';
