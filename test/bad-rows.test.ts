@@ -439,6 +439,11 @@ function badRowCases(name: string, open: () => Promise<DbFixture>): void {
         `INSERT INTO ${LEDGER_TABLE} (claim_id, file_name, file_size, row_count, target_table, directory, committed_at, rows_rejected) VALUES ('aaaa-1', 'done.csv', 1, 1, 'recovered', '${dir}', CURRENT_TIMESTAMP, 1)`,
       );
       await fx.pool.query(`INSERT INTO recovered VALUES (1, 'a', DATE '2024-01-01')`);
+      // A commit settled but for its rejected rows (the run died after removing its files).
+      await writeFile(join(staging, 'aaaa-3~gone.csv.rejected.csv'), 'line,reason,record\n2,why,x\n');
+      await fx.pool.query(
+        `INSERT INTO ${LEDGER_TABLE} (claim_id, file_name, file_size, row_count, target_table, directory, committed_at, rows_rejected) VALUES ('aaaa-3', 'gone.csv', 1, 0, 'recovered', '${dir}', CURRENT_TIMESTAMP, 1)`,
+      );
       // A claim that never committed, with a stale rejected file of an earlier attempt.
       await writeFile(join(staging, 'aaaa-2~todo.csv'), 'id,name,day\n2,c,2024-01-03\nworse,d,2024-01-04\n');
       await writeFile(join(staging, 'aaaa-2~todo.csv.ready'), '');
@@ -447,7 +452,8 @@ function badRowCases(name: string, open: () => Promise<DbFixture>): void {
       await handle.stop();
       assert.equal(await count(fx.pool, 'recovered'), 2, 'the committed row once, the uncommitted file\'s good row');
       assert.deepEqual(await stagedEntries(dir), []);
-      assert.deepEqual(await failedEntries(dir), ['done.csv.rejected.csv', 'todo.csv.rejected.csv']);
+      assert.deepEqual(await failedEntries(dir), ['done.csv.rejected.csv', 'gone.csv.rejected.csv', 'todo.csv.rejected.csv']);
+      assert.equal(await readFile(join(dir, 'failed', 'gone.csv.rejected.csv'), 'utf8'), 'line,reason,record\n2,why,x\n');
       assert.equal(await readFile(join(dir, 'failed', 'done.csv.rejected.csv'), 'utf8'), 'line,reason,record\n3,why,"bad,b,2024-01-02"\n');
       assert.match(await readFile(join(dir, 'failed', 'todo.csv.rejected.csv'), 'utf8'), /^line,reason,record\n3,"column ""id"": ""worse"" is not a bigint","worse,d,2024-01-04"\n$/);
     });

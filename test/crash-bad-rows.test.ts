@@ -10,6 +10,8 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import Papa from 'papaparse';
 import { createHyperAdapter } from '../adapters/db/hyper/index.ts';
+import { openWatcher } from '../src/api.ts';
+import { WatcherRegistry } from '../src/registry.ts';
 import { startWatchChild } from './helpers/child.ts';
 import { csv, drop, leftovers, waitFor } from './helpers/drop.ts';
 import { useHyperFixture } from './helpers/env.ts';
@@ -93,6 +95,54 @@ describe('crash safety with bad rows skipped', () => {
     } finally {
       await pool.close();
       await check.close();
+    }
+  });
+
+  it('hyperd killed mid-stream, commits lost before their checkpoint: each bad row set aside once, from the commit that counted', async () => {
+    const dir = join(fx.root, 'hyperd-kill-bad-rows');
+    await mkdir(dir);
+    const db = createHyperAdapter({ database: join(fx.root, 'hyperd-kill-bad-rows.hyper') });
+    const setupPool = await db.openPool({ maxConnections: 1 });
+    await setupPool.query('CREATE TABLE events (id BIGINT)');
+    await setupPool.close();
+    const registry = new WatcherRegistry();
+    const handle = await openWatcher(dir, 'events', { db, registry, onBadRows: 'skip', retryDelayMs: { initial: 20, max: 500 } });
+    const files = 200;
+    const producer = (async () => {
+      for (let f = 0; f < files; f++) {
+        await drop(dir, `f${f}.csv`, f % 2 === 0 ? `id\n${f}\nbad-${f}\n` : csv('id', [[f]]));
+        await sleep(10);
+      }
+    })();
+    for (let k = 0; k < 3; k++) {
+      await waitFor(() => handle.stats.filesIngested >= (k + 1) * 30, 'progress before the kill', 60000);
+      const pid = db.hyperdPid;
+      assert.ok(pid);
+      process.kill(pid, 'SIGKILL');
+      await waitFor(() => db.hyperdPid !== undefined && db.hyperdPid !== pid, 'hyperd restarted', 30000);
+    }
+    await producer;
+    await waitFor(() => handle.stats.filesIngested === files, `all ${files} files`, 120000);
+    await handle.stop();
+    const again = await openWatcher(dir, 'events', { db, registry, onBadRows: 'skip' });
+    await again.stop();
+    assert.deepEqual(await readdir(join(dir, '.hyperwatch', 'staging')), []);
+    const failed = (await readdir(join(dir, 'failed'))).sort();
+    assert.equal(failed.length, files / 2, `one rejected-rows file per file with a bad row: ${failed.join(', ')}`);
+    for (const name of failed) {
+      const f = Number(/^f(\d+)\.csv\.rejected\.csv$/.exec(name)?.[1]);
+      assert.equal(await readFile(join(dir, 'failed', name), 'utf8'), `line,reason,record\n3,"column ""id"": ""bad-${f}"" is not a bigint",bad-${f}\n`);
+    }
+    const pool = await db.openPool({ maxConnections: 1 });
+    try {
+      const [row] = await pool.query<{ n: string; d: string }>('SELECT COUNT(*) AS n, COUNT(DISTINCT id) AS d FROM events');
+      assert.equal(Number(row!.n), files);
+      assert.equal(Number(row!.d), files);
+      const [ledger] = await pool.query<{ rejected: string }>('SELECT SUM(rows_rejected) AS rejected FROM hyperwatch_ingest_log');
+      assert.equal(Number(ledger!.rejected), files / 2);
+    } finally {
+      await pool.close();
+      await db.close();
     }
   });
 });

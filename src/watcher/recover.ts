@@ -12,7 +12,7 @@ import type { ClaimedFile, CommittedFile } from '../protocol/record.ts';
 import { unclaimSentinel } from './claim.ts';
 import { batchLimit, poolOf, type WatchContext } from './context.ts';
 import { settleStaged } from './durability.ts';
-import { rejectedSuffix } from './rejected.ts';
+import { dataNameOfRejected, rejectedSuffix, settleRejected } from './rejected.ts';
 import { finishAll } from './group.ts';
 
 /** A claim in staging: its id and the names staged under it (the data file and its sentinel). */
@@ -55,9 +55,16 @@ export async function recoverClaims(ctx: WatchContext, claims: readonly StagedCl
       unclaimSentinel(stagedPath, join(ctx.dir, name));
       continue;
     }
+    const rejectedOf = names.length === 1 ? dataNameOfRejected(name) : undefined;
+    if (rejectedOf !== undefined && committed.has(claimId)) {
+      // Only the rejected rows of a commit whose files are gone: they still belong in failed/.
+      settleRejected(ctx, { stagedPath: join(ctx.staging, stagedName(claimId, rejectedOf)), name: rejectedOf, claimId });
+      continue;
+    }
     if (committed.has(claimId)) {
-      // Its rejected rows (onBadRows 'skip') are staged beside it: into failed/ before it goes.
-      settleStaged(ctx, { stagedPath, name, claimId }, names.includes(name + rejectedSuffix(name)));
+      // Its rejected rows (onBadRows 'skip') are staged beside it (a commit re-checked after a
+      // server restart does not list them): into failed/ before it goes.
+      settleStaged(ctx, { stagedPath, name, claimId }, names.includes(name + rejectedSuffix(name)) || exists(stagedPath + rejectedSuffix(name)));
       ctx.log.info('recovered: already committed, cleaned up', { file: name, claimId });
       ctx.stats.recovered++;
       continue;

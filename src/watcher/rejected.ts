@@ -22,6 +22,12 @@ export function rejectedSuffix(name: string): string {
   return `.rejected${rejectedFormat(name)}`;
 }
 
+/** `orders.csv.rejected.csv` → `orders.csv`; undefined for a name that is no rejected-rows file's. */
+export function dataNameOfRejected(name: string): string | undefined {
+  const match = /^(.+)\.rejected\.(?:csv|jsonl)$/.exec(name);
+  return match && name === match[1]! + rejectedSuffix(match[1]!) ? match[1] : undefined;
+}
+
 /** The sink of one attempt, and what its caller does with the file once the attempt ends. */
 export interface RejectedRows extends BadRowSink {
   readonly first: RejectedRow | undefined;
