@@ -338,6 +338,24 @@ function badRowCases(name: string, open: () => Promise<DbFixture>): void {
       assert.equal(await count(fx.pool, 'typed'), 0);
     });
 
+    it('a row that is not UTF-8 is a bad row once the file is loaded row by row', async () => {
+      const { dir, handle } = await inbox('encoding', { onBadRows: 'skip' });
+      const bytes = Buffer.concat([Buffer.from('id,name,day\n1,caf\u00e9,2024-01-01\n2,'), Buffer.from([0xff, 0xfe]), Buffer.from(',2024-01-02\nzz,c,2024-01-03\n3,d,2024-01-04\n')]);
+      await drop(dir, 'u.csv', bytes);
+      await waitFor(() => handle.stats.filesIngested + handle.stats.filesFailed === 1, 'u.csv settled');
+      await handle.stop();
+      assert.equal(handle.stats.filesFailed, 0, JSON.stringify(handle.stats.lastError));
+      assert.deepEqual((await fx.pool.query<{ name: string }>('SELECT name FROM encoding ORDER BY id')).map((r) => r.name), ['caf\u00e9', 'd']);
+      const rejected = Papa.parse<Record<string, string>>(await readFile(join(dir, 'failed', 'u.csv.rejected.csv'), 'utf8'), { header: true, skipEmptyLines: true }).data;
+      assert.deepEqual(
+        rejected.map((r) => [Number(r.line), r.reason]),
+        [
+          [3, 'not valid UTF-8'],
+          [4, 'column "id": "zz" is not a bigint'],
+        ],
+      );
+    });
+
     it('a file without bad rows commits as before, with 0 rejected and no rejected-rows file', async () => {
       const { dir, handle } = await inbox('clean', { onBadRows: 'skip' });
       await drop(dir, 'c.csv', 'id,name,day\n1,a,2024-01-01\n2,b,2024-01-02\n');

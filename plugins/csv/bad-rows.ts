@@ -76,12 +76,13 @@ function judge(columns: readonly TableColumn[], checks: readonly ValueCheck[] | 
 async function* goodRows(file: ClaimedFile, delimiter: string, why: (r: CsvRecord) => string | undefined, onBad: (r: CsvRecord, reason: string) => Promise<void> | void, onGood?: (r: CsvRecord) => boolean): AsyncGenerator<string> {
   let out = '';
   let header = true;
-  for await (const r of csvRecords(decoded(file.stream()), delimiter)) {
+  const invalid = { seen: false };
+  for await (const r of csvRecords(decoded(file.stream(), invalid), delimiter)) {
     if (header) {
       header = false;
       continue;
     }
-    const reason = why(r);
+    const reason = invalid.seen && r.text.includes('\uFFFD') ? 'not valid UTF-8' : why(r);
     if (reason !== undefined) {
       await onBad(r, reason);
       continue;

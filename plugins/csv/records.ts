@@ -96,13 +96,30 @@ export async function* csvRecords(chunks: AsyncIterable<string>, delimiter: stri
   }
 }
 
-/** Decoded text of a byte stream (UTF-8), chunk by chunk. */
-export async function* decoded(bytes: AsyncIterable<Uint8Array>): AsyncGenerator<string> {
-  const decoder = new TextDecoder('utf-8');
+/**
+ * Decoded text of a byte stream (UTF-8), chunk by chunk. Bytes that are not UTF-8 become U+FFFD;
+ * `invalid.seen` is set from the first chunk that had some on, so that a record holding U+FFFD
+ * from then on can be told apart (it is most likely such bytes, not the character itself).
+ */
+export async function* decoded(bytes: AsyncIterable<Uint8Array>, invalid: { seen: boolean }): AsyncGenerator<string> {
+  const lenient = new TextDecoder('utf-8');
+  // Fed the same bytes only to notice the first invalid sequence (this is the slow path already).
+  const strict = new TextDecoder('utf-8', { fatal: true });
+  const check = (chunk?: Uint8Array) => {
+    if (invalid.seen) return;
+    try {
+      if (chunk) strict.decode(chunk, { stream: true });
+      else strict.decode();
+    } catch {
+      invalid.seen = true;
+    }
+  };
   for await (const chunk of bytes) {
-    const text = decoder.decode(chunk, { stream: true });
+    check(chunk);
+    const text = lenient.decode(chunk, { stream: true });
     if (text !== '') yield text;
   }
-  const rest = decoder.decode();
+  check();
+  const rest = lenient.decode();
   if (rest !== '') yield rest;
 }
