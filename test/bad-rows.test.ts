@@ -356,6 +356,19 @@ function badRowCases(name: string, open: () => Promise<DbFixture>): void {
       );
     });
 
+    it('a .json of lines is split into good and bad lines; a JSON array with a syntax error still fails', async () => {
+      const { dir, handle } = await inbox('jsonshape', { onBadRows: 'skip' });
+      await drop(dir, 'l.json', '{"id": 1, "name": "a"}\n{"id": 2,\n{"id": 3, "name": "c"}\n');
+      await drop(dir, 'a.json', '[{"id": 4}, {"id": 5,}]');
+      await waitFor(() => handle.stats.filesIngested + handle.stats.filesFailed === 2, 'both settled');
+      await handle.stop();
+      assert.equal(await count(fx.pool, 'jsonshape'), 2);
+      assert.deepEqual(await failedEntries(dir), ['a.json', 'a.json.error', 'a.json.ready', 'l.json.rejected.jsonl']);
+      assert.equal(JSON.parse(await readFile(join(dir, 'failed', 'a.json.error'), 'utf8')).code, 'JSON_SYNTAX');
+      const [line] = (await readFile(join(dir, 'failed', 'l.json.rejected.jsonl'), 'utf8')).trim().split('\n');
+      assert.deepEqual(JSON.parse(line!).record, '{"id": 2,');
+    });
+
     it('a file without bad rows commits as before, with 0 rejected and no rejected-rows file', async () => {
       const { dir, handle } = await inbox('clean', { onBadRows: 'skip' });
       await drop(dir, 'c.csv', 'id,name,day\n1,a,2024-01-01\n2,b,2024-01-02\n');
