@@ -502,6 +502,8 @@ export function protocolCases(t: WatchBench, expect: ProtocolExpectations): void
     );
     const [ledger] = await t.pool.query<{ row_count: string; rows_rejected: string }>(`SELECT row_count, rows_rejected FROM hyperwatch_ingest_log WHERE target_table = $1 AND file_name = 's4.csv'`, [table]);
     assert.deepEqual([Number(ledger!.row_count), Number(ledger!.rows_rejected)], [2, 2]);
+    const others = await t.pool.query<{ rows_rejected: string | null }>(`SELECT rows_rejected FROM hyperwatch_ingest_log WHERE target_table = $1 AND file_name <> 's4.csv'`, [table]);
+    assert.deepEqual(new Set(others.map((r) => r.rows_rejected === null ? null : Number(r.rows_rejected))), new Set([0]), 'files of a group: 0 rejected, not unknown');
     assert.deepEqual(await stagedEntries(dir), []);
   });
 
