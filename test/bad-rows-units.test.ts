@@ -102,6 +102,18 @@ describe('bad rows in the CLI, the serve config and /metrics', () => {
     assert.equal(again.code, 0, again.stderr);
     assert.match(again.stdout, /rows rejected: +1 /);
     assert.deepEqual((await readdir(join(inbox, 'failed'))).sort(), ['b.csv.rejected.csv']);
+    const history = await cli(['history', '--database', join(root, 'cli.hyper'), '--json']).done;
+    assert.equal(history.code, 0, history.stderr);
+    const entries = JSON.parse(history.stdout) as { file: string; rows: number; rowsRejected: number | null }[];
+    assert.deepEqual(
+      entries.map((e) => [e.file, e.rows, e.rowsRejected]),
+      [
+        ['a.csv', 3, 0],
+        ['b.csv', 1, 1],
+      ],
+    );
+    const text = await cli(['history', '--database', join(root, 'cli.hyper')]).done;
+    assert.match(text.stdout, /\| b\.csv +\| people +\| 1 +\| 1 /);
     const help = await cli(['watch', '--help']).done;
     assert.match(help.stdout, /--on-bad-rows <fail\|skip>/);
     assert.match(help.stdout, /--max-bad-rows <n\|fraction>/);
