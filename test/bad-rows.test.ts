@@ -16,6 +16,7 @@ import { openWatcher } from '../src/api.ts';
 import { defineIngester } from '../src/plugins.ts';
 import { LEDGER_TABLE } from '../src/constants.ts';
 import { fromDbError } from '../src/errors.ts';
+import { readHistory } from '../src/history.ts';
 import { WatcherRegistry } from '../src/registry.ts';
 import type { DbAdapter, DbPool } from '../src/types.ts';
 import { drop, failedEntries, leftovers, stagedEntries, waitFor } from './helpers/drop.ts';
@@ -311,6 +312,8 @@ function badRowCases(name: string, open: () => Promise<DbFixture>): void {
         await fx.pool.query(`ALTER TABLE ${LEDGER_TABLE} DROP COLUMN rows_rejected`);
       }
       assert.ok(!(await columns()).includes('rows_rejected'));
+      const before = await readHistory(fx.pool);
+      assert.ok(before.length > 0 && before.every((e) => e.rowsRejected === null), 'history reads a ledger without the column');
       const handle = await openWatcher(dir, 'after_migration', { db: fx.db, registry: new WatcherRegistry() });
       await drop(dir, 'a.csv', 'id\n1\n');
       await waitFor(() => handle.stats.filesIngested === 1, 'a.csv');
