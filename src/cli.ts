@@ -8,6 +8,7 @@ import { dirname, join } from 'node:path';
 import process from 'node:process';
 import { fileURLToPath } from 'node:url';
 import { openWatcher, WatchConfigError } from './api.ts';
+import { ON_BAD_ROWS, type OnBadRows, parseMaxBadRows } from './bad-rows.ts';
 import { DB_FLAGS, DB_HELP, dbFromFlags, parse, printRows, toJson, UsageError } from './cli-util.ts';
 import { dropCommand, historyCommand, replayCommand } from './cli-producer.ts';
 import { serveCommand, statusCommand } from './cli-serve.ts';
@@ -51,6 +52,11 @@ ${DB_HELP}
   --source-column <key>=<column>  fill <column> on every row, repeatable; keys: file (the
                           file's name), claim (its claim id), committed (its transaction's
                           time), e.g. --source-column file=_source_file
+  --on-bad-rows <fail|skip>  skip: leave out CSV / JSON-lines rows that do not parse or do
+                          not convert to their column, set aside in failed/X.rejected.csv
+                          (.jsonl for JSON) with line and reason; default fail (the file fails)
+  --max-bad-rows <n|fraction>  with skip: a file with more bad rows than n (100), or than
+                          this fraction of its rows (0.01), fails whole; default no limit
   --once                  process the ready files present, then exit (1 if any failed)
   --json                  print the summary as one JSON object on stdout
   --fs <node|parcel|deno|poll[:ms]>  filesystem event source (default: node on Linux,
@@ -78,6 +84,7 @@ function printSummary(summary: WatchSummary, json: boolean): void {
     `  files ingested: ${s.filesIngested}   rows: ${s.rowsIngested}   bytes: ${s.bytesIngested}`,
     `  files failed:   ${s.filesFailed}${s.lastError ? `   last error: ${s.lastError.message}` : ''}`,
   ];
+  if (s.rowsRejected) lines.push(`  rows rejected:  ${s.rowsRejected} (set aside in failed/*.rejected.*)`);
   if (s.retries || s.recovered || s.orphans) lines.push(`  retries: ${s.retries}   recovered: ${s.recovered}   orphan sentinels: ${s.orphans}`);
   process.stdout.write(`${lines.join('\n')}\n`);
 }
@@ -88,6 +95,16 @@ function positiveInt(value: string | undefined, flag: string): number | undefine
   return Number(value);
 }
 
+/** `--on-bad-rows` and `--max-bad-rows` as options, or a usage error naming the flag. */
+function badRowFlags(onBadRows: string | undefined, maxBadRows: string | undefined): { onBadRows?: OnBadRows; maxBadRows?: number } {
+  if (onBadRows !== undefined && !(ON_BAD_ROWS as readonly string[]).includes(onBadRows)) throw new UsageError(`--on-bad-rows is fail or skip, got ${JSON.stringify(onBadRows)}`);
+  if (maxBadRows === undefined) return onBadRows === undefined ? {} : { onBadRows: onBadRows as OnBadRows };
+  if (onBadRows !== 'skip') throw new UsageError('--max-bad-rows needs --on-bad-rows skip');
+  const parsed = parseMaxBadRows(maxBadRows);
+  if ('error' in parsed) throw new UsageError(`--max-bad-rows: ${parsed.error}`);
+  return { onBadRows: 'skip', maxBadRows: Number(maxBadRows) };
+}
+
 async function watchCommand(args: string[]): Promise<number> {
   const { values, positionals } = parse(args, {
     table: { type: 'string' },
@@ -96,6 +113,8 @@ async function watchCommand(args: string[]): Promise<number> {
     'skip-duplicates': { type: 'boolean' },
     'schema-evolution': { type: 'string' },
     'source-column': { type: 'string', multiple: true },
+    'on-bad-rows': { type: 'string' },
+    'max-bad-rows': { type: 'string' },
     once: { type: 'boolean' },
     json: { type: 'boolean' },
     fs: { type: 'string' },
@@ -116,6 +135,7 @@ async function watchCommand(args: string[]): Promise<number> {
   if (evolution !== undefined && evolution !== 'fail' && evolution !== 'add-columns') throw new UsageError(`--schema-evolution is fail or add-columns, got ${JSON.stringify(evolution)}`);
   const sourceColumns = parseSourceColumns(values['source-column'] ?? []);
   if (sourceColumns.isErr()) throw new UsageError(`--source-column: ${sourceColumns.error}`);
+  const badRows = badRowFlags(values['on-bad-rows'], values['max-bad-rows']);
   let handle: WatcherHandle | undefined;
   // A live progress line for long files, on a terminal only; log lines clear it first.
   const progress = startProgress(process.stderr, () => handle?.activeFiles() ?? []);
@@ -132,6 +152,7 @@ async function watchCommand(args: string[]): Promise<number> {
       skipDuplicateContent: values['skip-duplicates'] === true,
       ...(evolution === 'add-columns' ? { schemaEvolution: 'addColumns' as const } : {}),
       sourceColumns: sourceColumns.value,
+      ...badRows,
       ...(fs ? { fs } : {}),
     });
     if (!values.once) {

@@ -12,6 +12,8 @@ export interface HistoryEntry {
   readonly directory: string;
   readonly claimId: string;
   readonly checksum: string | null;
+  /** Rows left out as bad (`onBadRows: 'skip'`); null when bad rows failed the file then. */
+  readonly rowsRejected: number | null;
 }
 
 export interface HistoryQuery {
@@ -50,8 +52,10 @@ export async function readHistory(pool: DbPool, query: HistoryQuery = {}): Promi
     query.since ? `committed_at >= CAST(${quoteLiteral(query.since.toISOString())} AS TIMESTAMPTZ)` : 'TRUE',
     query.table ? `target_table = ${quoteLiteral(query.table)}` : 'TRUE',
   ].join(' AND ');
+  // A ledger no watcher of this version has opened yet lacks rows_rejected.
+  const rejected = exists.some((c) => c.name === 'rows_rejected') ? 'rows_rejected' : 'NULL AS rows_rejected';
   const rows = await pool.query<Record<string, unknown>>(
-    `SELECT committed_at, file_name, target_table, row_count, file_size, directory, claim_id, checksum
+    `SELECT committed_at, file_name, target_table, row_count, file_size, directory, claim_id, checksum, ${rejected}
        FROM ${quoteIdent(LEDGER_TABLE)} WHERE ${where} ORDER BY committed_at, claim_id`,
   );
   return rows.map((r) => ({
@@ -63,5 +67,6 @@ export async function readHistory(pool: DbPool, query: HistoryQuery = {}): Promi
     directory: String(r.directory),
     claimId: String(r.claim_id),
     checksum: r.checksum === null || r.checksum === undefined ? null : String(r.checksum),
+    rowsRejected: r.rows_rejected === null || r.rows_rejected === undefined ? null : Number(r.rows_rejected),
   }));
 }

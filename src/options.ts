@@ -1,4 +1,5 @@
 /** `WatchOptions`: every field optional, each with a default chosen for unattended operation. */
+import { type BadRowLimit, type OnBadRows, parseMaxBadRows } from './bad-rows.ts';
 import { DEFAULT_BATCH_FILES, DEFAULT_MAX_CONCURRENT, MAX_CONCURRENT_LIMIT } from './constants.ts';
 import { silentLogger } from './log.ts';
 import type { WatcherRegistry } from './registry.ts';
@@ -65,6 +66,17 @@ export interface WatchOptions {
    * e.g. `{ file: '_source_file' }`. None by default.
    */
   readonly sourceColumns?: SourceColumns;
+  /**
+   * `'skip'`: rows that do not parse or do not convert to their column are left out (CSV, JSON
+   * lines), written to `failed/<name>.rejected.csv` (`.jsonl` for JSON) with their line and
+   * reason, and the good rows commit. Default `'fail'`: a bad row fails the file.
+   */
+  readonly onBadRows?: OnBadRows;
+  /**
+   * With `onBadRows: 'skip'`, a file with more bad rows than this fails as a whole: a count
+   * (`100`), or a fraction of the file's rows (`0.01`). Default: no limit.
+   */
+  readonly maxBadRows?: number;
 }
 
 /** 0, missing or not a number → the default; below 1 → 1; above the limit → the limit. */
@@ -89,6 +101,8 @@ export interface ResolvedOptions {
   readonly skipDuplicateContent: boolean;
   readonly schemaEvolution: SchemaEvolution;
   readonly sourceColumns: SourceColumns;
+  readonly onBadRows: OnBadRows;
+  readonly maxBadRows: BadRowLimit;
 }
 
 export function resolveOptions(options: WatchOptions): ResolvedOptions {
@@ -108,5 +122,14 @@ export function resolveOptions(options: WatchOptions): ResolvedOptions {
     skipDuplicateContent: options.skipDuplicateContent === true,
     schemaEvolution: options.schemaEvolution === 'addColumns' ? 'addColumns' : 'fail',
     sourceColumns: options.sourceColumns ?? {},
+    ...badRowOptions(options),
   };
+}
+
+function badRowOptions(options: WatchOptions): { onBadRows: OnBadRows; maxBadRows: BadRowLimit } {
+  const onBadRows = options.onBadRows ?? 'fail';
+  if (onBadRows !== 'fail' && onBadRows !== 'skip') throw new TypeError(`onBadRows must be 'fail' or 'skip', got ${String(onBadRows)}`);
+  const parsed = parseMaxBadRows(options.maxBadRows);
+  if ('error' in parsed) throw new TypeError(parsed.error);
+  return { onBadRows, maxBadRows: parsed.limit };
 }

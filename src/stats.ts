@@ -12,6 +12,8 @@ export interface WatcherStats {
   filesIngested: number;
   filesFailed: number;
   rowsIngested: number;
+  /** Rows left out as bad (`onBadRows: 'skip'`), set aside in failed/<name>.rejected.csv. */
+  rowsRejected: number;
   bytesIngested: number;
   /** ISO time of the last filesystem event or sweep that found work. */
   lastEventAt: string | null;
@@ -77,6 +79,7 @@ export function emptyStats(maxConcurrent: number): WatcherStats {
     filesIngested: 0,
     filesFailed: 0,
     rowsIngested: 0,
+    rowsRejected: 0,
     bytesIngested: 0,
     lastEventAt: null,
     lastError: null,

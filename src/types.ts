@@ -276,6 +276,31 @@ export interface IngestContext {
   readonly startedAt?: Date;
   /** A plugin added `column` to the table (schema evolution): the core logs and counts it once committed. */
   readonly columnAdded?: (column: ColumnSpec) => void;
+  /**
+   * Present when bad rows are to be skipped (`onBadRows: 'skip'`) and the file is ingested alone:
+   * a plugin that can tell one bad row from the rest leaves such rows out of the load and hands
+   * them here; without it, a bad row fails the file.
+   */
+  readonly badRows?: BadRowSink;
+}
+
+/** A row left out of the load: where it is in the file, why, and its text as it was. */
+export interface RejectedRow {
+  /** 1-based line in the file where the row starts (the header is line 1). */
+  readonly line: number;
+  readonly reason: string;
+  readonly record: string;
+}
+
+/** Where a plugin puts the rows it leaves out (see `IngestContext.badRows`). */
+export interface BadRowSink {
+  /**
+   * Sets a row aside (written to the rejected-rows file before the commit). Rejects with an
+   * `IngestFailure` once more rows were rejected than `maxBadRows` allows: the file then fails.
+   */
+  reject(row: RejectedRow): Promise<void>;
+  /** Rows rejected so far in this attempt. */
+  readonly rejected: number;
 }
 
 export interface AppendResult {

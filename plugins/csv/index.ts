@@ -14,6 +14,7 @@ import { hasSourceColumns } from '../../src/source-columns.ts';
 import { createTableFor, fitTable, type InferColumns } from '../../src/table-fit.ts';
 import { qualifiedName, quoteLiteral, tableLabel } from '../../src/sql.ts';
 import type { AppendResult, ClaimedFile, ColumnSpec, DbConnection, IngestContext, IngestError, IngesterPlugin, LogicalType, TableColumn, TableName } from '../../src/types.ts';
+import { loadSkipping, skipBadRows, skipping } from './bad-rows.ts';
 import { conversionFailure, likelyCulprit } from './culprit.ts';
 import { loadWithSource } from './source.ts';
 import { inferColumnType, widen } from '../shared/infer-text.ts';
@@ -114,7 +115,8 @@ async function append(conn: DbConnection, file: ClaimedFile, table: TableName, c
 
   if (existing) {
     const { matched } = await fitTable(conn, table, existing, head.header, addedTypes(file, delimiter), file, ctx);
-    return { rows: await load(conn, file, table, matched, delimiter, ctx) };
+    if (skipping(ctx)) return { rows: await loadSkipping(conn, file, table, matched, delimiter, ctx) };
+    return { rows: await load(conn, file, table, matched, delimiter, ctx).catch((error: unknown) => Promise.reject(skipBadRows(error, file, ctx))) };
   }
 
   if (!ctx.schema.createTable) {
@@ -133,10 +135,15 @@ async function append(conn: DbConnection, file: ClaimedFile, table: TableName, c
   const widened = (ctx.fileState.get(WIDENED) as Map<string, LogicalType> | undefined) ?? new Map<string, LogicalType>();
   const columns = inferColumns(head, widened);
   await createTableFor(conn, table, columns, file, ctx);
+  if (skipping(ctx)) {
+    const typed = columns.map((c) => ({ name: c.name, sqlType: ctx.sqlType(c.type), nullable: true }));
+    return { rows: await loadSkipping(conn, file, table, typed, delimiter, ctx, (error) => retryWidened(error, file, columns, widened, ctx)) };
+  }
   try {
     return { rows: await load(conn, file, table, columns.map((c) => ({ name: c.name, sqlType: ctx.sqlType(c.type) })), delimiter, ctx) };
   } catch (error) {
-    throw retryWidened(error, file, columns, widened, ctx);
+    const wider = retryWidened(error, file, columns, widened, ctx);
+    throw wider === error ? skipBadRows(error, file, ctx) : wider;
   }
 }
 

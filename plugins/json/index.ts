@@ -16,6 +16,7 @@ import { qualifiedName, tableLabel } from '../../src/sql.ts';
 import { parseSqlType } from '../../src/sql-types.ts';
 import type { AppendResult, ClaimedFile, ColumnSpec, DbConnection, IngestContext, IngestError, IngesterPlugin, LogicalType, TableColumn, TableName } from '../../src/types.ts';
 import { widen } from '../shared/infer-text.ts';
+import { type JsonSkip, jsonSkip } from './bad-rows.ts';
 import { encodeField } from './csv.ts';
 import { inferJsonType, widenFor } from './infer.ts';
 import { describePosition, type JsonRecord, readBatches, type RecordPosition } from './records.ts';
@@ -291,13 +292,19 @@ function retryWider(ctx: IngestContext, file: ClaimedFile, column: string, wider
 }
 
 /** The CSV text of all records, the sample's first, in ~256 KiB chunks. */
-async function* csvChunks(sample: Sample, batches: AsyncIterator<JsonRecord[]>, encoder: RowEncoder, stop: { stopped: boolean }): AsyncGenerator<string> {
+async function* csvChunks(sample: Sample, batches: AsyncIterator<JsonRecord[]>, encoder: RowEncoder, stop: { stopped: boolean }, skip?: JsonSkip): AsyncGenerator<string> {
   let rows: string[] = [];
   let size = 0;
   let batch: readonly JsonRecord[] | undefined = sample.records.concat(sample.rest);
   // `stop`: once the COPY has failed, reading on would only waste the rest of the file.
   while (batch && !stop.stopped) {
+    await skip?.drain();
     for (const record of batch) {
+      const bad = skip?.check(record);
+      if (bad !== undefined) {
+        await skip!.reject(record, bad);
+        continue;
+      }
       const row = encoder.encode(record);
       rows.push(row);
       size += row.length;
@@ -310,6 +317,7 @@ async function* csvChunks(sample: Sample, batches: AsyncIterator<JsonRecord[]>, 
     const next = await batches.next();
     batch = next.done ? undefined : next.value;
   }
+  if (!stop.stopped) await skip?.drain();
   if (rows.length > 0 && !stop.stopped) yield rows.join('');
 }
 
@@ -339,7 +347,7 @@ function messageOf(error: unknown): string {
  * Turns a failed COPY into an error naming the record and column. Hyper reports the row of the
  * CSV stream (`file: 'stdin' line:3 column:2`), and with `HEADER false` row N is the Nth record.
  */
-async function explainCopyError(error: unknown, file: ClaimedFile, plan: Plan, sql: string, ctx: IngestContext): Promise<unknown> {
+async function explainCopyError(error: unknown, file: ClaimedFile, plan: Plan, sql: string, ctx: IngestContext, skip?: JsonSkip): Promise<unknown> {
   if (isIngestFailure(error)) return error;
   const failure = fromDbError(error, file.name, sql);
   if (failure.kind === 'transient' || !failure.sqlState) return new IngestFailure(failure);
@@ -357,6 +365,11 @@ async function explainCopyError(error: unknown, file: ClaimedFile, plan: Plan, s
     const wider = widen(type);
     const where = position ? describePosition(position) : `COPY row ${row ?? '?'}`;
     return retryWider(ctx, file, column, wider, `column "${column}" was inferred as ${type.kind} from the first ${plan.sampleSize} record(s), but ${where} does not fit (${message}); retrying with ${wider.kind}`, position?.line);
+  }
+
+  if (skip && !plan.inferred) {
+    const again = await skip.refuse(file, failure, row, message, column);
+    if (again) return again;
   }
 
   const where = position ? describePosition(position) : row === undefined ? undefined : `record ${row}`;
@@ -379,10 +392,13 @@ async function append(conn: DbConnection, file: ClaimedFile, table: TableName, c
     );
   }
   const existing = await conn.describeTable(table);
-  const batches = readBatches(file);
+  let plan: Plan | undefined;
+  const skip = jsonSkip(ctx, existing, () => (plan ? (key) => plan!.keys.lookup(key) : undefined));
+  const batches = readBatches(file, skip?.unreadable);
   try {
     const sample = await takeSample(batches);
     if (sample.records.length === 0) {
+      await skip?.drain();
       // Only an empty array gets here; it says nothing about columns, so no table is created.
       ctx.logger.info('empty array: nothing to append', { file: file.name, table: tableLabel(table) });
       return { rows: 0 };
@@ -394,16 +410,16 @@ async function append(conn: DbConnection, file: ClaimedFile, table: TableName, c
         }),
       );
     }
-    const plan = existing ? await planExisting(conn, file, table, existing, sample, ctx) : await planNew(conn, file, table, sample, ctx);
+    plan = existing ? await planExisting(conn, file, table, existing, sample, ctx) : await planNew(conn, file, table, sample, ctx);
     const sources = sourceValues(file, ctx);
     const sql = `COPY ${qualifiedName(table)} (${columnList([...plan.columns, ...sources])}) FROM STDIN WITH (FORMAT csv, HEADER false)`;
     const stop = { stopped: false };
     try {
-      const chunks = csvChunks(sample, batches, new RowEncoder(plan, file, table, ctx), stop);
+      const chunks = csvChunks(sample, batches, new RowEncoder(plan, file, table, ctx), stop, skip);
       return { rows: await conn.copyFrom(sql, sources.length > 0 ? withSourceFields(chunks, sources) : chunks) };
     } catch (error) {
       stop.stopped = true;
-      throw await explainCopyError(error, file, plan, sql, ctx);
+      throw await explainCopyError(error, file, plan, sql, ctx, skip);
     }
   } finally {
     await batches.return(undefined);

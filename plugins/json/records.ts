@@ -5,7 +5,7 @@
  * bracket nesting; each record is then handed to `JSON.parse`, which does the real validation.
  */
 import { ingestError, IngestFailure } from '../../src/errors.ts';
-import type { ClaimedFile } from '../../src/types.ts';
+import type { ClaimedFile, RejectedRow } from '../../src/types.ts';
 
 /** One top-level record of the file and where it starts. */
 export interface JsonRecord {
@@ -94,10 +94,12 @@ class LinesSplitter implements Splitter {
   #records = 0;
 
   /** `strictShape`: the file is a `.json`, so one lone object is a document, not JSON lines. */
+  /** `rejects`: lines that are not a JSON object go here instead of failing the file (bad rows skipped). */
   constructor(
     private readonly fileName: string,
     private readonly strictShape: boolean,
     linesBefore: number,
+    private readonly rejects?: RejectedRow[],
   ) {
     this.#line = linesBefore;
   }
@@ -169,9 +171,11 @@ class LinesSplitter implements Splitter {
           line,
         );
       }
+      if (this.rejects) return void this.rejects.push({ line, reason: `invalid JSON: ${errorText(error)}`, record: text });
       throw dataFailure(this.fileName, 'JSON_SYNTAX', `invalid JSON at line ${line}: ${errorText(error)}`, 'Fix the JSON at the reported line (each line must be one complete JSON object), then replay the file.', line);
     }
     if (!isRecord(value)) {
+      if (this.rejects) return void this.rejects.push({ line, reason: `${describeValue(value)}, not a JSON object`, record: text });
       throw dataFailure(
         this.fileName,
         'JSON_NOT_OBJECT',
@@ -363,11 +367,11 @@ class ArraySplitter implements Splitter {
  * The layout from the first non-whitespace character: `.json` is an array when it starts with `[`
  * and JSON lines when it starts with `{`; `.jsonl`/`.ndjson` are always JSON lines.
  */
-function chooseSplitter(file: ClaimedFile, first: string, linesBefore: number): Splitter {
+function chooseSplitter(file: ClaimedFile, first: string, linesBefore: number, rejects?: RejectedRow[]): Splitter {
   const isJson = file.extension.toLowerCase() === '.json';
-  if (!isJson) return new LinesSplitter(file.name, false, linesBefore);
+  if (!isJson) return new LinesSplitter(file.name, false, linesBefore, rejects);
   if (first === '[') return new ArraySplitter(file.name, linesBefore);
-  if (first === '{') return new LinesSplitter(file.name, true, linesBefore);
+  if (first === '{') return new LinesSplitter(file.name, true, linesBefore, rejects);
   throw dataFailure(
     file.name,
     'JSON_SHAPE',
@@ -385,7 +389,7 @@ const BATCH_BYTES = 256 * 1024;
  * promise per step, too much to pay per record of a large file. Throws `IngestFailure` (data
  * errors) on bad content; records before the fault have been yielded by then.
  */
-export async function* readBatches(file: ClaimedFile): AsyncGenerator<JsonRecord[], void, undefined> {
+export async function* readBatches(file: ClaimedFile, rejects?: RejectedRow[]): AsyncGenerator<JsonRecord[], void, undefined> {
   // fatal: a byte sequence that is not UTF-8 is a fault of the file, not something to paper over
   // with U+FFFD in the table. The decoder also drops a leading BOM.
   const decoder = new TextDecoder('utf-8', { fatal: true });
@@ -414,7 +418,7 @@ export async function* readBatches(file: ClaimedFile): AsyncGenerator<JsonRecord
         return out;
       }
       for (let i = 0; i < first.index; i++) if (text.charCodeAt(i) === NEWLINE) linesBefore++;
-      splitter = chooseSplitter(file, first[0], linesBefore);
+      splitter = chooseSplitter(file, first[0], linesBefore, rejects);
       text = text.slice(first.index);
     }
     splitter.push(text, out);

@@ -49,6 +49,8 @@ export interface CommittedFile {
   readonly bytes: number;
   /** Skipped as a duplicate (`skipDuplicateContent`): counted as such, not as ingested. */
   readonly duplicate?: boolean;
+  /** Rows left out as bad (`onBadRows: 'skip'`); their file waits in staging beside it. */
+  readonly rejected?: number;
 }
 
 /** Gone from staging: committed and durable. */
@@ -88,6 +90,6 @@ export function failedClaim(file: OpenedFile, error: IngestError): FailedFile {
 }
 
 /** A claimed file's record once its transaction committed `rows` rows. */
-export function committedClaim(file: OpenedFile, rows: number, epoch: number, duplicate = false): CommittedFile {
-  return { state: 'committed', stagedPath: file.stagedPath, name: file.name, claimId: file.claimId, epoch, rows, bytes: file.size, ...(duplicate ? { duplicate } : {}) };
+export function committedClaim(file: OpenedFile, rows: number, epoch: number, duplicate = false, rejected?: number): CommittedFile {
+  return { state: 'committed', stagedPath: file.stagedPath, name: file.name, claimId: file.claimId, epoch, rows, bytes: file.size, ...(duplicate ? { duplicate } : {}), ...(rejected === undefined ? {} : { rejected }) };
 }

@@ -9,6 +9,7 @@ import { dirname, join, resolve } from 'node:path';
 import process from 'node:process';
 import { fileURLToPath } from 'node:url';
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import { type OnBadRows, parseMaxBadRows } from '../bad-rows.ts';
 import { checkDbChoice, type AdapterName } from '../compose.ts';
 import { checkSourceColumns } from '../source-columns.ts';
 import { parseTableName } from '../sql.ts';
@@ -42,6 +43,8 @@ export interface WatcherConfig {
   readonly skipDuplicateContent?: boolean;
   readonly schemaEvolution?: SchemaEvolution;
   readonly sourceColumns?: SourceColumns;
+  readonly onBadRows?: OnBadRows;
+  readonly maxBadRows?: number;
 }
 
 export interface HttpConfig {
@@ -205,6 +208,9 @@ function watcherIssues(w: WatcherConfig, path: string, env: Record<string, strin
   const sources = checkSourceColumns(w.sourceColumns);
   if (sources.isErr()) issues.push({ path: `${path}.sourceColumns`, problem: sources.error, fix: 'Give each source column its own non-empty name, e.g. {"file": "_source_file", "claim": "_claim_id"}.' });
   for (const p of checkDbChoice(w, env)) issues.push({ path: `${path}.${p.field}`, problem: p.problem, fix: p.fix });
+  const maxBadRows = parseMaxBadRows(w.maxBadRows);
+  if ('error' in maxBadRows) issues.push({ path: `${path}.maxBadRows`, problem: maxBadRows.error, fix: 'Use a whole number of rows (e.g. 100) or a fraction between 0 and 1 (e.g. 0.01).' });
+  else if (w.maxBadRows !== undefined && w.onBadRows !== 'skip') issues.push({ path: `${path}.maxBadRows`, problem: 'is set but onBadRows is not "skip", so no row is ever skipped', fix: 'Set "onBadRows": "skip" too, or remove maxBadRows.' });
   if (w.fs === 'deno' && !('Deno' in globalThis)) issues.push({ path: `${path}.fs`, problem: '"deno" works on Deno only', fix: 'Use "node", "parcel" or "poll".' });
   if (w.retryDelayMs?.initial !== undefined && w.retryDelayMs.max !== undefined && w.retryDelayMs.initial > w.retryDelayMs.max) {
     issues.push({ path: `${path}.retryDelayMs`, problem: `initial (${w.retryDelayMs.initial}) is above max (${w.retryDelayMs.max})`, fix: 'Make initial at most max.' });

@@ -18,6 +18,7 @@ type Kind = 'counter' | 'gauge';
 const SIMPLE: readonly { name: string; kind: Kind; help: string; value: (s: MetricsSource, now: number) => number }[] = [
   { name: 'hyperwatch_files_ingested_total', kind: 'counter', help: 'Files committed to the table.', value: (s) => s.stats.filesIngested },
   { name: 'hyperwatch_rows_ingested_total', kind: 'counter', help: 'Rows committed to the table.', value: (s) => s.stats.rowsIngested },
+  { name: 'hyperwatch_rows_rejected_total', kind: 'counter', help: 'Rows left out as bad (onBadRows skip), set aside in failed/<name>.rejected.csv.', value: (s) => s.stats.rowsRejected },
   { name: 'hyperwatch_bytes_ingested_total', kind: 'counter', help: 'Bytes of the files committed.', value: (s) => s.stats.bytesIngested },
   { name: 'hyperwatch_files_failed_total', kind: 'counter', help: 'Files moved to failed/ with an .error report.', value: (s) => s.stats.filesFailed },
   { name: 'hyperwatch_retries_total', kind: 'counter', help: 'Retries of files after a transient database failure.', value: (s) => s.stats.retries },

@@ -78,6 +78,8 @@ export class ServeInstance {
         skipDuplicateContent: config.skipDuplicateContent,
         schemaEvolution: config.schemaEvolution,
         sourceColumns: config.sourceColumns,
+        onBadRows: config.onBadRows,
+        maxBadRows: config.maxBadRows,
       });
       this.#served.set(handle, { handle, db, config });
       return handle;

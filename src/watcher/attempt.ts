@@ -12,6 +12,7 @@ import type { ColumnSpec, DbConnection, IngesterPlugin, IngestError, TableColumn
 import { takeEarly } from './claim.ts';
 import { epochOf, ingestContext, ledgerEntry, poolOf, type WatchContext } from './context.ts';
 import { changedAfterReady } from './fail.ts';
+import { badRowsOf, checkBadRows } from './skip.ts';
 
 /** What the watcher knows about its target table. */
 export interface TableKnowledge {
@@ -36,7 +37,7 @@ export function newTableKnowledge(): TableKnowledge {
 
 /** How one attempt ended. `usedCache`: it failed while using the cached table description. */
 export type Attempted<R> =
-  | { readonly state: 'committed'; readonly rows: R; readonly epoch: number }
+  | { readonly state: 'committed'; readonly rows: R; readonly epoch: number; readonly rejected?: number }
   | { readonly state: 'failed'; readonly error: IngestError; readonly index?: number; readonly usedCache: boolean };
 
 /** What one transaction learned about the target table; kept only if it commits. */
@@ -76,7 +77,8 @@ function describing(ctx: WatchContext, conn: DbConnection, described: Described)
 export async function attemptOne(ctx: WatchContext, file: OpenedFile, plugin: IngesterPlugin, attempt: number, fileState: Map<string, unknown>): Promise<Attempted<number>> {
   const { known } = ctx;
   const added: ColumnSpec[] = [];
-  const pctx = ingestContext(ctx, attempt, fileState, added);
+  const badRows = badRowsOf(ctx, file);
+  const pctx = { ...ingestContext(ctx, attempt, fileState, added), ...(badRows ? { badRows } : {}) };
   const epoch = epochOf(ctx);
   const begun = takeEarly(ctx, file, known.exists);
   const release = known.exists ? undefined : await known.schemaLock.acquire();
@@ -90,15 +92,17 @@ export async function attemptOne(ctx: WatchContext, file: OpenedFile, plugin: In
         const changed = file.changedSinceClaim();
         if (changed) throw new IngestFailure(changedAfterReady(file, changed));
         if (!known.exists) known.exists = described.columns !== undefined || (await conn.describeTable(ctx.table)) !== null;
+        if (badRows) await checkBadRows(ctx, file, badRows, appended.value.rows);
         return appended.value.rows;
       },
       // The ledger row goes with the COMMIT, in one round trip.
-      { last: (rows) => ledgerInsert([ledgerEntry(ctx, file, rows)]) },
+      { last: (rows) => ledgerInsert([ledgerEntry(ctx, file, rows, badRows?.rejected)]) },
     );
     if (described.columns) known.described = described.columns;
     columnsAdded(ctx, added, [file]);
-    return { state: 'committed', rows, epoch };
+    return { state: 'committed', rows, epoch, ...(badRows ? { rejected: badRows.rejected } : {}) };
   } catch (error) {
+    await badRows?.discard();
     known.described = undefined;
     await columnsKept(ctx, added, [file]);
     if (!existedBefore) await dropIfCreatedEmptyQuietly(ctx);

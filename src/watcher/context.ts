@@ -101,8 +101,10 @@ export function batchLimit(ctx: WatchContext): number {
   return Math.max(1, Math.min(ctx.options.batchFiles, Math.floor(MAX_OPEN_CLAIMS / ctx.options.maxConcurrent)));
 }
 
-export function ledgerEntry(ctx: WatchContext, file: OpenedFile, rows: number): LedgerEntry {
-  return { claimId: file.claimId, fileName: file.name, fileSize: file.size, rows, targetTable: ctx.target, directory: ctx.dir, checksum: file.checksum };
+/** `rowsRejected`: rows left out as bad; with `onBadRows: 'skip'` 0 when not given (a file of a group). */
+export function ledgerEntry(ctx: WatchContext, file: OpenedFile, rows: number, rowsRejected?: number): LedgerEntry {
+  const rejected = rowsRejected ?? (ctx.options.onBadRows === 'skip' ? 0 : undefined);
+  return { claimId: file.claimId, fileName: file.name, fileSize: file.size, rows, targetTable: ctx.target, directory: ctx.dir, checksum: file.checksum, ...(rejected === undefined ? {} : { rowsRejected: rejected }) };
 }
 
 /** What a plugin's `append` is told: the database's abilities, the schema policy, the attempt. */

@@ -9,6 +9,7 @@ import { removeIfPresent } from '../files.ts';
 import type { CommittedFile, SettledFile } from '../protocol/record.ts';
 import { epochOf, warm, type WatchContext } from './context.ts';
 import { recoverClaims } from './recover.ts';
+import { settleRejected } from './rejected.ts';
 
 /** Commits waiting for a checkpoint, and when the next one runs. */
 export interface Checkpoints {
@@ -31,7 +32,7 @@ export function newCheckpoints(): Checkpoints {
 /** `committed → settled` now, or once a checkpoint made it durable (then `undefined` for now). */
 export function settle(ctx: WatchContext, committed: CommittedFile): SettledFile | undefined {
   const { db, options, checkpoints } = ctx;
-  if (db.capabilities.durableCommit || !db.checkpoint) return removeStaged(committed);
+  if (db.capabilities.durableCommit || !db.checkpoint) return settleStaged(ctx, committed, mayHaveRejected(ctx, committed));
   checkpoints.unsettled.push(committed);
   if (ctx.life.stopping) return undefined; // the final checkpoint of stop() takes it
   if (checkpoints.unsettled.length >= options.checkpointEvery) void checkpoint(ctx);
@@ -110,7 +111,7 @@ async function runCheckpoint(ctx: WatchContext): Promise<void> {
   const epoch = epochOf(ctx);
   const safe = batch.filter((u) => u.epoch === epoch);
   ctx.log.debug('checkpoint', { files: batch.length, durable: safe.length, epoch });
-  for (const u of safe) removeStaged(u);
+  for (const u of safe) settleStaged(ctx, u, mayHaveRejected(ctx, u));
   const doubtful = batch.filter((u) => u.epoch !== epoch);
   if (doubtful.length > 0) {
     // The server restarted after these commits: what it had not written out is gone. The ledger
@@ -127,6 +128,20 @@ async function runCheckpoint(ctx: WatchContext): Promise<void> {
       ctx.log.warn('could not re-check files against the ledger yet', { files: doubtful.length, error: String(error) });
     }
   }
+}
+
+/** Rows were rejected (`onBadRows: 'skip'`), or may have been (a commit found in the ledger). */
+function mayHaveRejected(ctx: WatchContext, committed: CommittedFile): boolean {
+  return committed.rejected === undefined ? ctx.options.onBadRows === 'skip' && !committed.duplicate : committed.rejected > 0;
+}
+
+/**
+ * A durable commit leaves staging: its rejected rows (`rejectedFile`) into failed/ first; if they
+ * cannot move, the claim stays for the next start's recovery.
+ */
+export function settleStaged(ctx: WatchContext, committed: { readonly stagedPath: string; readonly name: string; readonly claimId: string }, rejectedFile: boolean): SettledFile | undefined {
+  if (rejectedFile && !settleRejected(ctx, committed)) return undefined;
+  return removeStaged(committed);
 }
 
 /**

@@ -26,7 +26,7 @@ export async function finishOne(ctx: WatchContext, claimed: ClaimedFile): Promis
   }
   switch (outcome.state) {
     case 'committed':
-      landed(ctx, committedClaim(file, outcome.rows, outcome.epoch), performance.now() - started);
+      landed(ctx, committedClaim(file, outcome.rows, outcome.epoch, false, outcome.rejected), performance.now() - started);
       return;
     case 'claimed':
       ctx.log.info('stopping: file left claimed for the next start', { file: file.name, claimId: file.claimId });
@@ -55,9 +55,10 @@ export function landed(ctx: WatchContext, committed: CommittedFile, ms: number, 
   settle(ctx, committed);
   ctx.stats.filesIngested++;
   ctx.stats.rowsIngested += committed.rows;
+  if (committed.rejected) ctx.stats.rowsRejected += committed.rejected;
   ctx.stats.bytesIngested += committed.bytes;
   observe(ctx.stats.ingestSeconds, ms / 1000);
-  ctx.log.info('ingested', { file: committed.name, rows: committed.rows, bytes: committed.bytes, ms: Math.round(ms), ...(group ? { group } : {}), claimId: committed.claimId });
+  ctx.log.info('ingested', { file: committed.name, rows: committed.rows, ...(committed.rejected ? { rejected: committed.rejected } : {}), bytes: committed.bytes, ms: Math.round(ms), ...(group ? { group } : {}), claimId: committed.claimId });
 }
 
 /** The files of a group that committed together. */

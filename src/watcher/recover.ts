@@ -11,7 +11,8 @@ import { parseStagedName, stagedName } from '../protocol/names.ts';
 import type { ClaimedFile, CommittedFile } from '../protocol/record.ts';
 import { unclaimSentinel } from './claim.ts';
 import { batchLimit, poolOf, type WatchContext } from './context.ts';
-import { removeStaged } from './durability.ts';
+import { settleStaged } from './durability.ts';
+import { dataNameOfRejected, rejectedSuffix, settleRejected } from './rejected.ts';
 import { finishAll } from './group.ts';
 
 /** A claim in staging: its id and the names staged under it (the data file and its sentinel). */
@@ -54,12 +55,22 @@ export async function recoverClaims(ctx: WatchContext, claims: readonly StagedCl
       unclaimSentinel(stagedPath, join(ctx.dir, name));
       continue;
     }
+    const rejectedOf = names.length === 1 ? dataNameOfRejected(name) : undefined;
+    if (rejectedOf !== undefined && committed.has(claimId)) {
+      // Only the rejected rows of a commit whose files are gone: they still belong in failed/.
+      settleRejected(ctx, { stagedPath: join(ctx.staging, stagedName(claimId, rejectedOf)), name: rejectedOf, claimId });
+      continue;
+    }
     if (committed.has(claimId)) {
-      removeStaged({ stagedPath, name, claimId });
+      // Its rejected rows (onBadRows 'skip') are staged beside it (a commit re-checked after a
+      // server restart does not list them): into failed/ before it goes.
+      settleStaged(ctx, { stagedPath, name, claimId }, names.includes(name + rejectedSuffix(name)) || exists(stagedPath + rejectedSuffix(name)));
       ctx.log.info('recovered: already committed, cleaned up', { file: name, claimId });
       ctx.stats.recovered++;
       continue;
     }
+    // Rejected rows of an attempt that never committed: the attempt now writes them anew.
+    if (names.includes(name + rejectedSuffix(name))) removeIfPresent(stagedPath + rejectedSuffix(name));
     const match = ctx.plugins.match(name);
     const reopened = reopenStaged(stagedPath, name, { claimId, extension: match?.extension ?? '' });
     if (reopened.status !== 'claimed') {
@@ -84,5 +95,6 @@ function uncount(ctx: WatchContext, counted: CommittedFile): void {
   }
   ctx.stats.filesIngested--;
   ctx.stats.rowsIngested -= counted.rows;
+  if (counted.rejected) ctx.stats.rowsRejected -= counted.rejected;
   ctx.stats.bytesIngested -= counted.bytes;
 }

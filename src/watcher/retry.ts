@@ -23,7 +23,7 @@ export const POISON_GROUP_ATTEMPTS = 1;
 
 /** How a file (or group) left the retries: committed, failed for good, or left claimed (stopping). */
 export type Retried<R> =
-  | { readonly state: 'committed'; readonly rows: R; readonly epoch: number }
+  | { readonly state: 'committed'; readonly rows: R; readonly epoch: number; readonly rejected?: number }
   | { readonly state: 'failed'; readonly error: IngestError; readonly index?: number }
   /** The watcher is stopping: it stays claimed and the next start finishes it. */
   | { readonly state: 'claimed' };

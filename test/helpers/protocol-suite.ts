@@ -486,6 +486,29 @@ export function protocolCases(t: WatchBench, expect: ProtocolExpectations): void
     assert.deepEqual(await stagedEntries(dir), []);
   });
 
+  it('onBadRows skip: a bad file among small ones ready together keeps its good rows, its bad ones set aside', async () => {
+    const { dir, table, opts } = await t.inbox();
+    const handle = await openWatcher(dir, table, { ...opts, onBadRows: 'skip' });
+    await drop(dir, 'first.csv', csv('id,amount', [[0, 0]]));
+    await waitFor(() => handle.stats.filesIngested === 1, 'first.csv creates the table');
+    await Promise.all(Array.from({ length: 10 }, (_, i) => drop(dir, `s${i}.csv`, i === 4 ? 'id,amount\n41,1\n42,lots\n43\n44,4\n' : csv('id,amount', [[i * 10 + 1, i]]))));
+    await waitFor(() => handle.stats.filesIngested === 11, '10 more files');
+    await handle.stop();
+    assert.equal(handle.stats.filesFailed, 0);
+    assert.equal(handle.stats.rowsRejected, 2);
+    assert.equal(await count(t.pool, table), 1 + 9 + 2);
+    assert.deepEqual(await failedEntries(dir), ['s4.csv.rejected.csv']);
+    assert.equal(
+      await readFile(join(dir, 'failed', 's4.csv.rejected.csv'), 'utf8'),
+      'line,reason,record\n3,"column ""amount"": ""lots"" is not a bigint","42,lots"\n4,1 field(s) where the header has 2,43\n',
+    );
+    const [ledger] = await t.pool.query<{ row_count: string; rows_rejected: string }>(`SELECT row_count, rows_rejected FROM hyperwatch_ingest_log WHERE target_table = $1 AND file_name = 's4.csv'`, [table]);
+    assert.deepEqual([Number(ledger!.row_count), Number(ledger!.rows_rejected)], [2, 2]);
+    const others = await t.pool.query<{ rows_rejected: string | null }>(`SELECT rows_rejected FROM hyperwatch_ingest_log WHERE target_table = $1 AND file_name <> 's4.csv'`, [table]);
+    assert.deepEqual(new Set(others.map((r) => r.rows_rejected === null ? null : Number(r.rows_rejected))), new Set([0]), 'files of a group: 0 rejected, not unknown');
+    assert.deepEqual(await stagedEntries(dir), []);
+  });
+
   it('rejects a missing directory and an invalid table name with clear errors', async () => {
     const { dir, opts } = await t.inbox();
     await assert.rejects(startWatching(join(dir, 'nope'), 't', opts), /does not exist/);
