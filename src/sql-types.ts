@@ -14,7 +14,7 @@
  */
 
 /** Families whose columns have nothing more to them that matters when loading a file. */
-export type PlainFamily = 'boolean' | 'smallint' | 'integer' | 'bigint' | 'real' | 'double' | 'json' | 'bytes' | 'date' | 'uuid';
+export type PlainFamily = 'boolean' | 'smallint' | 'integer' | 'bigint' | 'real' | 'double' | 'json' | 'bytes' | 'date' | 'uuid' | 'interval';
 
 export type TimeFamily = 'time' | 'timestamp' | 'timestamptz';
 
@@ -27,7 +27,7 @@ export type SqlType =
   /** `fractionalDigits`: the `p` of `timestamp(p)`; undefined is the default, microseconds. */
   | { readonly family: TimeFamily; readonly fractionalDigits?: number }
   | { readonly family: 'array'; readonly element: SqlType }
-  /** A type no ingester maps to (interval, geography, an enum, a domain...), as the database spelt it. */
+  /** A type no ingester maps to (geography, an enum, a domain...), as the database spelt it. */
   | { readonly family: 'other'; readonly sql: string };
 
 export type SqlFamily = SqlType['family'];
@@ -54,6 +54,7 @@ const PLAIN: Readonly<Record<string, PlainFamily>> = {
   bytea: 'bytes',
   date: 'date',
   uuid: 'uuid',
+  interval: 'interval',
 };
 
 /** Text types with no length in their spelling (`name`, 63 bytes at most, is capped by the type itself). */

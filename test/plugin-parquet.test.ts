@@ -13,7 +13,8 @@ import { err, type Result } from 'neverthrow';
 import { encoderFor, formatDate, formatDecimal, formatMicros, formatTime, hexBytes, quoteCsv, toJson } from '../plugins/parquet/csv.ts';
 import { MAX_GROUP_BYTES, openGroup } from '../plugins/parquet/decode.ts';
 import { parquetIngester } from '../plugins/parquet/index.ts';
-import { describeParquetType, isCompatible, mapParquetColumn } from '../plugins/parquet/types.ts';
+import { describeParquetType, mapParquetColumn } from '../plugins/parquet/types.ts';
+import { fitsColumn } from '../src/type-policy.ts';
 import { IngestFailure, isIngestFailure } from '../src/errors.ts';
 import { claimFile, type OpenedFile } from '../src/files.ts';
 import { silentLogger } from '../src/log.ts';
@@ -148,7 +149,7 @@ describe('parquet compatibility with existing columns', () => {
     [{ kind: 'smallint' }, 'numeric(5,0)', true],
     [{ kind: 'integer' }, 'numeric(18,3)', true],
     [{ kind: 'bigint' }, 'numeric(18,0)', false],
-    [{ kind: 'bigint' }, 'double precision', false],
+    [{ kind: 'bigint' }, 'double precision', true],
     [{ kind: 'integer' }, 'double precision', true],
     [{ kind: 'real' }, 'double precision', true],
     [{ kind: 'double' }, 'real', false],
@@ -165,7 +166,7 @@ describe('parquet compatibility with existing columns', () => {
     [{ kind: 'timestamp' }, 'text', true],
     [{ kind: 'date' }, 'timestamp', true],
     [{ kind: 'date' }, 'timestamp with time zone', true],
-    [{ kind: 'timestamp' }, 'timestamptz', false],
+    [{ kind: 'timestamp' }, 'timestamptz', true],
     [{ kind: 'timestamptz' }, 'timestamp(6) with time zone', true],
     [{ kind: 'time' }, 'time without time zone', true],
     [{ kind: 'bytes' }, 'bytea', true],
@@ -175,7 +176,7 @@ describe('parquet compatibility with existing columns', () => {
   ];
   for (const [type, sqlType, expected] of cases) {
     it(`${JSON.stringify(type)} into ${sqlType}: ${expected ? 'fits' : 'does not fit'}`, () => {
-      assert.equal(isCompatible(type, parseSqlType(sqlType)), expected);
+      assert.equal(fitsColumn(type, parseSqlType(sqlType)), expected);
     });
   }
 });

@@ -1,12 +1,10 @@
 /**
- * The one reader of SQL type names (`parseSqlType`), the fit rules every typed ingester shares,
- * and the Arrow and Parquet rules built on them, side by side. Pure logic: no database.
+ * The one reader of SQL type names (`parseSqlType`), and Arrow's pass-through rule built on it.
+ * Pure logic: no database. The fit rules every typed ingester shares are in type-policy.test.ts.
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import * as arrow from '../plugins/arrow/types.ts';
-import * as parquet from '../plugins/parquet/types.ts';
-import { isLosslessFit } from '../src/column-fit.ts';
 import { INTEGER_DIGITS, isIntegerFamily, parseSqlType, type SqlType, wholeDigits } from '../src/sql-types.ts';
 import type { LogicalType } from '../src/types.ts';
 
@@ -43,7 +41,8 @@ describe('parseSqlType', () => {
     [{ family: 'array', element: { family: 'text', length: 5 } }, 'character varying(5)[]'],
     [{ family: 'array', element: { family: 'integer' } }, 'integer[]', 'int[][]', 'INT [ ] [ ]', 'int4[3]'],
     [{ family: 'array', element: { family: 'numeric', precision: 10, scale: 2 } }, 'numeric(10,2)[]'],
-    [{ family: 'array', element: { family: 'other', sql: 'interval' } }, 'interval[]'],
+    [{ family: 'interval' }, 'interval', 'INTERVAL'],
+    [{ family: 'array', element: { family: 'interval' } }, 'interval[]'],
   ];
   for (const [expected, ...spellings] of readings) {
     it(`reads ${spellings.map((sql) => JSON.stringify(sql)).join(', ')} as ${JSON.stringify(expected)}`, () => {
@@ -53,7 +52,6 @@ describe('parseSqlType', () => {
 
   // Types no ingester maps to keep the database's own spelling, for messages.
   const others = [
-    'interval',
     'oid',
     'tabgeography',
     'money',
@@ -95,57 +93,7 @@ describe('parseSqlType', () => {
 const t = (kind: Exclude<LogicalType['kind'], 'decimal'>): LogicalType => ({ kind });
 const dec = (precision: number, scale: number): LogicalType => ({ kind: 'decimal', precision, scale });
 
-describe('isLosslessFit', () => {
-  // [file type, table column types it fits, table column types it does not fit]
-  const cases: [LogicalType, string[], string[]][] = [
-    [t('smallint'), ['smallint', 'bigint', 'numeric(5,0)', 'real', 'double precision'], ['numeric(4,0)', 'boolean']],
-    [t('integer'), ['integer', 'numeric(10,0)', 'numeric', 'double precision'], ['smallint', 'numeric(11,2)', 'real']],
-    [t('bigint'), ['bigint', 'numeric(19,0)', 'numeric'], ['integer', 'double precision']],
-    [t('real'), ['real', 'double precision'], ['numeric(10,2)']],
-    [t('double'), ['double precision'], ['real', 'numeric']],
-    [dec(10, 2), ['numeric(10,2)', 'numeric(12,2)', 'numeric(11,3)', 'numeric', 'double precision'], ['numeric(12,1)', 'numeric(10,3)', 'bigint']],
-    [dec(15, 0), ['double precision', 'numeric(15,0)'], ['bigint', 'integer']],
-    [dec(16, 2), ['numeric(16,2)'], ['double precision']],
-    [t('date'), ['date', 'timestamp', 'timestamp with time zone'], ['time']],
-    [t('timestamp'), ['timestamp without time zone'], ['date', 'timestamptz']],
-    [t('boolean'), ['boolean', 'character varying(1)', 'text'], ['integer']],
-    [t('json'), ['json', 'jsonb', 'text'], ['bytea']],
-    [t('bytes'), ['bytea', 'text'], ['json']],
-    [t('text'), ['text', 'character(3)', 'name'], ['json', 'uuid', 'text[]', 'interval']],
-  ];
-  for (const [type, fits, misfits] of cases) {
-    it(`${JSON.stringify(type)} fits ${fits.join(', ')}; not ${misfits.join(', ')}`, () => {
-      for (const sql of fits) assert.equal(isLosslessFit(type, parseSqlType(sql)), true, sql);
-      for (const sql of misfits) assert.equal(isLosslessFit(type, parseSqlType(sql)), false, sql);
-    });
-  }
-});
-
-describe('Arrow and Parquet rules on the one reading of a column type', () => {
-  // [file type, columns Arrow alone takes it into, columns Parquet alone takes it into]
-  const differences: [LogicalType, string[], string[]][] = [
-    [t('bigint'), ['double precision'], ['text[]', 'character varying(3)[]']],
-    [t('timestamp'), ['timestamp with time zone'], ['timestamp(3) without time zone']],
-    [t('timestamptz'), ['timestamp without time zone'], ['timestamp(6) with time zone']],
-    [t('time'), [], ['time(6) without time zone']],
-    [t('text'), [], ['json', 'jsonb', 'uuid']],
-    [dec(20, 0), [], ['double precision', 'numeric']],
-    [dec(9, 0), [], ['integer', 'bigint']],
-  ];
-  for (const [type, arrowOnly, parquetOnly] of differences) {
-    it(`${JSON.stringify(type)}: only Arrow into ${arrowOnly.join(', ') || 'nothing'}, only Parquet into ${parquetOnly.join(', ')}`, () => {
-      for (const sql of arrowOnly) assert.deepEqual([arrow.isCompatible(type, parseSqlType(sql)), parquet.isCompatible(type, parseSqlType(sql))], [true, false], sql);
-      for (const sql of parquetOnly) assert.deepEqual([arrow.isCompatible(type, parseSqlType(sql)), parquet.isCompatible(type, parseSqlType(sql))], [false, true], sql);
-    });
-  }
-
-  it('agree on the rest', () => {
-    const both: [LogicalType, string][] = [[t('integer'), 'bigint'], [t('bigint'), 'character varying(3)'], [dec(10, 2), 'numeric(12,3)'], [t('date'), 'timestamptz']];
-    const neither: [LogicalType, string][] = [[dec(10, 0), 'integer'], [t('bigint'), 'integer[]'], [t('integer'), 'interval'], [t('text'), 'bigint']];
-    for (const [type, sql] of both) assert.deepEqual([arrow.isCompatible(type, parseSqlType(sql)), parquet.isCompatible(type, parseSqlType(sql))], [true, true], sql);
-    for (const [type, sql] of neither) assert.deepEqual([arrow.isCompatible(type, parseSqlType(sql)), parquet.isCompatible(type, parseSqlType(sql))], [false, false], sql);
-  });
-
+describe('Arrow: a column passed through as it is', () => {
   it('Arrow passes a column through only when the table has exactly its type', () => {
     assert.equal(arrow.isSameType(dec(10, 2), parseSqlType('numeric(10,2)')), true);
     assert.equal(arrow.isSameType(dec(10, 2), parseSqlType('numeric(12,2)')), false);
@@ -153,12 +101,7 @@ describe('Arrow and Parquet rules on the one reading of a column type', () => {
     assert.equal(arrow.isSameType(t('text'), parseSqlType('character varying(20)')), false);
     assert.equal(arrow.isSameType(t('integer'), parseSqlType('bigint')), false);
     assert.equal(arrow.isSameType(t('timestamptz'), parseSqlType('timestamptz')), true);
-  });
-
-  it('Parquet takes any value into text and arrays of text, nothing else', () => {
-    assert.equal(parquet.takesText(parseSqlType('character(3)')), true);
-    assert.equal(parquet.takesText(parseSqlType('character varying(5)[]')), true);
-    assert.equal(parquet.takesText(parseSqlType('json')), false);
-    assert.equal(parquet.takesText(parseSqlType('integer[]')), false);
+    assert.equal(arrow.isSameType(t('interval'), parseSqlType('interval')), true);
+    assert.equal(arrow.isSameType(t('timestamp'), parseSqlType('timestamp(3)')), false);
   });
 });

@@ -30,7 +30,8 @@ import { BatchTooLarge } from './columns.ts';
 import { csvField, makeFormatter } from './format.ts';
 import { IpcProblem, makeBreather } from './problem.ts';
 import { ChunkCollector, openIpc, readError, type IpcSource } from './source.ts';
-import { describeField, isCompatible, isSameType, mapArrowType, type FieldMapping } from './types.ts';
+import { describeField, isSameType, mapArrowType, type FieldMapping } from './types.ts';
+import { fitsColumn } from '../../src/type-policy.ts';
 import { wireBatch, wireSchema, wireType } from './wire.ts';
 
 /** Batches longer than this are rewritten for Hyper in slices of this many rows. */
@@ -123,7 +124,7 @@ function plan(file: ClaimedFile, table: TableName, schema: Schema, mappings: rea
     const column = matched.value[k]!;
     const mapping = mappings[k]!;
     const columnType = parseSqlType(column.sqlType);
-    if (!isCompatible(mapping.type, columnType)) {
+    if (!fitsColumn(mapping.type, columnType)) {
       throw fileError(
         'schema',
         'TYPE_MISMATCH',

@@ -39,7 +39,6 @@
  * non-nullable field). Everything else goes through a cast (see `index.ts`).
  */
 import { DataType, DateUnit, Precision, TimeUnit, type Field } from 'apache-arrow';
-import { isLosslessFit } from '../../src/column-fit.ts';
 import type { SqlType } from '../../src/sql-types.ts';
 import type { LogicalType } from '../../src/types.ts';
 
@@ -142,40 +141,18 @@ export function describeField(field: Field): string {
 // ---------------------------------------------------------------------------------------------
 
 /**
- * Arrow's rules are made for the column types Hyper reports, where a numeric always has its
- * precision and a time type never has a `(p)`: PostgreSQL's `numeric` without a precision and
- * `timestamp(p)` are refused rather than assumed to fit.
+ * ARROWSTREAM's exact types are the ones Hyper reports, where a numeric always has its precision
+ * and a time type never has a `(p)`: PostgreSQL's `numeric` without a precision and `timestamp(p)`
+ * are never the same type (such columns are loaded with a cast, if the type policy lets them).
  */
 function isOutsideArrowRules(to: SqlType): boolean {
   if (to.family === 'numeric') return to.precision === undefined;
   return (to.family === 'time' || to.family === 'timestamp' || to.family === 'timestamptz') && to.fractionalDigits !== undefined;
 }
 
-/** The databases report an interval column as `interval` (a family the shared rules do not name). */
-function isInterval(to: SqlType): boolean {
-  return to.family === 'other' && to.sql.trim().toLowerCase() === 'interval';
-}
-
-/**
- * Can values of file type `from` go into a column of type `to`? Whatever loses nothing does
- * (`isLosslessFit`); beyond that Arrow is lenient on bigint → double (values past 2^53 round) and
- * timestamp ↔ timestamptz. Narrowing is refused, so a file never fails half-way on the first value
- * that does not fit.
- */
-export function isCompatible(from: LogicalType, to: SqlType): boolean {
-  if (isOutsideArrowRules(to)) return false;
-  if (from.kind === 'interval') return isInterval(to) || to.family === 'text';
-  if (isLosslessFit(from, to)) return true;
-  if (from.kind === 'bigint') return to.family === 'double';
-  if (from.kind === 'timestamp') return to.family === 'timestamptz';
-  if (from.kind === 'timestamptz') return to.family === 'timestamp';
-  return false;
-}
-
 /** Is the table column's type exactly the file column's (no cast needed at all)? */
 export function isSameType(from: LogicalType, to: SqlType): boolean {
   if (isOutsideArrowRules(to)) return false;
-  if (from.kind === 'interval') return isInterval(to);
   if (from.kind === 'decimal') return to.family === 'numeric' && to.precision === from.precision && to.scale === from.scale;
   // Arrow carries JSON as plain text: only a TEXT column (no length limit) takes it without a cast.
   if (from.kind === 'json' || from.kind === 'text') return to.family === 'text' && to.length === undefined;

@@ -21,7 +21,8 @@ import { parseSqlType } from '../../src/sql-types.ts';
 import type { AppendResult, ClaimedFile, DbConnection, IngestContext, IngestError, IngesterPlugin, TableName } from '../../src/types.ts';
 import { csvBatches, readableFooter } from './csv.ts';
 import { asyncBufferOf, readFooter } from './footer.ts';
-import { isCompatible, mapParquetColumn, type ParquetColumn } from './types.ts';
+import { mapParquetColumn, type ParquetColumn } from './types.ts';
+import { fitsColumn } from '../../src/type-policy.ts';
 
 /**
  * `fileState` key: hyperd refused to read this file itself (a type, codec or encoding its reader
@@ -153,7 +154,7 @@ async function targetsOf(conn: DbConnection, file: ClaimedFile, table: TableName
     );
     return columns.map((column, i) => {
       const target = matched[i]!;
-      if (!isCompatible(column.type, parseSqlType(target.sqlType))) {
+      if (!fitsColumn(column.type, parseSqlType(target.sqlType))) {
         throw schemaError(
           file,
           'PARQUET_TYPE_MISMATCH',

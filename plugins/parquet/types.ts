@@ -56,7 +56,6 @@
 import type { SchemaTree } from 'hyparquet';
 import type { LogicalType } from '../../src/types.ts';
 
-export { isCompatible, takesText } from './compat.ts';
 
 /** How the fallback turns one decoded value of a column into CSV text (see `csv.ts`). */
 export type ValueCodec =
