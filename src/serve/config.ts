@@ -38,6 +38,12 @@ export interface WatcherConfig {
   readonly checkpointEvery?: number;
   readonly batchFiles?: number;
   readonly skipDuplicateContent?: boolean;
+  readonly onSuccess?: 'delete' | 'archive';
+  /** Relative to `dir`. */
+  readonly archiveDir?: string;
+  readonly archiveByDate?: boolean;
+  readonly compression?: boolean;
+  readonly maxDecompressedBytes?: number;
 }
 
 export interface HttpConfig {

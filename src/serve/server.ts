@@ -76,6 +76,11 @@ export class ServeInstance {
         checkpointEvery: config.checkpointEvery,
         batchFiles: config.batchFiles,
         skipDuplicateContent: config.skipDuplicateContent,
+        onSuccess: config.onSuccess,
+        archiveDir: config.archiveDir,
+        archiveByDate: config.archiveByDate,
+        compression: config.compression,
+        maxDecompressedBytes: config.maxDecompressedBytes,
       });
       this.#served.set(handle, { handle, db, config });
       return handle;

@@ -7,6 +7,7 @@
 import { READY_SUFFIX } from '../constants.ts';
 import { removeIfPresent } from '../files.ts';
 import type { CommittedFile, SettledFile } from '../protocol/record.ts';
+import { archiveStaged } from './archive.ts';
 import { epochOf, warm, type WatchContext } from './context.ts';
 import { recoverClaims } from './recover.ts';
 
@@ -31,7 +32,7 @@ export function newCheckpoints(): Checkpoints {
 /** `committed → settled` now, or once a checkpoint made it durable (then `undefined` for now). */
 export function settle(ctx: WatchContext, committed: CommittedFile): SettledFile | undefined {
   const { db, options, checkpoints } = ctx;
-  if (db.capabilities.durableCommit || !db.checkpoint) return removeStaged(committed);
+  if (db.capabilities.durableCommit || !db.checkpoint) return removeStaged(ctx, committed);
   checkpoints.unsettled.push(committed);
   if (ctx.life.stopping) return undefined; // the final checkpoint of stop() takes it
   if (checkpoints.unsettled.length >= options.checkpointEvery) void checkpoint(ctx);
@@ -110,7 +111,7 @@ async function runCheckpoint(ctx: WatchContext): Promise<void> {
   const epoch = epochOf(ctx);
   const safe = batch.filter((u) => u.epoch === epoch);
   ctx.log.debug('checkpoint', { files: batch.length, durable: safe.length, epoch });
-  for (const u of safe) removeStaged(u);
+  for (const u of safe) removeStaged(ctx, u);
   const doubtful = batch.filter((u) => u.epoch !== epoch);
   if (doubtful.length > 0) {
     // The server restarted after these commits: what it had not written out is gone. The ledger
@@ -131,9 +132,11 @@ async function runCheckpoint(ctx: WatchContext): Promise<void> {
 
 /**
  * Sentinel first, then data: a sentinel alone in staging then always means a claim that was
- * interrupted before its data file was taken (see recover.ts).
+ * interrupted before its data file was taken (see recover.ts). Moved to the archive instead with
+ * `onSuccess: 'archive'`.
  */
-export function removeStaged(committed: { readonly stagedPath: string; readonly name: string; readonly claimId: string }): SettledFile {
+export function removeStaged(ctx: WatchContext, committed: { readonly stagedPath: string; readonly name: string; readonly claimId: string }): SettledFile {
+  if (ctx.options.onSuccess === 'archive') return archiveStaged(ctx, committed);
   removeIfPresent(committed.stagedPath + READY_SUFFIX);
   removeIfPresent(committed.stagedPath);
   return { state: 'settled', name: committed.name, claimId: committed.claimId };

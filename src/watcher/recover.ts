@@ -55,7 +55,7 @@ export async function recoverClaims(ctx: WatchContext, claims: readonly StagedCl
       continue;
     }
     if (committed.has(claimId)) {
-      removeStaged({ stagedPath, name, claimId });
+      removeStaged(ctx, { stagedPath, name, claimId });
       ctx.log.info('recovered: already committed, cleaned up', { file: name, claimId });
       ctx.stats.recovered++;
       continue;

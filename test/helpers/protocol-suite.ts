@@ -17,6 +17,7 @@ import { fromDbError } from '../../src/errors.ts';
 import { clampMaxConcurrent } from '../../src/options.ts';
 import { POISON_FILE_ATTEMPTS } from '../../src/watcher/retry.ts';
 import { defineIngester } from '../../src/plugins.ts';
+import { archiveCases } from './archive-suite.ts';
 import { csv, drop, failedEntries, leftovers, stagedEntries, waitFor } from './drop.ts';
 import { columnsOf, count, sqlTypes } from './env.ts';
 import { groupLogger, type WatchBench } from './watch-bench.ts';
@@ -490,4 +491,6 @@ export function protocolCases(t: WatchBench, expect: ProtocolExpectations): void
     await assert.rejects(startWatching(dir, 'bad name;', opts), /invalid table name/);
     assert.equal(t.registry.get(dir), undefined);
   });
+
+  archiveCases(t);
 }
