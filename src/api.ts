@@ -4,9 +4,8 @@
  */
 import { realpath, stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import { builtinIngesters, defaultFsAdapter, watcherDb } from './compose.ts';
+import { defaultFsAdapter, watcherDb, watcherPlugins } from './compose.ts';
 import { ON_SUCCESS, resolveOptions, type WatchOptions } from './options.ts';
-import { PluginRegistry } from './plugins.ts';
 import { defaultRegistry, type WatcherRegistry } from './registry.ts';
 import { parseTableName } from './sql.ts';
 import type { WatcherStats } from './stats.ts';
@@ -47,7 +46,7 @@ function tableOf(table: string | TableName): TableName {
 export async function openWatcher(dir: string, table: string | TableName, options: WatchOptions = {}): Promise<WatcherHandle> {
   const resolved = resolveOptions(options);
   const target = tableOf(table);
-  const plugins = new PluginRegistry(builtinIngesters, options.plugins ?? []);
+  const plugins = watcherPlugins(options.plugins ?? [], { enabled: resolved.compression, maxDecompressedBytes: resolved.maxDecompressedBytes });
   const real = await realDirectory(dir);
   if (options.onSuccess !== undefined && !(ON_SUCCESS as readonly string[]).includes(options.onSuccess)) {
     throw new WatchConfigError(`onSuccess is ${JSON.stringify(options.onSuccess)}; use 'delete' or 'archive'`);
