@@ -9,6 +9,7 @@ import { describe, it } from 'node:test';
 import { createHyperAdapter } from '../adapters/db/hyper/index.ts';
 import { openWatcher } from '../src/api.ts';
 import { WatcherRegistry } from '../src/registry.ts';
+import { gzip } from './helpers/compression-suite.ts';
 import { csv, drop, leftovers, waitFor } from './helpers/drop.ts';
 import { count, useHyperFixture } from './helpers/env.ts';
 import { startWatchChild } from './helpers/child.ts';
@@ -18,17 +19,24 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 describe('crash safety', () => {
   const fx = useHyperFixture();
 
-  it('SIGKILL at random moments, 10+ times, while 1,000 files arrive: every id exactly once', async () => {
-    const dir = join(fx.root, 'kill');
+  /** Again with files dropped gzip-compressed and archived instead of deleted. */
+  const variants = [
+    { label: '', name: 'kill', ext: '.csv', options: {} },
+    { label: ' (.csv.gz files, onSuccess archive)', name: 'kill-archive', ext: '.csv.gz', options: { onSuccess: 'archive' } },
+  ] as const;
+
+  for (const variant of variants) it(`SIGKILL at random moments, 10+ times, while 1,000 files arrive: every id exactly once${variant.label}`, async () => {
+    const dir = join(fx.root, variant.name);
     await mkdir(dir);
-    const database = join(fx.root, 'kill.hyper');
+    const database = join(fx.root, `${variant.name}.hyper`);
     const files = 1000;
     const perFile = 3;
     let produced = 0;
     const producer = (async () => {
       for (let f = 0; f < files; f++) {
         const rows = Array.from({ length: perFile }, (_, r) => [f * perFile + r, f]);
-        await drop(dir, `batch-${String(f).padStart(4, '0')}.csv`, csv('id,batch', rows));
+        const body = csv('id,batch', rows);
+        await drop(dir, `batch-${String(f).padStart(4, '0')}${variant.ext}`, variant.ext === '.csv' ? body : await gzip(body));
         produced++;
         if (f % 25 === 0) await sleep(5);
       }
@@ -37,7 +45,7 @@ describe('crash safety', () => {
     let seed = 42;
     const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
     while (kills < 12 || produced < files) {
-      const run = startWatchChild(dir, 'events', database);
+      const run = startWatchChild(dir, 'events', database, variant.options);
       // Kill during start-up (recovery, sweep) as well as while running.
       const during = random() < 0.3;
       if (!during) await run.started;
@@ -47,9 +55,10 @@ describe('crash safety', () => {
       kills++;
     }
     await producer;
-    const last = startWatchChild(dir, 'events', database);
+    const last = startWatchChild(dir, 'events', database, variant.options);
     await last.started;
-    await waitFor(async () => (await leftovers(dir)).length === 0 && (await readdir(join(dir, '.hyperwatch', 'staging'))).length === 0, 'inbox and staging to empty', 120000);
+    const settled = async () => (await leftovers(dir)).filter((n) => n !== 'archive').length === 0 && (await readdir(join(dir, '.hyperwatch', 'staging'))).length === 0;
+    await waitFor(settled, 'inbox and staging to empty', 120000);
     last.child.kill('SIGTERM');
     await last.exited;
 
@@ -68,6 +77,13 @@ describe('crash safety', () => {
       const ledger = await pool.query<{ n: string }>('SELECT COUNT(*) AS n FROM hyperwatch_ingest_log');
       assert.equal(Number(ledger[0]!.n), files);
       assert.deepEqual(await readdir(join(dir, 'failed')), [], 'nothing failed');
+      if ('onSuccess' in variant.options) {
+        // Each file archived once (a name carries its claim id only if a crash split the pair).
+        const archived = (await readdir(join(dir, 'archive'))).filter((n) => !n.endsWith('.ready'));
+        assert.equal(archived.length, files, 'every file archived, none twice');
+        const batches = new Set(archived.map((n) => /^batch-(\d{4})\./.exec(n)?.[1]));
+        assert.equal(batches.size, files, 'every batch in the archive');
+      }
     } finally {
       await pool.close();
       await check.close();
@@ -76,18 +92,18 @@ describe('crash safety', () => {
 
   // This caught a postgres.js instance reconnecting after it was ended: its idle session kept the
   // database attached, so no later checkpoint wrote anything, and the next kill lost those files.
-  it('hyperd killed mid-stream: all files land exactly once, none in failed/', async () => {
-    const dir = join(fx.root, 'hyperd-kill');
+  for (const variant of variants) it(`hyperd killed mid-stream: all files land exactly once, none in failed/${variant.label}`, async () => {
+    const dir = join(fx.root, `hyperd-${variant.name}`);
     await mkdir(dir);
-    const db = createHyperAdapter({ database: join(fx.root, 'hyperd-kill.hyper') });
+    const db = createHyperAdapter({ database: join(fx.root, `hyperd-${variant.name}.hyper`) });
     const registry = new WatcherRegistry();
-    const handle = await openWatcher(dir, 'events', { db, registry, retryDelayMs: { initial: 20, max: 500 } });
+    const handle = await openWatcher(dir, 'events', { db, registry, retryDelayMs: { initial: 20, max: 500 }, ...variant.options });
     const files = 300;
     // Paced, so that the stream is still going at each kill: small files ready at once are
     // committed in groups and a burst would be done before the first kill.
     const producer = (async () => {
       for (let f = 0; f < files; f++) {
-        await drop(dir, `f${f}.csv`, csv('id', [[f]]));
+        await drop(dir, `f${f}${variant.ext}`, variant.ext === '.csv' ? csv('id', [[f]]) : await gzip(csv('id', [[f]])));
         await sleep(10);
       }
     })();
@@ -103,9 +119,10 @@ describe('crash safety', () => {
     const summary = await handle.stop();
     // A file re-ingested after a crash may still wait in staging for its durability checkpoint
     // when the watcher stops; the next start settles it. Exactly once is judged after that.
-    const again = await openWatcher(dir, 'events', { db, registry });
+    const again = await openWatcher(dir, 'events', { db, registry, ...variant.options });
     await again.stop();
     assert.deepEqual(await readdir(join(dir, '.hyperwatch', 'staging')), []);
+    if ('onSuccess' in variant.options) assert.equal((await readdir(join(dir, 'archive'))).filter((n) => !n.endsWith('.ready')).length, files, 'every file archived once');
     const pool = await db.openPool({ maxConnections: 1 });
     try {
       const [row] = await pool.query<{ n: string; d: string }>('SELECT COUNT(*) AS n, COUNT(DISTINCT id) AS d FROM events');

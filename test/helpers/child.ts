@@ -11,9 +11,9 @@ export interface WatchChild {
   readonly exited: Promise<void>;
 }
 
-/** Starts the watcher child on `dir` → `table` in `database`. */
-export function startWatchChild(dir: string, table: string, database: string): WatchChild {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'test', 'fixtures', 'watch-child.ts'), dir, table, database], {
+/** Starts the watcher child on `dir` → `table` in `database`, with more `options` (JSON-able WatchOptions). */
+export function startWatchChild(dir: string, table: string, database: string, options: Record<string, unknown> = {}): WatchChild {
+  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'test', 'fixtures', 'watch-child.ts'), dir, table, database, JSON.stringify(options)], {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stderr = '';
