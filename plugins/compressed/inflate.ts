@@ -160,9 +160,18 @@ async function* gunzip(source: AsyncIterable<Uint8Array>, options: InflateOption
     if (last) yield last;
     finished = true;
   } finally {
-    // Stopped early (an error, or a consumer that read enough): stop feeding the decoder.
+    // Stopped early (an error, or a consumer that read enough): stop feeding the decoder and drain
+    // what it still has. Never `reader.cancel()`: on Node 20 the decoder may then push one more
+    // chunk into the closed stream, an exception nobody can catch.
     if (!finished) {
-      await reader.cancel().catch(() => {});
+      // Not awaited first: the abort waits for a write in flight, which waits for these reads.
+      const aborted = writer.abort(new Error('decompression stopped early')).catch(() => {});
+      try {
+        while (!(await reader.read()).done);
+      } catch {
+        // The abort (or the decoder's own error) ends the stream.
+      }
+      await aborted;
       await feeding;
     }
   }

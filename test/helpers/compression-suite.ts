@@ -10,10 +10,12 @@ import { it } from 'node:test';
 import { startWatching, stopWatching } from '../../src/api.ts';
 import { resolveOptions } from '../../src/options.ts';
 import { HEAD_BYTES } from '../../plugins/compressed/view.ts';
+import { csvIngester } from '../../plugins/csv/index.ts';
+import { defineIngester } from '../../src/plugins.ts';
 import { csv, drop, failedEntries, leftovers, stagedEntries } from './drop.ts';
 import { count } from './env.ts';
 import { ROOT } from './proc.ts';
-import type { WatchBench } from './watch-bench.ts';
+import { groupLogger, type WatchBench } from './watch-bench.ts';
 
 const FIXTURES = join(ROOT, 'test', 'fixtures', 'compressed');
 
@@ -79,11 +81,16 @@ export function compressionCases(t: WatchBench): void {
     await drop(dir, 'flipped.csv.gz', flipped);
     const small = await gzip(csv('id,name,amount', [[7, 'x', 1]]));
     await drop(dir, 'smallcut.csv.gz', small.subarray(0, small.length - 6));
+    // Only the CRC-32 in the trailer is wrong: the deflate data itself decodes.
+    const badCrc = (await gzip(csv('id,name,amount', [[8, 'y', 1]]))).slice();
+    badCrc[badCrc.length - 8]! ^= 0xff;
+    await drop(dir, 'badcrc.csv.gz', badCrc);
     const second = await startWatching(dir, table, opts);
     await stopWatching(dir, { registry: t.registry });
-    assert.equal(second.filesFailed, 3);
+    assert.equal(second.filesFailed, 4);
     assert.equal(await count(t.pool, table), rows, 'nothing of the bad files');
     assert.deepEqual(await failedEntries(dir), [
+      'badcrc.csv.gz', 'badcrc.csv.gz.error', 'badcrc.csv.gz.ready',
       'cut.csv.gz', 'cut.csv.gz.error', 'cut.csv.gz.ready', 'flipped.csv.gz', 'flipped.csv.gz.error', 'flipped.csv.gz.ready', 'smallcut.csv.gz', 'smallcut.csv.gz.error', 'smallcut.csv.gz.ready',
     ]);
     const truncated = await report(dir, 'cut.csv.gz');
@@ -96,6 +103,7 @@ export function compressionCases(t: WatchBench): void {
     const at = Number(/at or before byte (\d+) of (\d+)/.exec(corrupt.message)?.[1]);
     assert.ok(at >= flipped.length / 2 && at <= flipped.length, corrupt.message);
     assert.match(corrupt.message, new RegExp(`of ${flipped.length} \\(`));
+    assert.equal((await report(dir, 'badcrc.csv.gz')).code, 'COMPRESSED_CORRUPT');
     const smallCut = await report(dir, 'smallcut.csv.gz');
     assert.match(smallCut.message, new RegExp(`byte ${small.length - 6}\\b`));
   });
@@ -129,8 +137,10 @@ export function compressionCases(t: WatchBench): void {
     for (let i = 1; i <= 30; i++) await drop(dir, `f${i}.csv.gz`, await gzip(csv('id,name', [[i, `n${i}`], [i + 100, `m${i}`]])));
     const bad = await gzip(csv('id,name', [[999, 'bad']]));
     await drop(dir, 'bad.csv.gz', bad.subarray(0, bad.length - 4));
-    const stats = await startWatching(dir, table, opts);
+    const logger = groupLogger();
+    const stats = await startWatching(dir, table, { ...opts, logger });
     await stopWatching(dir, { registry: t.registry });
+    assert.ok(Math.max(...logger.groups) > 1, `committed in groups: ${logger.groups.join(' ')}`);
     assert.equal(stats.filesIngested, 30);
     assert.equal(stats.filesFailed, 1);
     assert.equal(await count(t.pool, table), 61);
@@ -142,5 +152,33 @@ export function compressionCases(t: WatchBench): void {
     await stopWatching(dir, { registry: t.registry });
     assert.equal(off.filesFailed, 1);
     assert.equal((await report(dir, 'off.csv.gz')).code, 'UNKNOWN_EXTENSION');
+  });
+
+  it('compressed files: multi-member gzip (cat a.gz b.gz) loads on Node and Bun, fails as corrupt on Deno; a plugin of yours for .csv gets .csv.gz too', async () => {
+    const { dir, table, opts } = await t.inbox();
+    const both = new Uint8Array([...(await gzip('id,name\n1,a\n')), ...(await gzip('2,b\n'))]);
+    await drop(dir, 'two.csv.gz', both);
+    await drop(dir, 'one.csv.gz', await gzip('id,name\n3,c\n'));
+    const seen: string[] = [];
+    const mine = defineIngester({
+      name: 'my-csv',
+      extensions: ['.csv'],
+      append(conn, file, target, ctx) {
+        seen.push(`${file.name} as ${file.extension}`);
+        return csvIngester.append(conn, file, target, ctx);
+      },
+    });
+    const stats = await startWatching(dir, table, { ...opts, plugins: [mine] });
+    await stopWatching(dir, { registry: t.registry });
+    assert.ok(seen.includes('one.csv.gz as .csv'), seen.join(', '));
+    if ('Deno' in globalThis) {
+      assert.equal(stats.filesFailed, 1);
+      assert.equal((await report(dir, 'two.csv.gz')).code, 'COMPRESSED_CORRUPT');
+      assert.equal(await count(t.pool, table), 1);
+    } else {
+      assert.equal(stats.filesIngested, 2, JSON.stringify(stats.lastError));
+      assert.ok(seen.includes('two.csv.gz as .csv'), seen.join(', '));
+      assert.equal(await count(t.pool, table), 3);
+    }
   });
 }
