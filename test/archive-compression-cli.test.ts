@@ -9,6 +9,8 @@ import { describe, it } from 'node:test';
 import { byteCount } from '../src/cli.ts';
 import { ConfigError, validateConfig } from '../src/serve/config.ts';
 import { confineWatcher } from '../src/serve/confine.ts';
+import { ServeInstance } from '../src/serve/server.ts';
+import { silentLogger } from '../src/log.ts';
 import { gzip } from './helpers/compression-suite.ts';
 import { csv, drop } from './helpers/drop.ts';
 import { useTempDir } from './helpers/env.ts';
@@ -96,5 +98,18 @@ describe('archive and compression from the CLI and the serve config', () => {
     // Over HTTP, the archive must lie under the allowed roots like the directory itself.
     const confined = await confineWatcher({ dir: join(root, 'served'), table: 't', adapter: 'postgres', url: 'postgres://h/d', archiveDir: '/etc/elsewhere' }, { allowedRoots: [root], allowedServers: ['postgres://h/d'] });
     assert.ok('refused' in confined && /archiveDir \/etc\/elsewhere is outside the allowed roots/.test(confined.refused), JSON.stringify(confined));
+  });
+
+  it('serve hands a watcher its onSuccess, archiveDir and maxDecompressedBytes', async () => {
+    const dir = await tmp.dir('serve-inbox');
+    await drop(dir, 'kept.csv.gz', await gzip(csv('id', [[1], [2]])));
+    await drop(dir, 'bomb.csv.zst', await readFile(join(FIXTURES, 'bomb.csv.zst')));
+    const serve = new ServeInstance({ logger: silentLogger, baseDir: tmp.path() });
+    const handle = await serve.add({ dir, table: 'served', database: tmp.path('serve.hyper'), onSuccess: 'archive', archiveDir: 'done', maxDecompressedBytes: 1 << 20 });
+    assert.equal(handle.stats.filesIngested, 1);
+    assert.equal(handle.stats.filesFailed, 1);
+    await serve.remove(dir);
+    assert.deepEqual((await readdir(join(dir, 'done'))).sort(), ['kept.csv.gz', 'kept.csv.gz.ready']);
+    assert.equal(JSON.parse(await readFile(join(dir, 'failed', 'bomb.csv.zst.error'), 'utf8')).code, 'DECOMPRESSED_TOO_LARGE');
   });
 });
