@@ -126,7 +126,8 @@ async function* gunzip(source: AsyncIterable<Uint8Array>, options: InflateOption
         for (let i = 0; i < next.value.length; i += GZIP_SLICE) {
           const slice = next.value.subarray(i, i + GZIP_SLICE);
           fed += slice.length;
-          await writer.write(slice);
+          // Our chunks are never views of a SharedArrayBuffer (files are read into fresh buffers).
+          await writer.write(slice as Uint8Array<ArrayBuffer>);
         }
       }
       await writer.close();
