@@ -5,7 +5,7 @@
  * target and its ratio, and writes bench/results/<mode>.{json,md,svg}. See BENCHMARKS.md.
  *
  * Options: --quick (about a minute: one run, smaller memory and backlog workloads), --runs N,
- * --only a,b (workloads: csv, csv-source, parquet, arrow, flood, trickle, memory, backlog), --backlog N,
+ * --only a,b (workloads: csv, csv-source, csv-gz, parquet, arrow, flood, trickle, memory, backlog), --backlog N,
  * --big-mb N, --out DIR, --keep (leave the generated data), --tmp DIR (instead of the OS's),
  * --watch JSON (extra WatchOptions for every watcher, e.g. '{"maxConcurrent":8}': the report
  * then says which; to measure what a setting changes), --report FILE.json (render a saved run's
@@ -21,9 +21,9 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { tableFromIPC, tableToIPC } from 'apache-arrow';
 import { FAILED_DIR, quoteLiteral, READY_SUFFIX } from '../src/index.ts';
-import { arrowStreamCopy, type Baseline, clientCopy, parquetExternal, psqlCopy, serverCopy } from './lib/baselines.ts';
+import { arrowStreamCopy, type Baseline, clientCopy, parquetExternal, psqlCopy, serverCopy, serverCopyGzip } from './lib/baselines.ts';
 import { type Mode, REFERENCE, SEED, SIZES, type Sizes } from './lib/config.ts';
-import { badCsv, smallCsv, writeRows, type Written } from './lib/data.ts';
+import { badCsv, gzipFile, smallCsv, writeRows, type Written } from './lib/data.ts';
 import { now, percentile, type Summary, summarize } from './lib/measure.ts';
 import { type BacklogFigure, type BenchResult, evaluateTargets, type Figure, type Latency, type MemoryFigure, renderText, writeReport } from './lib/report.ts';
 import { countRows, createDatabase, dropTable, freshTable, startServer, withSession } from './lib/server.ts';
@@ -31,7 +31,7 @@ import { runWatcher, type WatchRun } from './lib/watch-run.ts';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const repo = resolve(here, '..');
-const WORKLOADS = ['csv', 'csv-source', 'parquet', 'arrow', 'flood', 'trickle', 'memory', 'backlog'] as const;
+const WORKLOADS = ['csv', 'csv-source', 'csv-gz', 'parquet', 'arrow', 'flood', 'trickle', 'memory', 'backlog'] as const;
 type Workload = (typeof WORKLOADS)[number];
 
 const { values: args } = parseArgs({
@@ -237,6 +237,14 @@ async function main(): Promise<void> {
     if (only.has('csv-source')) {
       // The same file with a source column: every row also gets the file's name.
       await singleFile('CSV 1 file, source column', csv.path, csv.rows, csv.bytes, '.csv', [[serverCopy, csv.path]], undefined, SOURCE_COLUMN);
+    }
+    if (only.has('csv-gz')) {
+      // The same rows gzip-compressed; hyperd reads a .csv.gz itself (the fastest way it has).
+      t = now();
+      const gz = await gzipFile(csv.path, `${csv.path}.gz`);
+      datasets.csvGz = { rows: csv.rows, bytes: gz.bytes };
+      log(`gzipped ${gz.path}: ${(gz.bytes / 1e6).toFixed(1)} MB in ${((now() - t) / 1000).toFixed(1)} s`);
+      await singleFile('CSV.gz 1 file', gz.path, csv.rows, gz.bytes, '.csv.gz', [[serverCopyGzip, gz.path]]);
     }
     if (only.has('parquet')) {
       await singleFile('Parquet 1 file', parquetPath, csv.rows, datasets.parquet!.bytes, '.parquet', [[parquetExternal, parquetPath]], REFERENCE.parquetSeconds);

@@ -4,14 +4,14 @@
  */
 import { realpath, stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import { builtinIngesters, defaultFsAdapter, watcherDb } from './compose.ts';
-import { resolveOptions, type WatchOptions } from './options.ts';
-import { PluginRegistry } from './plugins.ts';
+import { defaultFsAdapter, watcherDb, watcherPlugins } from './compose.ts';
+import { ON_SUCCESS, resolveOptions, type WatchOptions } from './options.ts';
 import { defaultRegistry, type WatcherRegistry } from './registry.ts';
 import { parseTableName } from './sql.ts';
 import { linkWaitingFor, type WatcherStats } from './stats.ts';
 import { checkSourceColumns } from './source-columns.ts';
 import { SCHEMA_EVOLUTIONS, type TableName } from './types.ts';
+import { archiveDirProblem } from './watcher/archive.ts';
 import { WatcherHandle, type WatchSummary } from './watcher/handle.ts';
 
 export class WatchConfigError extends Error {
@@ -52,8 +52,13 @@ export async function openWatcher(dir: string, table: string | TableName, option
   }
   const sources = checkSourceColumns(options.sourceColumns);
   if (sources.isErr()) throw new WatchConfigError(`sourceColumns: ${sources.error}`);
-  const plugins = new PluginRegistry(builtinIngesters, options.plugins ?? []);
+  const plugins = watcherPlugins(options.plugins ?? [], { enabled: resolved.compression, maxDecompressedBytes: resolved.maxDecompressedBytes });
   const real = await realDirectory(dir);
+  if (options.onSuccess !== undefined && !(ON_SUCCESS as readonly string[]).includes(options.onSuccess)) {
+    throw new WatchConfigError(`onSuccess is ${JSON.stringify(options.onSuccess)}; use 'delete' or 'archive'`);
+  }
+  const archiveProblem = resolved.onSuccess === 'archive' ? archiveDirProblem(real, resolved.archiveDir) : undefined;
+  if (archiveProblem) throw new WatchConfigError(`${archiveProblem}; give a folder of its own, e.g. ${JSON.stringify('archive')}`);
   const registry = options.registry ?? defaultRegistry;
   registry.reserve(real);
   const { db, owned: ownsDb } = watcherDb(options, resolved.logger);

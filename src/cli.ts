@@ -38,8 +38,9 @@ Producers: write X.csv (to a temp name, then rename), then create the empty file
   watch: `Usage: hyperwatch watch <dir> --table <name> [options]
 
 Ingests every X whose sentinel X.ready exists exactly once (small files ready together share a
-transaction, each with its own ledger row); removes both on success,
-moves both to <dir>/failed/ with X.error on failure.
+transaction, each with its own ledger row); removes both on success (or archives them),
+moves both to <dir>/failed/ with X.error on failure. X.csv.gz, X.jsonl.zst and the like
+(gzip, zstd) are decompressed as they stream.
 
 Options:
   --table <name>          target table, "name" or "schema.name" (created from the first file),
@@ -57,6 +58,13 @@ ${DB_HELP}
                           (.jsonl for JSON) with line and reason; default fail (the file fails)
   --max-bad-rows <n|fraction>  with skip: a file with more bad rows than n (100), or than
                           this fraction of its rows (0.01), fails whole; default no limit
+  --on-success <delete|archive>  after the commit is durable: remove the file and its
+                          sentinel (default), or move both to the archive folder
+  --archive-dir <folder>  where archive moves them (default <dir>/archive; relative to <dir>)
+  --archive-by-date       archive into one subfolder per day (UTC), e.g. archive/2026-12-01/
+  --no-compression        treat .gz/.zst files as unknown extensions instead of decompressing
+  --max-decompressed-bytes <n>  a compressed file inflating past this fails (default 4G;
+                          suffixes K, M, G, T: powers of 1024)
   --once                  process the ready files present, then exit (1 if any failed)
   --json                  print the summary as one JSON object on stdout
   --fs <node|parcel|deno|poll[:ms]>  filesystem event source (default: node on Linux,
@@ -105,6 +113,14 @@ function badRowFlags(onBadRows: string | undefined, maxBadRows: string | undefin
   return { onBadRows: 'skip', maxBadRows: Number(maxBadRows) };
 }
 
+/** `4G`, `512M`, `1048576` → bytes (K, M, G, T: powers of 1024). */
+export function byteCount(value: string | undefined, flag: string): number | undefined {
+  if (value === undefined) return undefined;
+  const m = /^(\d+)([KMGT]?)i?B?$/i.exec(value.trim());
+  if (!m || Number(m[1]) === 0) throw new UsageError(`${flag} expects a size such as 4G, 512M or 1048576, got ${JSON.stringify(value)}`);
+  return Number(m[1]) * 1024 ** ' KMGT'.indexOf((m[2] || ' ').toUpperCase());
+}
+
 async function watchCommand(args: string[]): Promise<number> {
   const { values, positionals } = parse(args, {
     table: { type: 'string' },
@@ -115,6 +131,11 @@ async function watchCommand(args: string[]): Promise<number> {
     'source-column': { type: 'string', multiple: true },
     'on-bad-rows': { type: 'string' },
     'max-bad-rows': { type: 'string' },
+    'on-success': { type: 'string' },
+    'archive-dir': { type: 'string' },
+    'archive-by-date': { type: 'boolean' },
+    'no-compression': { type: 'boolean' },
+    'max-decompressed-bytes': { type: 'string' },
     once: { type: 'boolean' },
     json: { type: 'boolean' },
     fs: { type: 'string' },
@@ -136,6 +157,10 @@ async function watchCommand(args: string[]): Promise<number> {
   const sourceColumns = parseSourceColumns(values['source-column'] ?? []);
   if (sourceColumns.isErr()) throw new UsageError(`--source-column: ${sourceColumns.error}`);
   const badRows = badRowFlags(values['on-bad-rows'], values['max-bad-rows']);
+  const onSuccess = values['on-success'];
+  if (onSuccess !== undefined && onSuccess !== 'delete' && onSuccess !== 'archive') throw new UsageError(`--on-success is delete or archive, got ${JSON.stringify(onSuccess)}`);
+  if ((values['archive-dir'] !== undefined || values['archive-by-date']) && onSuccess !== 'archive') throw new UsageError('--archive-dir and --archive-by-date go with --on-success archive');
+  const maxDecompressedBytes = byteCount(values['max-decompressed-bytes'], '--max-decompressed-bytes');
   let handle: WatcherHandle | undefined;
   // A live progress line for long files, on a terminal only; log lines clear it first.
   const progress = startProgress(process.stderr, () => handle?.activeFiles() ?? []);
@@ -153,6 +178,9 @@ async function watchCommand(args: string[]): Promise<number> {
       ...(evolution === 'add-columns' ? { schemaEvolution: 'addColumns' as const } : {}),
       sourceColumns: sourceColumns.value,
       ...badRows,
+      ...(onSuccess ? { onSuccess, archiveDir: values['archive-dir'], archiveByDate: values['archive-by-date'] === true } : {}),
+      compression: values['no-compression'] !== true,
+      ...(maxDecompressedBytes ? { maxDecompressedBytes } : {}),
       ...(fs ? { fs } : {}),
     });
     if (!values.once) {

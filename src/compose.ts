@@ -12,9 +12,11 @@ import { nodeFsAdapter } from '../adapters/fs/node/index.ts';
 import { parcelFsAdapter } from '../adapters/fs/parcel/index.ts';
 import { DEFAULT_POLL_INTERVAL_MS, pollFsAdapter } from '../adapters/fs/poll/index.ts';
 import { arrowIngester } from '../plugins/arrow/index.ts';
+import { compressedIngester } from '../plugins/compressed/index.ts';
 import { csvIngester } from '../plugins/csv/index.ts';
 import { jsonIngester } from '../plugins/json/index.ts';
 import { parquetIngester } from '../plugins/parquet/index.ts';
+import { PluginRegistry } from './plugins.ts';
 import type { DbAdapter, FsAdapter, IngesterPlugin, Logger } from './types.ts';
 
 // ---------------------------------------------------------------------------------------------
@@ -23,6 +25,26 @@ import type { DbAdapter, FsAdapter, IngesterPlugin, Logger } from './types.ts';
 
 /** The ingesters every watcher has unless `WatchOptions.plugins` replaces them. */
 export const builtinIngesters: readonly IngesterPlugin[] = [csvIngester, jsonIngester, parquetIngester, arrowIngester];
+
+/** The text formats read compressed too (`.csv.gz`, `.jsonl.zst`, ...), by whichever plugin reads them plain. */
+export const COMPRESSIBLE_EXTENSIONS = ['.csv', '.tsv', '.json', '.jsonl', '.ndjson'] as const;
+
+/**
+ * The plugins a watcher uses: the built-ins, their compressed variants (unless `compression` is
+ * off), then `extra`, which replace either for the extensions they list. A plugin in `extra` that
+ * reads `.csv` also gets `.csv.gz` and `.csv.zst`.
+ */
+export function watcherPlugins(extra: readonly IngesterPlugin[], compression: { readonly enabled: boolean; readonly maxDecompressedBytes: number }): PluginRegistry {
+  if (!compression.enabled) return new PluginRegistry(builtinIngesters, extra);
+  const plain = new PluginRegistry(builtinIngesters, extra);
+  const byPlugin = new Map<IngesterPlugin, string[]>();
+  for (const ext of COMPRESSIBLE_EXTENSIONS) {
+    const match = plain.match(`x${ext}`);
+    if (match?.extension === ext) byPlugin.set(match.plugin, [...(byPlugin.get(match.plugin) ?? []), ext]);
+  }
+  const compressed = [...byPlugin].map(([plugin, extensions]) => compressedIngester(plugin, { maxDecompressedBytes: compression.maxDecompressedBytes, extensions }));
+  return new PluginRegistry([...builtinIngesters, ...compressed], extra);
+}
 
 // ---------------------------------------------------------------------------------------------
 // Filesystem adapters

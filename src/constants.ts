@@ -23,6 +23,9 @@ export const BATCH_FILE_MAX_BYTES = 1 << 20;
 /** Where failed files, their sentinels and `.error` reports go, inside the watched directory. */
 export const FAILED_DIR = 'failed';
 
+/** Where `onSuccess: 'archive'` moves ingested files by default, inside the watched directory. */
+export const ARCHIVE_DIR = 'archive';
+
 /**
  * The watcher's private folder inside the watched directory (same filesystem, so claiming a
  * file is an atomic rename). Dot-prefixed: producers' tools and the watcher itself ignore it.

@@ -10,7 +10,7 @@
  * bound by exactly that CPU on a small machine. Large reads stay asynchronous (`OpenedFile.read`
  * beyond `SYNC_READ_BYTES`), so a big file never holds the event loop.
  */
-import { closeSync, constants, fstatSync, lstatSync, openSync, read as readCallback, readSync, renameSync, type Stats, unlinkSync } from 'node:fs';
+import { closeSync, constants, copyFileSync, fstatSync, linkSync, lstatSync, openSync, read as readCallback, readSync, renameSync, type Stats, unlinkSync } from 'node:fs';
 import { mkdir, readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ClaimedFile } from './types.ts';
@@ -264,4 +264,41 @@ export async function listNames(dir: string): Promise<string[]> {
 /** Writes a new file, never replacing one (`wx`). */
 export async function writeNewFile(path: string, data: string): Promise<void> {
   await writeFile(path, data, { flag: 'wx' });
+}
+
+/**
+ * Moves `from` to `to` without ever replacing a file at `to` (a plain rename would): a hard link,
+ * then the old name removed; across filesystems, an exclusive copy. `taken` when `to` holds another
+ * file; `gone` when `from` is not there. A move interrupted after the link is finished the next
+ * time: `to` is then the very same file, and only `from` goes.
+ */
+export function moveWithoutReplacing(from: string, to: string): 'moved' | 'taken' | 'gone' {
+  try {
+    linkSync(from, to);
+  } catch (error) {
+    const code = (error as { code?: unknown }).code;
+    if (isGone(error)) return 'gone';
+    if (code === 'EEXIST') {
+      if (!sameFile(from, to)) return 'taken';
+    } else if (code === 'EXDEV' || code === 'EPERM' || code === 'ENOTSUP' || code === 'EOPNOTSUPP') {
+      // Another filesystem, or one without hard links.
+      try {
+        copyFileSync(from, to, constants.COPYFILE_EXCL);
+      } catch (copyError) {
+        if ((copyError as { code?: unknown }).code === 'EEXIST') return 'taken';
+        if (isGone(copyError)) return 'gone';
+        throw copyError;
+      }
+    } else {
+      throw error;
+    }
+  }
+  removeIfPresent(from);
+  return 'moved';
+}
+
+function sameFile(a: string, b: string): boolean {
+  const x = lstatSync(a, { throwIfNoEntry: false });
+  const y = lstatSync(b, { throwIfNoEntry: false });
+  return x !== undefined && y !== undefined && x.ino === y.ino && x.dev === y.dev;
 }

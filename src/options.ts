@@ -77,7 +77,29 @@ export interface WatchOptions {
    * (`100`), or a fraction of the file's rows (`0.01`). Default: no limit.
    */
   readonly maxBadRows?: number;
+  /**
+   * What happens to a file and its sentinel once its commit is durable: `'delete'` (default)
+   * removes them; `'archive'` moves them into `archiveDir`, under a name no earlier file holds.
+   */
+  readonly onSuccess?: OnSuccess;
+  /** Where `'archive'` moves files: default `<dir>/archive`; relative paths are taken from `dir`. */
+  readonly archiveDir?: string;
+  /** Archive into one subfolder per day (UTC): `archive/2026-12-01/orders.csv`. Default false. */
+  readonly archiveByDate?: boolean;
+  /**
+   * Read `X.csv.gz`, `X.jsonl.zst` and the like (gzip and zstd, by extension), decompressed as they
+   * stream. Default true.
+   */
+  readonly compression?: boolean;
+  /** A compressed file that inflates past this many bytes fails (a decompression bomb). Default 4 GiB. */
+  readonly maxDecompressedBytes?: number;
 }
+
+export const ON_SUCCESS = ['delete', 'archive'] as const;
+export type OnSuccess = (typeof ON_SUCCESS)[number];
+
+/** Default `maxDecompressedBytes`: far beyond any real file, far below a full disk. */
+export const DEFAULT_MAX_DECOMPRESSED_BYTES = 4 * 1024 ** 3;
 
 /** 0, missing or not a number → the default; below 1 → 1; above the limit → the limit. */
 export function clampMaxConcurrent(value: number | undefined): number {
@@ -103,6 +125,12 @@ export interface ResolvedOptions {
   readonly sourceColumns: SourceColumns;
   readonly onBadRows: OnBadRows;
   readonly maxBadRows: BadRowLimit;
+  readonly onSuccess: OnSuccess;
+  /** As given (absolute, or relative to the watched directory); undefined for the default. */
+  readonly archiveDir: string | undefined;
+  readonly archiveByDate: boolean;
+  readonly compression: boolean;
+  readonly maxDecompressedBytes: number;
 }
 
 export function resolveOptions(options: WatchOptions): ResolvedOptions {
@@ -123,6 +151,11 @@ export function resolveOptions(options: WatchOptions): ResolvedOptions {
     schemaEvolution: options.schemaEvolution === 'addColumns' ? 'addColumns' : 'fail',
     sourceColumns: options.sourceColumns ?? {},
     ...badRowOptions(options),
+    onSuccess: options.onSuccess === 'archive' ? 'archive' : 'delete',
+    archiveDir: options.archiveDir,
+    archiveByDate: options.archiveByDate === true,
+    compression: options.compression !== false,
+    maxDecompressedBytes: Math.max(1, options.maxDecompressedBytes ?? DEFAULT_MAX_DECOMPRESSED_BYTES),
   };
 }
 

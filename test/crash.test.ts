@@ -9,6 +9,7 @@ import { describe, it } from 'node:test';
 import { createHyperAdapter } from '../adapters/db/hyper/index.ts';
 import { openWatcher } from '../src/api.ts';
 import { WatcherRegistry } from '../src/registry.ts';
+import { gzip } from './helpers/compression-suite.ts';
 import { csv, drop, leftovers, waitFor } from './helpers/drop.ts';
 import { count, useHyperFixture } from './helpers/env.ts';
 import type { DbAdapter, DbPool } from '../src/types.ts';
@@ -35,9 +36,10 @@ describe('crash safety', () => {
 
   /**
    * SIGKILLs the watcher's process at random moments while 1,000 files arrive; `options` switch
-   * features on (the child's `WatchOptions`), `extra` checks what they promise on the final table.
+   * features on (the child's `WatchOptions`), `ext` is how the files are dropped (`.csv.gz`:
+   * gzip-compressed), `extra` checks what the features promise on the final table.
    */
-  async function killRandomly(name: string, options: Record<string, unknown>, extraColumn: boolean, extra?: (pool: DbPool) => Promise<void>): Promise<void> {
+  async function killRandomly(name: string, options: Record<string, unknown>, ext: '.csv' | '.csv.gz', extraColumn: boolean, extra?: (pool: DbPool, dir: string) => Promise<void>): Promise<void> {
     const dir = join(fx.root, name);
     await mkdir(dir);
     const database = join(fx.root, `${name}.hyper`);
@@ -49,7 +51,8 @@ describe('crash safety', () => {
         // With schema evolution on, every third file brings a column the table lacks at first.
         const wide = extraColumn && f % 3 === 2;
         const rows = Array.from({ length: perFile }, (_, r) => (wide ? [f * perFile + r, f, `x${f}`] : [f * perFile + r, f]));
-        await drop(dir, `batch-${String(f).padStart(4, '0')}.csv`, csv(wide ? 'id,batch,extra' : 'id,batch', rows));
+        const body = csv(wide ? 'id,batch,extra' : 'id,batch', rows);
+        await drop(dir, `batch-${String(f).padStart(4, '0')}${ext}`, ext === '.csv' ? body : await gzip(body));
         produced++;
         if (f % 25 === 0) await sleep(5);
       }
@@ -70,7 +73,8 @@ describe('crash safety', () => {
     await producer;
     const last = startWatchChild(dir, 'events', database, options);
     await last.started;
-    await waitFor(async () => (await leftovers(dir)).length === 0 && (await readdir(join(dir, '.hyperwatch', 'staging'))).length === 0, 'inbox and staging to empty', 120000);
+    const settled = async () => (await leftovers(dir)).filter((n) => n !== 'archive').length === 0 && (await readdir(join(dir, '.hyperwatch', 'staging'))).length === 0;
+    await waitFor(settled, 'inbox and staging to empty', 120000);
     last.child.kill('SIGTERM');
     await last.exited;
 
@@ -89,7 +93,7 @@ describe('crash safety', () => {
       const ledger = await pool.query<{ n: string }>('SELECT COUNT(*) AS n FROM hyperwatch_ingest_log');
       assert.equal(Number(ledger[0]!.n), files);
       assert.deepEqual(await readdir(join(dir, 'failed')), [], 'nothing failed');
-      await extra?.(pool);
+      await extra?.(pool, dir);
     } finally {
       await pool.close();
       await check.close();
@@ -97,40 +101,51 @@ describe('crash safety', () => {
   }
 
   it('SIGKILL at random moments, 10+ times, while 1,000 files arrive: every id exactly once', async () => {
-    await killRandomly('kill', {}, false);
+    await killRandomly('kill', {}, '.csv', false);
   });
 
-  it('the same with schema evolution and source columns on: every row carries the file and the committed claim it came from', async () => {
+  it('the same with every feature on (gzip files, schema evolution, source columns, bad rows skipped, archive): every row carries the file and the committed claim it came from, every file archived once', async () => {
     const sourceColumns = { file: '_source_file', claim: '_claim_id', committed: '_committed_at' };
-    await killRandomly('kill-features', { schemaEvolution: 'addColumns', sourceColumns }, true, async (pool) => {
+    const options = { schemaEvolution: 'addColumns', sourceColumns, onBadRows: 'skip', onSuccess: 'archive' };
+    await killRandomly('kill-features', options, '.csv.gz', true, async (pool, dir) => {
       const claims = new Map((await pool.query<{ claim_id: string; file_name: string }>('SELECT claim_id, file_name FROM hyperwatch_ingest_log')).map((l) => [l.claim_id, l.file_name]));
       const rows = await pool.query<{ batch: string; extra: string | null; _source_file: string; _claim_id: string; at: string | null }>(
         'SELECT batch, extra, _source_file, _claim_id, CAST(_committed_at AS TEXT) AS at FROM events',
       );
       for (const r of rows) {
         const f = Number(r.batch);
-        assert.equal(r._source_file, `batch-${String(f).padStart(4, '0')}.csv`);
+        assert.equal(r._source_file, `batch-${String(f).padStart(4, '0')}.csv.gz`);
         assert.equal(claims.get(r._claim_id), r._source_file, 'the claim that committed the file');
         assert.ok(r.at !== null);
         assert.equal(r.extra, f % 3 === 2 ? `x${f}` : null);
       }
+      // Each file archived once (a name carries its claim id only if a crash split the pair).
+      const archived = (await readdir(join(dir, 'archive'))).filter((n) => !n.endsWith('.ready'));
+      assert.equal(archived.length, 1000, 'every file archived, none twice');
+      assert.equal(new Set(archived.map((n) => /^batch-(\d{4})\./.exec(n)?.[1])).size, 1000, 'every batch in the archive');
     });
   });
 
+  /** The hyperd-kill test again with files dropped gzip-compressed and archived instead of deleted. */
+  const variants = [
+    { label: '', name: 'kill', ext: '.csv', options: {} },
+    { label: ' (.csv.gz files, onSuccess archive)', name: 'kill-archive', ext: '.csv.gz', options: { onSuccess: 'archive' } },
+  ] as const;
+
   // This caught a postgres.js instance reconnecting after it was ended: its idle session kept the
   // database attached, so no later checkpoint wrote anything, and the next kill lost those files.
-  it('hyperd killed mid-stream: all files land exactly once, none in failed/', async () => {
-    const dir = join(fx.root, 'hyperd-kill');
+  for (const variant of variants) it(`hyperd killed mid-stream: all files land exactly once, none in failed/${variant.label}`, async () => {
+    const dir = join(fx.root, `hyperd-${variant.name}`);
     await mkdir(dir);
-    const db = createHyperAdapter({ database: join(fx.root, 'hyperd-kill.hyper') });
+    const db = createHyperAdapter({ database: join(fx.root, `hyperd-${variant.name}.hyper`) });
     const registry = new WatcherRegistry();
-    const handle = await openWatcher(dir, 'events', { db, registry, retryDelayMs: { initial: 20, max: 500 } });
+    const handle = await openWatcher(dir, 'events', { db, registry, retryDelayMs: { initial: 20, max: 500 }, ...variant.options });
     const files = 300;
     // Paced, so that the stream is still going at each kill: small files ready at once are
     // committed in groups and a burst would be done before the first kill.
     const producer = (async () => {
       for (let f = 0; f < files; f++) {
-        await drop(dir, `f${f}.csv`, csv('id', [[f]]));
+        await drop(dir, `f${f}${variant.ext}`, variant.ext === '.csv' ? csv('id', [[f]]) : await gzip(csv('id', [[f]])));
         await sleep(10);
       }
     })();
@@ -146,9 +161,10 @@ describe('crash safety', () => {
     const summary = await handle.stop();
     // A file re-ingested after a crash may still wait in staging for its durability checkpoint
     // when the watcher stops; the next start settles it. Exactly once is judged after that.
-    const again = await openWatcher(dir, 'events', { db, registry });
+    const again = await openWatcher(dir, 'events', { db, registry, ...variant.options });
     await again.stop();
     assert.deepEqual(await readdir(join(dir, '.hyperwatch', 'staging')), []);
+    if ('onSuccess' in variant.options) assert.equal((await readdir(join(dir, 'archive'))).filter((n) => !n.endsWith('.ready')).length, files, 'every file archived once');
     const pool = await db.openPool({ maxConnections: 1 });
     try {
       const [row] = await pool.query<{ n: string; d: string }>('SELECT COUNT(*) AS n, COUNT(DISTINCT id) AS d FROM events');

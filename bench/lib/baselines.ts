@@ -35,6 +35,13 @@ export const serverCopy: Baseline = {
   run: (server, database, table, path) => timed(server, database, table, (sql) => sql.unsafe(`COPY ${quoteIdent(table)} FROM ${quoteLiteral(path)} WITH ${CSV}`)),
 };
 
+/** hyperd decompresses a `.csv.gz` itself (by its extension) while it loads it. */
+export const serverCopyGzip: Baseline = {
+  name: 'hyperd COPY FROM path.csv.gz',
+  how: `COPY t FROM 'path.csv.gz' WITH ${CSV} (hyperd reads and decompresses the file itself)`,
+  run: serverCopy.run,
+};
+
 export const clientCopy: Baseline = {
   name: 'postgres.js COPY FROM STDIN',
   how: `COPY t FROM STDIN WITH ${CSV}, the file streamed in 1 MB chunks by postgres.js`,

@@ -2,7 +2,10 @@
  * Seeded data sets. Every row has the same six columns in every format, so one table definition
  * (`TABLE_COLUMNS`) takes them all, and a fixed seed gives the same bytes on every run.
  */
-import { open } from 'node:fs/promises';
+import { createReadStream, createWriteStream } from 'node:fs';
+import { open, stat } from 'node:fs/promises';
+import { pipeline } from 'node:stream/promises';
+import { createGzip } from 'node:zlib';
 
 /** Columns of every generated file, with the Hyper types of the pre-created tables. */
 export const TABLE_COLUMNS: readonly (readonly [name: string, type: string])[] = [
@@ -132,4 +135,10 @@ export function badCsv(rows: number, seed: number, badRow: number): string {
   fields[4] = 'not-a-number';
   lines[badRow] = fields.join(',');
   return lines.join('\n');
+}
+
+/** `source` gzip-compressed (level 6, as `gzip` does by default) into `target`. */
+export async function gzipFile(source: string, target: string): Promise<{ path: string; bytes: number }> {
+  await pipeline(createReadStream(source), createGzip({ level: 6 }), createWriteStream(target));
+  return { path: target, bytes: (await stat(target)).size };
 }

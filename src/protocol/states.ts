@@ -60,7 +60,7 @@ export const STEPS = {
   ingest: 'watcher/ingest.ts: one file claimed → ingesting → committed | failed, and its stats',
   attempt: 'watcher/attempt.ts: ingesting → one transaction → committed | failure',
   retry: 'watcher/retry.ts: a failure → another attempt (stays claimed), a backoff, or failed (poison file)',
-  durability: 'watcher/durability.ts: committed → settled (now, or after a checkpoint)',
+  durability: 'watcher/durability.ts: committed → settled (now, or after a checkpoint); watcher/archive.ts with onSuccess archive',
   recover: 'watcher/recover.ts: claims an earlier run left → settled | claimed again',
   fail: 'watcher/fail.ts: → failed/ with a .error report',
 } as const;

@@ -45,6 +45,12 @@ export interface WatcherConfig {
   readonly sourceColumns?: SourceColumns;
   readonly onBadRows?: OnBadRows;
   readonly maxBadRows?: number;
+  readonly onSuccess?: 'delete' | 'archive';
+  /** Relative to `dir`. */
+  readonly archiveDir?: string;
+  readonly archiveByDate?: boolean;
+  readonly compression?: boolean;
+  readonly maxDecompressedBytes?: number;
 }
 
 export interface HttpConfig {

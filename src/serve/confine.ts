@@ -80,11 +80,13 @@ export async function confineWatcher(watcher: WatcherConfig, limits: Confinement
     checkServer('url', watcher.url, limits.allowedServers);
     checkServer('endpoint', watcher.endpoint, limits.allowedServers);
     const dir = await underRoots('dir', watcher.dir, limits.allowedRoots);
-    if (watcher.adapter === 'postgres') return { watcher: { ...watcher, dir } };
+    // The archive receives the watcher's files: it must lie under the allowed roots too.
+    const archived = watcher.archiveDir === undefined ? {} : { archiveDir: await underRoots('archiveDir', resolve(dir, watcher.archiveDir), limits.allowedRoots) };
+    if (watcher.adapter === 'postgres') return { watcher: { ...watcher, dir, ...archived } };
     // The database file is checked on this machine's paths, with an endpoint too; the default
     // is resolved as the adapter resolves it (against the working directory).
     const database = await underRoots('database', watcher.database ?? resolve(process.cwd(), DEFAULT_DATABASE), limits.allowedRoots);
-    return { watcher: { ...watcher, dir, database } };
+    return { watcher: { ...watcher, dir, database, ...archived } };
   } catch (error) {
     if (error instanceof Refused) return { refused: error.message };
     throw error;

@@ -80,6 +80,11 @@ export class ServeInstance {
         sourceColumns: config.sourceColumns,
         onBadRows: config.onBadRows,
         maxBadRows: config.maxBadRows,
+        onSuccess: config.onSuccess,
+        archiveDir: config.archiveDir,
+        archiveByDate: config.archiveByDate,
+        compression: config.compression,
+        maxDecompressedBytes: config.maxDecompressedBytes,
       });
       this.#served.set(handle, { handle, db, config });
       return handle;

@@ -7,6 +7,7 @@
 import { READY_SUFFIX } from '../constants.ts';
 import { removeIfPresent } from '../files.ts';
 import type { CommittedFile, SettledFile } from '../protocol/record.ts';
+import { archiveStaged } from './archive.ts';
 import { epochOf, warm, type WatchContext } from './context.ts';
 import { recoverClaims } from './recover.ts';
 import { settleRejected } from './rejected.ts';
@@ -141,14 +142,16 @@ function mayHaveRejected(ctx: WatchContext, committed: CommittedFile): boolean {
  */
 export function settleStaged(ctx: WatchContext, committed: { readonly stagedPath: string; readonly name: string; readonly claimId: string }, rejectedFile: boolean): SettledFile | undefined {
   if (rejectedFile && !settleRejected(ctx, committed)) return undefined;
-  return removeStaged(committed);
+  return removeStaged(ctx, committed);
 }
 
 /**
  * Sentinel first, then data: a sentinel alone in staging then always means a claim that was
- * interrupted before its data file was taken (see recover.ts).
+ * interrupted before its data file was taken (see recover.ts). Moved to the archive instead with
+ * `onSuccess: 'archive'`.
  */
-export function removeStaged(committed: { readonly stagedPath: string; readonly name: string; readonly claimId: string }): SettledFile {
+export function removeStaged(ctx: WatchContext, committed: { readonly stagedPath: string; readonly name: string; readonly claimId: string }): SettledFile {
+  if (ctx.options.onSuccess === 'archive') return archiveStaged(ctx, committed);
   removeIfPresent(committed.stagedPath + READY_SUFFIX);
   removeIfPresent(committed.stagedPath);
   return { state: 'settled', name: committed.name, claimId: committed.claimId };

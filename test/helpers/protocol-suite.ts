@@ -17,6 +17,8 @@ import { fromDbError } from '../../src/errors.ts';
 import { clampMaxConcurrent } from '../../src/options.ts';
 import { POISON_FILE_ATTEMPTS } from '../../src/watcher/retry.ts';
 import { defineIngester } from '../../src/plugins.ts';
+import { archiveCases } from './archive-suite.ts';
+import { compressionCases } from './compression-suite.ts';
 import { csv, drop, failedEntries, leftovers, stagedEntries, waitFor } from './drop.ts';
 import { columnsOf, count, sqlTypes } from './env.ts';
 import { evolutionCases } from './evolution-suite.ts';
@@ -515,4 +517,7 @@ export function protocolCases(t: WatchBench, expect: ProtocolExpectations): void
     await assert.rejects(startWatching(dir, 'bad\u0000name', opts), /invalid table name/);
     assert.equal(t.registry.get(dir), undefined);
   });
+
+  archiveCases(t);
+  compressionCases(t);
 }

@@ -1,0 +1,61 @@
+/**
+ * `onSuccess: 'archive'`: a committed file and its sentinel go to the archive folder instead of
+ * being removed, once their commit is durable (the same moment a delete would happen, so a crash
+ * in between is finished by recovery the same way). The archive is never watched: discovery reads
+ * only the watched directory itself, never its subfolders.
+ */
+import { mkdirSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { ARCHIVE_DIR, READY_SUFFIX } from '../constants.ts';
+import { exists, moveWithoutReplacing } from '../files.ts';
+import { failedNameCandidates } from '../protocol/names.ts';
+import type { SettledFile } from '../protocol/record.ts';
+import type { WatchContext } from './context.ts';
+
+/** The archive folder of a watched directory (`archiveDir`, default `<dir>/archive`). */
+export function archiveRoot(dir: string, archiveDir: string | undefined): string {
+  return resolve(dir, archiveDir ?? ARCHIVE_DIR);
+}
+
+/**
+ * Why `archiveDir` cannot hold a watched directory's archive, or undefined: the watched directory
+ * itself would ingest its archive again.
+ */
+export function archiveDirProblem(dir: string, archiveDir: string | undefined): string | undefined {
+  const root = archiveRoot(dir, archiveDir);
+  if (root === resolve(dir)) return `archiveDir ${JSON.stringify(archiveDir)} is the watched directory itself: archived files would be ingested again`;
+  return undefined;
+}
+
+/** Where a file archived at `now` goes: the archive, or its subfolder of the day (UTC). */
+export function archiveFolder(ctx: WatchContext, now = new Date()): string {
+  const root = archiveRoot(ctx.dir, ctx.options.archiveDir);
+  return ctx.options.archiveByDate ? join(root, now.toISOString().slice(0, 10)) : root;
+}
+
+/**
+ * Moves a committed file's staged copy and sentinel into the archive, under its own name when
+ * that is free, else with its claim id before the extension (`orders.<claimId>.csv`). Sentinel
+ * first, as everywhere. A failure to move leaves both in staging, committed: the next start
+ * archives them (recovery finds them in the ledger).
+ */
+export function archiveStaged(ctx: WatchContext, committed: { readonly stagedPath: string; readonly name: string; readonly claimId: string }): SettledFile {
+  const { name, claimId, stagedPath } = committed;
+  const settled: SettledFile = { state: 'settled', name, claimId };
+  try {
+    const folder = archiveFolder(ctx);
+    mkdirSync(folder, { recursive: true });
+    const [plain, unique] = failedNameCandidates(name, claimId, ctx.plugins.match(name)?.extension ?? '');
+    const taken = (n: string) => exists(join(folder, n)) || exists(join(folder, n + READY_SUFFIX));
+    let target = taken(plain) ? unique : plain;
+    if (moveWithoutReplacing(stagedPath + READY_SUFFIX, join(folder, target + READY_SUFFIX)) === 'taken') {
+      target = unique;
+      moveWithoutReplacing(stagedPath + READY_SUFFIX, join(folder, target + READY_SUFFIX));
+    }
+    if (moveWithoutReplacing(stagedPath, join(folder, target)) === 'taken') moveWithoutReplacing(stagedPath, join(folder, unique));
+    ctx.log.debug('archived', { file: name, claimId, to: join(folder, target) });
+  } catch (error) {
+    ctx.log.error('could not archive an ingested file; it stays in staging until the next start archives it', { file: name, claimId, error: String(error) });
+  }
+  return settled;
+}
