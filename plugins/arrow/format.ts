@@ -3,55 +3,19 @@
  * text that nested columns (list, struct, map) become. Values are read from the column buffers,
  * not through `Vector.get`, which rounds timestamps to milliseconds and decimals to its own type.
  *
- * Text forms are the ones PostgreSQL and Hyper parse: ISO dates and times with microseconds,
+ * Text forms are the one per type of plugins/shared/csv-text.ts: ISO dates and times with microseconds,
  * `+00` on instants, `\x` hex for bytes, decimals exact from their integer representation.
  */
 import { DataType, DateUnit, IntervalUnit, makeVector, Precision, TimeUnit, type Data } from 'apache-arrow';
 import { uint16ToFloat64 } from 'apache-arrow/util/math';
 import { decodeDictionary } from './columns.ts';
-import { formatDate } from '../shared/dates.ts';
+import { formatDate, formatDecimal as decimalText, formatTimeOfDay, formatTimestamp, hexBytes } from '../shared/csv-text.ts';
 
 export interface Formatter {
   /** The value as SQL text, or null for NULL. */
   text(index: number): string | null;
   /** The value as a JSON literal (`null` for NULL). */
   json(index: number): string;
-}
-
-const HEX = Array.from({ length: 256 }, (_, b) => b.toString(16).padStart(2, '0'));
-
-export function hexBytes(bytes: Uint8Array): string {
-  let out = '\\x';
-  for (let i = 0; i < bytes.length; i++) out += HEX[bytes[i]!];
-  return out;
-}
-
-const pad2 = (n: number): string => (n < 10 ? `0${n}` : String(n));
-
-export { formatDate };
-
-const MICROS_PER_DAY = 86_400_000_000n;
-
-/** Microseconds since midnight → `HH:MM:SS[.ffffff]`. */
-export function formatTimeOfDay(micros: number): string {
-  const seconds = Math.floor(micros / 1_000_000);
-  const fraction = micros - seconds * 1_000_000;
-  const hms = `${pad2(Math.floor(seconds / 3600))}:${pad2(Math.floor(seconds / 60) % 60)}:${pad2(seconds % 60)}`;
-  return fraction === 0 ? hms : `${hms}.${String(fraction).padStart(6, '0')}`;
-}
-
-/** Microseconds since the epoch → `YYYY-MM-DD HH:MM:SS[.ffffff]` (BC after the time). */
-export function formatTimestamp(micros: bigint, withZone: boolean): string {
-  let days = micros / MICROS_PER_DAY;
-  let rest = micros % MICROS_PER_DAY;
-  if (rest < 0n) {
-    rest += MICROS_PER_DAY;
-    days -= 1n;
-  }
-  const date = formatDate(Number(days));
-  const bc = date.endsWith(' BC');
-  const text = `${bc ? date.slice(0, -3) : date} ${formatTimeOfDay(Number(rest))}${withZone ? '+00' : ''}`;
-  return bc ? `${text} BC` : text;
 }
 
 /** Multiplier (or, for nanoseconds, divisor) from a time unit to microseconds. */
@@ -109,12 +73,7 @@ export function formatDecimal(words: Uint32Array, start: number, count: number, 
   let value = 0n;
   for (let w = count - 1; w >= 0; w--) value = (value << 32n) | BigInt(words[start + w]!);
   if (words[start + count - 1]! & 0x80000000) value -= 1n << BigInt(32 * count);
-  const negative = value < 0n;
-  const digits = (negative ? -value : value).toString();
-  if (scale === 0) return negative ? `-${digits}` : digits;
-  const padded = digits.padStart(scale + 1, '0');
-  const text = `${padded.slice(0, -scale)}.${padded.slice(-scale)}`;
-  return negative ? `-${text}` : text;
+  return decimalText(value, scale);
 }
 
 /** `Number` JSON cannot hold NaN or ±Infinity: those become null there, as JSON.stringify does. */
@@ -232,11 +191,4 @@ export function makeFormatter(data: Data): Formatter {
   }
   // Unsupported types are refused from the schema before any batch is read (see types.ts).
   throw new TypeError(`no text form for Arrow type ${String(type)}`);
-}
-
-/** CSV needs quotes around separators, quotes, line breaks, the empty string, and `\.` (end of data). */
-export function csvField(text: string | null): string {
-  if (text === null) return '';
-  if (text === '' || text === '\\.' || /[",\n\r]/.test(text)) return `"${text.replaceAll('"', '""')}"`;
-  return text;
 }

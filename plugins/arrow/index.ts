@@ -27,7 +27,8 @@ import { describeLogicalType, qualifiedName, quoteIdent, standardSqlType, tableL
 import { parseSqlType, type SqlType } from '../../src/sql-types.ts';
 import type { AppendResult, ClaimedFile, ColumnSpec, DbConnection, IngestContext, IngestError, IngesterPlugin, TableColumn, TableName } from '../../src/types.ts';
 import { BatchTooLarge } from './columns.ts';
-import { csvField, makeFormatter } from './format.ts';
+import { csvField } from '../shared/csv-text.ts';
+import { makeFormatter } from './format.ts';
 import { IpcProblem, makeBreather } from './problem.ts';
 import { ChunkCollector, openIpc, readError, type IpcSource } from './source.ts';
 import { describeField, isSameType, mapArrowType, type FieldMapping } from './types.ts';

@@ -3,10 +3,8 @@
  * for `COPY ... FROM STDIN WITH (FORMAT csv)`, for databases that cannot read the file themselves.
  * Memory is bounded by one decoded row group plus one batch of text.
  *
- * CSV as PostgreSQL and Hyper read it: NULL is an unquoted empty field; a value is quoted when it is
- * empty or holds `,` `"` CR or LF (or is `\.`, which alone on a line would end the data); dates and
- * timestamps are ISO (`2024-01-02 03:04:05.123456`, `+00` for instants, ` BC` before year 1);
- * bytes are bytea hex (`\xdeadbeef`); lists, maps and structs are JSON text.
+ * Values are written in the one text form per type of plugins/shared/csv-text.ts (quoting, NULL,
+ * dates, times, timestamps, bytes, decimals); lists, maps and structs are JSON text.
  */
 import { Buffer } from 'node:buffer';
 import type { AsyncBuffer, FileMetaData, ParquetParsers, SchemaElement } from 'hyparquet';
@@ -14,7 +12,7 @@ import { ingestError, IngestFailure } from '../../src/errors.ts';
 import type { ClaimedFile } from '../../src/types.ts';
 import { type ColumnPages, decoderMessage, decodeRows, openGroup, yieldToEventLoop } from './decode.ts';
 import type { ParquetColumn, TimeUnit, ValueCodec } from './types.ts';
-import { civil, formatDate } from '../shared/dates.ts';
+import { formatDate, formatDecimal as decimalText, formatFloat, formatTimeOfDay, formatTimestamp, hexBytes, quoteCsv } from '../shared/csv-text.ts';
 
 export { formatDate };
 
@@ -27,36 +25,10 @@ const utf8 = new TextDecoder('utf-8');
 // Dates and times
 // ---------------------------------------------------------------------------------------------
 
-const MICROS_PER_DAY = 86_400_000_000n;
-
-function pad(value: number, width: number): string {
-  return String(value).padStart(width, '0');
-}
-
-/** Microseconds since midnight → `HH:MM:SS.ffffff`. */
-function timeOfDay(micros: number): string {
-  const seconds = Math.floor(micros / 1_000_000);
-  const fraction = micros - seconds * 1_000_000;
-  return `${pad(Math.floor(seconds / 3600), 2)}:${pad(Math.floor(seconds / 60) % 60, 2)}:${pad(seconds % 60, 2)}.${pad(fraction, 6)}`;
-}
-
-/** Microseconds since the epoch (UTC) → `YYYY-MM-DD HH:MM:SS.ffffff` (` BC` last, as SQL wants it). */
-export function formatMicros(micros: bigint): string {
-  let days = micros / MICROS_PER_DAY;
-  let rest = micros - days * MICROS_PER_DAY;
-  // BigInt division truncates toward zero; times before 1970 need the floor.
-  if (rest < 0n) {
-    days -= 1n;
-    rest += MICROS_PER_DAY;
-  }
-  const { text, bc } = civil(Number(days));
-  return `${text} ${timeOfDay(Number(rest))}${bc ? ' BC' : ''}`;
-}
-
-/** A TIME value (number for MILLIS, bigint for MICROS/NANOS) → `HH:MM:SS.ffffff`. */
+/** A TIME value (number for MILLIS, bigint for MICROS/NANOS) → `HH:MM:SS[.ffffff]`. */
 export function formatTime(value: number | bigint, unit: TimeUnit): string {
   const micros = unit === 'MILLIS' ? Number(value) * 1000 : unit === 'MICROS' ? Number(value) : Number(BigInt(value) / 1000n);
-  return timeOfDay(micros);
+  return formatTimeOfDay(micros);
 }
 
 /**
@@ -65,10 +37,10 @@ export function formatTime(value: number | bigint, unit: TimeUnit): string {
  * the producer's text instead of being parsed and printed again.
  */
 export const PARSERS: Partial<ParquetParsers> = {
-  timestampFromMilliseconds: (millis: bigint | number) => formatMicros(BigInt(millis) * 1000n),
-  timestampFromMicroseconds: (micros: bigint | number) => formatMicros(BigInt(micros)),
+  timestampFromMilliseconds: (millis: bigint | number) => formatTimestamp(BigInt(millis) * 1000n, false),
+  timestampFromMicroseconds: (micros: bigint | number) => formatTimestamp(BigInt(micros), false),
   // Toward zero, as hyperd's own reader does, so both paths agree on pre-1970 nanoseconds.
-  timestampFromNanoseconds: (nanos: bigint | number) => formatMicros(BigInt(nanos) / 1000n),
+  timestampFromNanoseconds: (nanos: bigint | number) => formatTimestamp(BigInt(nanos) / 1000n, false),
   dateFromDays: (days: number) => formatDate(days),
   jsonFromBytes: (bytes: Uint8Array | undefined) => (bytes === undefined ? undefined : utf8.decode(bytes)),
   // Well-known binary stays bytes (hyparquet would turn it into GeoJSON).
@@ -79,22 +51,6 @@ export const PARSERS: Partial<ParquetParsers> = {
 // ---------------------------------------------------------------------------------------------
 // Values → CSV fields
 // ---------------------------------------------------------------------------------------------
-
-const NEEDS_QUOTES = /[",\n\r]/;
-
-export function quoteCsv(text: string): string {
-  if (text === '' || text === '\\.' || NEEDS_QUOTES.test(text)) return `"${text.replaceAll('"', '""')}"`;
-  return text;
-}
-
-const HEX = Array.from({ length: 256 }, (_, b) => b.toString(16).padStart(2, '0'));
-
-/** bytea's hex text format. */
-export function hexBytes(bytes: Uint8Array): string {
-  let text = '\\x';
-  for (const byte of bytes) text += HEX[byte];
-  return text;
-}
 
 /** A big-endian two's complement integer (Parquet's DECIMAL in bytes). */
 function bytesToBigInt(bytes: Uint8Array): bigint {
@@ -114,19 +70,7 @@ function bytesToBigInt(bytes: Uint8Array): bigint {
 
 /** The unscaled integer of a DECIMAL and its scale → exact decimal text (`-0.05`). */
 export function formatDecimal(unscaled: number | bigint | Uint8Array, scale: number): string {
-  const value = unscaled instanceof Uint8Array ? bytesToBigInt(unscaled) : BigInt(unscaled);
-  const negative = value < 0n;
-  const digits = (negative ? -value : value).toString();
-  if (scale === 0) return negative ? `-${digits}` : digits;
-  const padded = digits.padStart(scale + 1, '0');
-  return `${negative ? '-' : ''}${padded.slice(0, -scale)}.${padded.slice(-scale)}`;
-}
-
-function formatFloat(value: number): string {
-  if (Number.isNaN(value)) return 'NaN';
-  if (value === Infinity) return 'Infinity';
-  if (value === -Infinity) return '-Infinity';
-  return String(value);
+  return decimalText(unscaled instanceof Uint8Array ? bytesToBigInt(unscaled) : BigInt(unscaled), scale);
 }
 
 /**
