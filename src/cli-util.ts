@@ -1,7 +1,7 @@
 /** Pieces every `hyperwatch` command shares: argument parsing, usage errors, printing rows. */
 import process from 'node:process';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
-import { checkDbChoice, createDbAdapter } from './compose.ts';
+import { checkDbChoice, createDbAdapter, readerDb, type ReaderDb } from './compose.ts';
 import type { DbAdapter, Logger } from './types.ts';
 
 /** A mistake on the command line: exit code 2, and a pointer to --help. */
@@ -61,4 +61,12 @@ export function dbFromFlags(values: { adapter?: string; url?: string; database?:
   const problems = checkDbChoice(choice, process.env, true);
   if (problems.length > 0) throw new UsageError(problems.map((p) => `--${p.field} ${p.problem}. ${p.fix}`).join(' '));
   return createDbAdapter(choice, logger);
+}
+
+/** The database of `query` and `history` from their flags (see `readerDb`), or a usage error. */
+export function readerDbFromFlags(values: { adapter?: string; url?: string; database?: string; endpoint?: string }): ReaderDb {
+  const choice = { adapter: values.adapter, url: values.url, database: values.database, endpoint: values.endpoint };
+  const problems = checkDbChoice(choice, process.env, true);
+  if (problems.length > 0) throw new UsageError(problems.map((p) => `--${p.field} ${p.problem}. ${p.fix}`).join(' '));
+  return readerDb(choice);
 }

@@ -9,14 +9,13 @@ import process from 'node:process';
 import { fileURLToPath } from 'node:url';
 import { openWatcher, WatchConfigError } from './api.ts';
 import { ON_BAD_ROWS, type OnBadRows, parseMaxBadRows } from './bad-rows.ts';
-import { DB_FLAGS, DB_HELP, dbFromFlags, parse, printRows, toJson, UsageError } from './cli-util.ts';
+import { DB_FLAGS, DB_HELP, dbFromFlags, parse, printRows, readerDbFromFlags, toJson, UsageError } from './cli-util.ts';
 import { dropCommand, historyCommand, replayCommand } from './cli-producer.ts';
 import { serveCommand, statusCommand } from './cli-serve.ts';
 import { fsAdapterByName } from './compose.ts';
 import { lineLogger } from './log.ts';
 import { parseSourceColumns } from './source-columns.ts';
 import { startProgress } from './progress.ts';
-import { readerDbFromFlags } from './cli-reader.ts';
 import type { DbPool } from './types.ts';
 import type { WatcherHandle, WatchSummary } from './watcher/handle.ts';
 

@@ -4,8 +4,9 @@
  * src/protocol/) knows only their contracts (src/types.ts); settings that concern one adapter
  * (Hyper's `database` and `endpoint`, PostgreSQL's `url`) are read here and nowhere in the core.
  */
+import { resolve } from 'node:path';
 import process from 'node:process';
-import { createHyperAdapter } from '../adapters/db/hyper/index.ts';
+import { createHyperAdapter, DEFAULT_DATABASE, type Holder, readHolder } from '../adapters/db/hyper/index.ts';
 import { createPostgresAdapter } from '../adapters/db/postgres/index.ts';
 import { denoFsAdapter, isDenoRuntime } from '../adapters/fs/deno/index.ts';
 import { nodeFsAdapter } from '../adapters/fs/node/index.ts';
@@ -17,7 +18,8 @@ import { csvIngester } from '../plugins/csv/index.ts';
 import { jsonIngester } from '../plugins/json/index.ts';
 import { parquetIngester } from '../plugins/parquet/index.ts';
 import { PluginRegistry } from './plugins.ts';
-import type { DbAdapter, FsAdapter, IngesterPlugin, Logger } from './types.ts';
+import { quoteIdent } from './sql.ts';
+import type { DbAdapter, DbPool, FsAdapter, IngesterPlugin, Logger } from './types.ts';
 
 // ---------------------------------------------------------------------------------------------
 // Ingester plugins
@@ -135,4 +137,41 @@ export function createDbAdapter(choice: DbChoice, logger?: Logger): DbAdapter {
 export function watcherDb(options: { readonly db?: DbAdapter; readonly database?: string; readonly endpoint?: string }, logger: Logger): { db: DbAdapter; owned: boolean } {
   if (options.db) return { db: options.db, owned: false };
   return { db: createDbAdapter({ adapter: 'hyper', database: options.database, endpoint: options.endpoint }, logger), owned: true };
+}
+
+/** The database of a reader (`query`, `history`): the adapter, and how to let go of it. */
+export interface ReaderDb {
+  readonly db: DbAdapter;
+  /** The running hyperwatch whose hyperd serves this reader, if any. */
+  readonly via?: Holder;
+  /** Lets go of the database at once (so the holder's next checkpoint is not held up), then closes. */
+  close(pool: DbPool | undefined): Promise<void>;
+}
+
+/**
+ * The adapter for a reader of a choice that `checkDbChoice` accepted. A `.hyper` file that a
+ * running hyperwatch holds is locked by that process's hyperd, so a reader goes through it (it
+ * publishes where it listens next to the file); otherwise it starts its own hyperd.
+ */
+export function readerDb(choice: DbChoice, ownPid: number = process.pid): ReaderDb {
+  if ((choice.adapter ?? 'hyper') !== 'hyper' || choice.endpoint !== undefined) {
+    const db = createDbAdapter(choice);
+    return { db, close: () => db.close() };
+  }
+  const database = resolve(choice.database ?? DEFAULT_DATABASE);
+  const via = readHolder(database);
+  if (!via || via.pid === ownPid) {
+    const db = createHyperAdapter({ database, announce: false });
+    return { db, close: () => db.close() };
+  }
+  const db = createHyperAdapter({ database, endpoint: `${via.user}@${via.endpoint}` });
+  return {
+    db,
+    via,
+    async close(pool) {
+      // A session that still has the database attached defers the holder's checkpoint write.
+      await pool?.query(`DETACH DATABASE ${quoteIdent(database)}`).catch(() => {});
+      await db.close();
+    },
+  };
 }
