@@ -42,6 +42,8 @@ Options:
 ${DB_HELP}
   --max-concurrent <n>    parallel ingests (default 4, at most 32)
   --skip-duplicates       skip a file whose content (SHA-256) the table already received
+  --lease <ms>            lease of this process when several watch one directory: another
+                          takes its files over when it stops renewing it for this long (default 30000)
   --once                  process the ready files present, then exit (1 if any failed)
   --json                  print the summary as one JSON object on stdout
   --fs <node|parcel|deno|poll[:ms]>  filesystem event source (default: node on Linux,
@@ -84,6 +86,7 @@ async function watchCommand(args: string[]): Promise<number> {
     ...DB_FLAGS,
     'max-concurrent': { type: 'string' },
     'skip-duplicates': { type: 'boolean' },
+    lease: { type: 'string' },
     once: { type: 'boolean' },
     json: { type: 'boolean' },
     fs: { type: 'string' },
@@ -100,6 +103,7 @@ async function watchCommand(args: string[]): Promise<number> {
   const fs = values.fs === undefined ? undefined : fsAdapterByName(values.fs);
   if (values.fs !== undefined && !fs) throw new UsageError(`--fs is node, parcel, deno (on Deno) or poll[:ms], got ${JSON.stringify(values.fs)}`);
   const maxConcurrent = positiveInt(values['max-concurrent'], '--max-concurrent');
+  const leaseMs = positiveInt(values.lease, '--lease');
   let handle: WatcherHandle | undefined;
   // A live progress line for long files, on a terminal only; log lines clear it first.
   const progress = startProgress(process.stderr, () => handle?.activeFiles() ?? []);
@@ -114,10 +118,13 @@ async function watchCommand(args: string[]): Promise<number> {
       maxConcurrent,
       logger,
       skipDuplicateContent: values['skip-duplicates'] === true,
+      ...(leaseMs !== undefined ? { leaseMs } : {}),
       ...(fs ? { fs } : {}),
     });
     if (!values.once) {
+      const running = handle;
       await new Promise<void>((resolve) => {
+        void running.whenStopped().then(resolve);
         const stop = (signal: string) => {
           logger.info(`${signal}: stopping (in-flight files finish first)`);
           resolve();
@@ -129,6 +136,7 @@ async function watchCommand(args: string[]): Promise<number> {
     const summary = await handle.stop();
     progress.stop();
     printSummary(summary, values.json === true);
+    if (handle.fenced) return 1;
     return values.once && summary.stats.filesFailed > 0 ? 1 : 0;
   } finally {
     progress.stop();

@@ -4,6 +4,7 @@
  * recovery and before a retry, the ledger tells "only clean-up missing" from "never committed".
  */
 import { LEDGER_TABLE } from './constants.ts';
+import { createRacing } from './lease.ts';
 import { quoteIdent, quoteLiteral } from './sql.ts';
 import type { DbConnection, DbPool, Statement } from './types.ts';
 
@@ -17,10 +18,17 @@ export interface LedgerEntry {
   readonly targetTable: string;
   readonly directory: string;
   readonly checksum?: string;
+  /** The process that committed it (its lease owner id). */
+  readonly owner?: string;
 }
 
+/**
+ * Creates the ledger when missing (retrying the race of two processes creating it at once, see
+ * lease.ts) and adds the `owner` column to a ledger made by an earlier version.
+ */
 export async function ensureLedger(pool: DbPool): Promise<void> {
-  await pool.query(
+  await createRacing(
+    pool,
     `CREATE TABLE IF NOT EXISTS ${LEDGER} (
        claim_id TEXT NOT NULL,
        file_name TEXT NOT NULL,
@@ -29,15 +37,26 @@ export async function ensureLedger(pool: DbPool): Promise<void> {
        target_table TEXT NOT NULL,
        directory TEXT NOT NULL,
        committed_at TIMESTAMPTZ NOT NULL,
-       checksum TEXT
+       checksum TEXT,
+       owner TEXT
      )`,
   );
+  const columns = await pool.transaction((conn) => conn.describeTable({ name: LEDGER_TABLE }));
+  if (columns && !columns.some((c) => c.name === 'owner')) {
+    try {
+      await pool.query(`ALTER TABLE ${LEDGER} ADD COLUMN owner TEXT`);
+    } catch (error) {
+      // Another process added it at the same moment.
+      const again = await pool.transaction((conn) => conn.describeTable({ name: LEDGER_TABLE }));
+      if (!again?.some((c) => c.name === 'owner')) throw error;
+    }
+  }
 }
 
-const COLUMNS = '(claim_id, file_name, file_size, row_count, target_table, directory, committed_at, checksum)';
+const COLUMNS = '(claim_id, file_name, file_size, row_count, target_table, directory, committed_at, checksum, owner)';
 
 function values(e: LedgerEntry): readonly (string | number | null)[] {
-  return [e.claimId, e.fileName, e.fileSize, e.rows, e.targetTable, e.directory, e.checksum ?? null];
+  return [e.claimId, e.fileName, e.fileSize, e.rows, e.targetTable, e.directory, e.checksum ?? null, e.owner ?? null];
 }
 
 /**
@@ -86,10 +105,10 @@ export function ledgerByCopy(rows: number): boolean {
 export function ledgerInsert(entries: readonly LedgerEntry[]): Statement {
   const rows = entries.map(values);
   if (rows.some((row) => row.some((v) => typeof v === 'string' && v.includes('\\')))) {
-    const placeholders = rows.map((_, k) => `($${k * 7 + 1}, $${k * 7 + 2}, $${k * 7 + 3}, $${k * 7 + 4}, $${k * 7 + 5}, $${k * 7 + 6}, CURRENT_TIMESTAMP, $${k * 7 + 7})`);
+    const placeholders = rows.map((_, k) => `($${k * 8 + 1}, $${k * 8 + 2}, $${k * 8 + 3}, $${k * 8 + 4}, $${k * 8 + 5}, $${k * 8 + 6}, CURRENT_TIMESTAMP, $${k * 8 + 7}, $${k * 8 + 8})`);
     return { text: `INSERT INTO ${LEDGER} ${COLUMNS} VALUES ${placeholders.join(', ')}`, params: rows.flat() };
   }
-  const inlined = rows.map((row) => `(${row.slice(0, 6).map(literal).join(', ')}, CURRENT_TIMESTAMP, ${literal(row[6]!)})`);
+  const inlined = rows.map((row) => `(${row.slice(0, 6).map(literal).join(', ')}, CURRENT_TIMESTAMP, ${literal(row[6]!)}, ${literal(row[7]!)})`);
   return { text: `INSERT INTO ${LEDGER} ${COLUMNS} VALUES ${inlined.join(', ')}` };
 }
 
@@ -99,7 +118,7 @@ export async function recordAllInLedger(conn: DbConnection, entries: readonly Le
     const now = timestampText(new Date());
     const body = entries.map((e) => {
       const row = values(e).map(csvField);
-      return `${row.slice(0, 6).join(',')},${now},${row[6]}\n`;
+      return `${row.slice(0, 6).join(',')},${now},${row[6]},${row[7]}\n`;
     });
     const copied = await conn.copyFrom(`COPY ${LEDGER} ${COLUMNS} FROM STDIN WITH (FORMAT csv)`, once(body.join('')));
     if (copied !== entries.length) throw new Error(`the ledger took ${copied} rows for ${entries.length} files`);

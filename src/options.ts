@@ -1,5 +1,5 @@
 /** `WatchOptions`: every field optional, each with a default chosen for unattended operation. */
-import { DEFAULT_BATCH_FILES, DEFAULT_MAX_CONCURRENT, MAX_CONCURRENT_LIMIT } from './constants.ts';
+import { DEFAULT_BATCH_FILES, DEFAULT_LEASE_MS, DEFAULT_MAX_CONCURRENT, MAX_CONCURRENT_LIMIT } from './constants.ts';
 import { silentLogger } from './log.ts';
 import type { WatcherRegistry } from './registry.ts';
 import type { DbAdapter, FsAdapter, IngesterPlugin, Logger } from './types.ts';
@@ -54,6 +54,12 @@ export interface WatchOptions {
    * content are two files (producers do send identical batches).
    */
   readonly skipDuplicateContent?: boolean;
+  /**
+   * Several processes may watch one directory (README: Running several processes). Each renews a
+   * lease in the database every third of this; when one stops renewing for this long, another
+   * takes its claimed files over. Default 30000 ms.
+   */
+  readonly leaseMs?: number;
 }
 
 /** 0, missing or not a number → the default; below 1 → 1; above the limit → the limit. */
@@ -76,6 +82,7 @@ export interface ResolvedOptions {
   readonly checkpointEvery: number;
   readonly batchFiles: number;
   readonly skipDuplicateContent: boolean;
+  readonly leaseMs: number;
 }
 
 export function resolveOptions(options: WatchOptions): ResolvedOptions {
@@ -93,5 +100,6 @@ export function resolveOptions(options: WatchOptions): ResolvedOptions {
     checkpointEvery: Math.max(1, options.checkpointEvery ?? 1000),
     batchFiles: Math.max(1, Math.floor(options.batchFiles ?? DEFAULT_BATCH_FILES)),
     skipDuplicateContent: options.skipDuplicateContent === true,
+    leaseMs: Math.max(300, Math.floor(options.leaseMs ?? DEFAULT_LEASE_MS)),
   };
 }

@@ -9,7 +9,7 @@ import { describe, it } from 'node:test';
 import { createHyperAdapter } from '../adapters/db/hyper/index.ts';
 import { openWatcher } from '../src/api.ts';
 import { WatcherRegistry } from '../src/registry.ts';
-import { csv, drop, leftovers, waitFor } from './helpers/drop.ts';
+import { csv, drop, leftovers, stagedEntries, waitFor } from './helpers/drop.ts';
 import { count, useHyperFixture } from './helpers/env.ts';
 import { startWatchChild } from './helpers/child.ts';
 
@@ -49,7 +49,7 @@ describe('crash safety', () => {
     await producer;
     const last = startWatchChild(dir, 'events', database);
     await last.started;
-    await waitFor(async () => (await leftovers(dir)).length === 0 && (await readdir(join(dir, '.hyperwatch', 'staging'))).length === 0, 'inbox and staging to empty', 120000);
+    await waitFor(async () => (await leftovers(dir)).length === 0 && (await stagedEntries(dir)).length === 0, 'inbox and staging to empty', 120000);
     last.child.kill('SIGTERM');
     await last.exited;
 
@@ -105,7 +105,7 @@ describe('crash safety', () => {
     // when the watcher stops; the next start settles it. Exactly once is judged after that.
     const again = await openWatcher(dir, 'events', { db, registry });
     await again.stop();
-    assert.deepEqual(await readdir(join(dir, '.hyperwatch', 'staging')), []);
+    assert.deepEqual(await stagedEntries(dir), []);
     const pool = await db.openPool({ maxConnections: 1 });
     try {
       const [row] = await pool.query<{ n: string; d: string }>('SELECT COUNT(*) AS n, COUNT(DISTINCT id) AS d FROM events');
@@ -155,7 +155,7 @@ describe('crash safety', () => {
       rounds++;
     }
     await waitFor(async () => handle.stats.filesIngested + handle.stats.filesFailed === rounds, 'every drop settled', 60000).catch(async (e) => {
-      console.log(JSON.stringify(handle.stats), await readdir(dir), await readdir(join(dir, '.hyperwatch', 'staging')));
+      console.log(JSON.stringify(handle.stats), await readdir(dir), await stagedEntries(dir));
       throw e;
     });
     assert.equal(await count(fx.pool, 'swap', "owner = 'secret'").catch(() => 0), 0);

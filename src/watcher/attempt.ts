@@ -12,6 +12,7 @@ import type { DbConnection, IngesterPlugin, IngestError, TableColumn, TableName 
 import { takeEarly } from './claim.ts';
 import { epochOf, ingestContext, ledgerEntry, poolOf, type WatchContext } from './context.ts';
 import { changedAfterReady } from './fail.ts';
+import { fence, takeSlot } from './lease.ts';
 
 /** What the watcher knows about its target table. */
 export interface TableKnowledge {
@@ -79,6 +80,7 @@ export async function attemptOne(ctx: WatchContext, file: OpenedFile, plugin: In
   const release = known.exists ? undefined : await known.schemaLock.acquire();
   const existedBefore = release ? await tableIsThere(ctx) : true;
   const described: Described = { columns: undefined, usedCache: false };
+  const slot = takeSlot(ctx);
   try {
     const rows = await (begun ?? poolOf(ctx)).transaction(
       async (conn) => {
@@ -87,6 +89,7 @@ export async function attemptOne(ctx: WatchContext, file: OpenedFile, plugin: In
         const changed = file.changedSinceClaim();
         if (changed) throw new IngestFailure(changedAfterReady(file, changed));
         if (!known.exists) known.exists = described.columns !== undefined || (await conn.describeTable(ctx.table)) !== null;
+        await fence(ctx, conn, slot.slot);
         return appended.value.rows;
       },
       // The ledger row goes with the COMMIT, in one round trip.
@@ -96,9 +99,12 @@ export async function attemptOne(ctx: WatchContext, file: OpenedFile, plugin: In
     return { state: 'committed', rows, epoch };
   } catch (error) {
     known.described = undefined;
-    if (!existedBefore) await dropIfCreatedEmptyQuietly(ctx);
-    return { state: 'failed', error: fromDbError(error, file.name), usedCache: described.usedCache };
+    const failure = fromDbError(error, file.name);
+    // Not after a transient failure: that may be another process creating the table right now.
+    if (!existedBefore && failure.kind !== 'transient') await dropIfCreatedEmptyQuietly(ctx);
+    return { state: 'failed', error: failure, usedCache: described.usedCache };
   } finally {
+    slot.release();
     release?.();
   }
 }
@@ -115,6 +121,7 @@ export async function attemptGroup(ctx: WatchContext, files: readonly OpenedFile
   // Many rows go in by COPY inside the transaction; a few as an INSERT sent with the COMMIT.
   const byCopy = ledgerByCopy(files.length);
   const begun = takeEarly(ctx, files[0]!, true);
+  const slot = takeSlot(ctx);
   try {
     const rows = await (begun ?? poolOf(ctx)).transaction(
       async (raw) => {
@@ -123,6 +130,7 @@ export async function attemptGroup(ctx: WatchContext, files: readonly OpenedFile
         const changed = files.map((f) => f.changedSinceClaim());
         const index = changed.findIndex((c) => c !== undefined);
         if (index >= 0) throw new IngestFailure(changedAfterReady(files[index]!, changed[index]!), index);
+        await fence(ctx, raw, slot.slot);
         if (byCopy) await recordAllInLedger(raw, entries(rows));
         return rows;
       },
@@ -134,6 +142,8 @@ export async function attemptGroup(ctx: WatchContext, files: readonly OpenedFile
     ctx.known.described = undefined;
     if (isIngestFailure(error)) return { state: 'failed', error: error.error, ...(error.index === undefined ? {} : { index: error.index }), usedCache: false };
     return { state: 'failed', error: fromDbError(error), usedCache: false };
+  } finally {
+    slot.release();
   }
 }
 
