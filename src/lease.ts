@@ -170,10 +170,13 @@ function iso(value: unknown): string {
  * of all its fence rows in the same transaction, so that none of its transactions commits
  * afterwards. True when this call took it.
  */
-export async function takeLease(pool: DbPool, dead: string, taker: string, force: boolean): Promise<boolean> {
+export async function takeLease(pool: DbPool, dead: string, taker: string, force: boolean, lockTimeout: boolean): Promise<boolean> {
   const d = quoteLiteral(dead);
   try {
     return await pool.transaction(async (conn) => {
+      // PostgreSQL waits for a row lock: a process frozen between its fence and its COMMIT would
+      // hold this takeover (and the task running it) for as long as it stays frozen.
+      if (lockTimeout) await conn.query(`SET LOCAL lock_timeout = '1s'`);
       const n = await conn.execute(
         `UPDATE ${LEASES} SET token = token + 1, taken_by = ${quoteLiteral(taker)}
           WHERE owner = ${d} AND token = ${FIRST_TOKEN} AND taken_by IS NULL${force ? '' : ' AND expires_at < CURRENT_TIMESTAMP'}`,

@@ -58,7 +58,7 @@ async function verdict(ctx: WatchContext, owner: string, rows: ReadonlyMap<strin
   // Same host and the pid is not running: dead for sure, no need to wait for the lease.
   const gone = row.host === me.host && row.pid !== me.pid && !pidAlive(row.pid);
   if (!row.expired && !gone) return undefined;
-  if (!(await takeLease(poolOf(ctx), owner, me.owner, gone))) return undefined;
+  if (!(await takeLease(poolOf(ctx), owner, me.owner, gone, ctx.db.name === 'postgres'))) return undefined;
   return gone ? `its process (pid ${row.pid}) is gone` : `its lease expired at ${row.expiresAt}`;
 }
 

@@ -1,0 +1,142 @@
+/**
+ * Several `hyperwatch watch` processes on one inbox, into a real PostgreSQL (a throwaway cluster
+ * for this file): they share the work, take over from each other when one is SIGKILLed, and a
+ * process stopped past its lease (SIGSTOP) commits nothing another took over.
+ */
+import assert from 'node:assert/strict';
+import { mkdir, readdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import postgres from 'postgres';
+import { failedEntries, leftovers, stagedEntries, waitFor } from './helpers/drop.ts';
+import { removeDir, tempDir } from './helpers/env.ts';
+import { type Member, produce, startMember, takeoverOf } from './helpers/fleet.ts';
+import { type PostgresServer, startPostgres } from './helpers/postgres.ts';
+
+const LEASE_MS = 3000;
+/** Takeover within the lease plus this (a heartbeat period, a scan, a loaded machine). */
+const TAKEOVER_SLACK_MS = 5000;
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+describe('several processes on one inbox (PostgreSQL)', { timeout: 180_000 }, () => {
+  let pg: PostgresServer;
+  let root: string;
+  let sql: postgres.Sql;
+  before(async () => {
+    pg = await startPostgres();
+    root = await tempDir('hyperwatch-multi-');
+    sql = postgres(pg.url, { max: 2, onnotice: () => {} });
+  });
+  after(async () => {
+    await sql?.end({ timeout: 5 });
+    await pg?.stop();
+    await removeDir(root);
+  });
+
+  const dbFlags = () => ['--adapter', 'postgres', '--url', pg.url];
+
+  async function stopAll(members: readonly Member[]): Promise<void> {
+    for (const m of members) {
+      if (m.exited) continue;
+      m.child.kill('SIGCONT');
+      m.child.kill('SIGTERM');
+    }
+    await Promise.all(members.map((m) => m.done));
+  }
+
+  async function exactlyOnce(table: string, ids: number, files: number, dir: string): Promise<void> {
+    const [stats] = await sql.unsafe<{ n: string; d: string }[]>(`SELECT COUNT(*) AS n, COUNT(DISTINCT id) AS d FROM ${table}`);
+    console.log(`# ${table}: rows ${stats!.n}, distinct ids ${stats!.d} (of ${ids})`);
+    assert.equal(Number(stats!.d), ids, 'every id present');
+    assert.equal(Number(stats!.n), ids, 'no id twice');
+    const [ledger] = await sql.unsafe<{ n: string }[]>(`SELECT COUNT(*) AS n FROM hyperwatch_ingest_log WHERE target_table = '${table}'`);
+    assert.equal(Number(ledger!.n), files, 'one ledger row per file');
+    assert.deepEqual(await failedEntries(dir), [], 'nothing in failed/');
+  }
+
+  it('3 processes, 2,000 files, SIGKILLs at random moments (never all at once), some restarted: every id exactly once', async () => {
+    const dir = join(root, 'kill');
+    await mkdir(dir);
+    const files = 2000;
+    const perFile = 2;
+    const members: Member[] = [];
+    let serial = 0;
+    const spawn = () => {
+      const m = startMember(`p${serial++}`, dir, 'events', LEASE_MS, dbFlags());
+      members.push(m);
+      return m;
+    };
+    // Three at once: they also race to create the table (PostgreSQL's 23505 on pg_type).
+    for (let i = 0; i < 3; i++) spawn();
+    let dropped = 0;
+    const producer = produce(dir, files, perFile, (n) => (dropped = n));
+    let seed = 7;
+    const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+    const kills: { owner: string; at: number }[] = [];
+    while (dropped < files) {
+      await sleep(400 + Math.floor(random() * 1200));
+      const live = members.filter((m) => !m.exited && m.owner() !== undefined);
+      if (live.length < 2) {
+        if (members.filter((m) => !m.exited).length < 3) spawn();
+        continue;
+      }
+      const victim = live[Math.floor(random() * live.length)]!;
+      victim.child.kill('SIGKILL');
+      kills.push({ owner: victim.owner()!, at: Date.now() });
+      await victim.done;
+      if (random() < 0.6) spawn();
+    }
+    await producer;
+    await waitFor(async () => (await leftovers(dir)).length === 0 && (await stagedEntries(dir)).length === 0, 'inbox and staging to empty', 90_000);
+    // Every kill was taken over, in time (a process on this host whose pid is gone is taken at once).
+    await waitFor(() => kills.every((k) => takeoverOf(members, k.owner) !== undefined), 'every killed process to be taken over', LEASE_MS + TAKEOVER_SLACK_MS);
+    const times = kills.map((k) => takeoverOf(members, k.owner)!.at - k.at);
+    console.log(`# ${kills.length} kills, ${serial} processes; takeover ms: ${times.join(' ')}`);
+    assert.ok(kills.length >= 3, `only ${kills.length} kills`);
+    for (const t of times) assert.ok(t <= LEASE_MS + TAKEOVER_SLACK_MS, `takeover took ${t} ms`);
+    await stopAll(members);
+    await exactlyOnce('events', files * perFile, files, dir);
+    // Who committed what: every ledger row names the process that committed it.
+    const owners = await sql.unsafe<{ owner: string | null }[]>(`SELECT DISTINCT owner FROM hyperwatch_ingest_log WHERE target_table = 'events'`);
+    assert.ok(owners.length >= 2 && owners.every((o) => o.owner !== null), `owners ${JSON.stringify(owners)}`);
+    assert.deepEqual(await readdir(join(dir, '.hyperwatch', 'staging')), [], 'no folder left behind after clean stops');
+  });
+
+  it('a process stopped (SIGSTOP) past its lease and resumed commits nothing another took over', async () => {
+    const dir = join(root, 'stop');
+    await mkdir(dir);
+    const files = 300;
+    const perFile = 2000;
+    const a = startMember('a', dir, 'frozen', LEASE_MS, dbFlags());
+    await waitFor(() => a.owner() !== undefined, 'a to take its lease', 30_000);
+    const b = startMember('b', dir, 'frozen', LEASE_MS, dbFlags());
+    await waitFor(() => b.owner() !== undefined, 'b to take its lease', 30_000);
+    let dropped = 0;
+    const producer = produce(dir, files, perFile, (n) => (dropped = n), 5);
+    // Freeze a while it holds claims (its folder has files in it).
+    const aFolder = join(dir, '.hyperwatch', 'staging', a.owner()!);
+    await waitFor(async () => (await readdir(aFolder).catch(() => [])).length > 0 && dropped > 20, 'a to hold claims', 30_000);
+    a.child.kill('SIGSTOP');
+    const stoppedAt = Date.now();
+    const held = (await readdir(aFolder).catch(() => [])).length;
+    await waitFor(() => takeoverOf([b], a.owner()!) !== undefined, 'b to take a over', LEASE_MS + TAKEOVER_SLACK_MS + 5000);
+    const takeover = takeoverOf([b], a.owner()!)!;
+    console.log(`# a held ${held} staged entries; taken over ${takeover.at - stoppedAt} ms after SIGSTOP (${takeover.from})`);
+    assert.ok(takeover.at - stoppedAt <= LEASE_MS + TAKEOVER_SLACK_MS, `takeover took ${takeover.at - stoppedAt} ms`);
+    assert.match(takeover.from, /lease expired/);
+    a.child.kill('SIGCONT');
+    const aRun = await a.done;
+    assert.equal(aRun.code, 1, 'the resumed process stops, saying it lost its lease');
+    assert.ok(a.lines.some((l) => l.message.startsWith('lease lost')), 'it says why');
+    await producer;
+    await waitFor(async () => (await leftovers(dir)).length === 0 && (await stagedEntries(dir)).length === 0, 'inbox and staging to empty', 90_000);
+    await stopAll([a, b]);
+    await exactlyOnce('frozen', files * perFile, files, dir);
+    // Nothing of a's committed after b took it over (one clock: both ran on this host).
+    const late = await sql.unsafe<{ n: string }[]>(
+      `SELECT COUNT(*) AS n FROM hyperwatch_ingest_log WHERE owner = '${a.owner()}' AND committed_at > to_timestamp(${takeover.at / 1000})`,
+    );
+    assert.equal(Number(late[0]!.n), 0, 'a committed nothing after the takeover');
+  });
+});
