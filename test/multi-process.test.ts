@@ -10,14 +10,12 @@ import { after, before, describe, it } from 'node:test';
 import postgres from 'postgres';
 import { failedEntries, leftovers, stagedEntries, waitFor } from './helpers/drop.ts';
 import { removeDir, tempDir } from './helpers/env.ts';
-import { type Member, produce, startMember, takeoverOf } from './helpers/fleet.ts';
+import { killScenario, produce, startMember, stopAll, takeoverOf } from './helpers/fleet.ts';
 import { type PostgresServer, startPostgres } from './helpers/postgres.ts';
 
 const LEASE_MS = 3000;
 /** Takeover within the lease plus this (a heartbeat period, a scan, a loaded machine). */
 const TAKEOVER_SLACK_MS = 5000;
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe('several processes on one inbox (PostgreSQL)', { timeout: 180_000 }, () => {
   let pg: PostgresServer;
@@ -36,15 +34,6 @@ describe('several processes on one inbox (PostgreSQL)', { timeout: 180_000 }, ()
 
   const dbFlags = () => ['--adapter', 'postgres', '--url', pg.url];
 
-  async function stopAll(members: readonly Member[]): Promise<void> {
-    for (const m of members) {
-      if (m.exited) continue;
-      m.child.kill('SIGCONT');
-      m.child.kill('SIGTERM');
-    }
-    await Promise.all(members.map((m) => m.done));
-  }
-
   async function exactlyOnce(table: string, ids: number, files: number, dir: string): Promise<void> {
     const [stats] = await sql.unsafe<{ n: string; d: string }[]>(`SELECT COUNT(*) AS n, COUNT(DISTINCT id) AS d FROM ${table}`);
     console.log(`# ${table}: rows ${stats!.n}, distinct ids ${stats!.d} (of ${ids})`);
@@ -60,41 +49,10 @@ describe('several processes on one inbox (PostgreSQL)', { timeout: 180_000 }, ()
     await mkdir(dir);
     const files = 2000;
     const perFile = 2;
-    const members: Member[] = [];
-    let serial = 0;
-    const spawn = () => {
-      const m = startMember(`p${serial++}`, dir, 'events', LEASE_MS, dbFlags());
-      members.push(m);
-      return m;
-    };
-    // Three at once: they also race to create the table (PostgreSQL's 23505 on pg_type).
-    for (let i = 0; i < 3; i++) spawn();
-    let dropped = 0;
-    const producer = produce(dir, files, perFile, (n) => (dropped = n));
-    let seed = 7;
-    const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
-    const kills: { owner: string; at: number }[] = [];
-    while (dropped < files) {
-      await sleep(400 + Math.floor(random() * 1200));
-      const live = members.filter((m) => !m.exited && m.owner() !== undefined);
-      if (live.length < 2) {
-        if (members.filter((m) => !m.exited).length < 3) spawn();
-        continue;
-      }
-      const victim = live[Math.floor(random() * live.length)]!;
-      victim.child.kill('SIGKILL');
-      kills.push({ owner: victim.owner()!, at: Date.now() });
-      await victim.done;
-      if (random() < 0.6) spawn();
-    }
-    await producer;
-    await waitFor(async () => (await leftovers(dir)).length === 0 && (await stagedEntries(dir)).length === 0, 'inbox and staging to empty', 90_000);
-    // Every kill was taken over, in time (a process on this host whose pid is gone is taken at once).
-    await waitFor(() => kills.every((k) => takeoverOf(members, k.owner) !== undefined), 'every killed process to be taken over', LEASE_MS + TAKEOVER_SLACK_MS);
-    const times = kills.map((k) => takeoverOf(members, k.owner)!.at - k.at);
-    console.log(`# ${kills.length} kills, ${serial} processes; takeover ms: ${times.join(' ')}`);
-    assert.ok(kills.length >= 3, `only ${kills.length} kills`);
-    for (const t of times) assert.ok(t <= LEASE_MS + TAKEOVER_SLACK_MS, `takeover took ${t} ms`);
+    const { members, kills, processes, takeoverMs } = await killScenario({ dir, table: 'events', leaseMs: LEASE_MS, slackMs: TAKEOVER_SLACK_MS, db: dbFlags(), files, perFile, seed: 7 });
+    console.log(`# ${kills} kills, ${processes} processes; takeover ms: ${takeoverMs.join(' ')}`);
+    assert.ok(kills >= 3, `only ${kills} kills`);
+    for (const t of takeoverMs) assert.ok(t <= LEASE_MS + TAKEOVER_SLACK_MS, `takeover took ${t} ms`);
     await stopAll(members);
     await exactlyOnce('events', files * perFile, files, dir);
     // Who committed what: every ledger row names the process that committed it.

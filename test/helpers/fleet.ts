@@ -5,6 +5,7 @@
 import type { ChildProcess } from 'node:child_process';
 import { rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { leftovers, stagedEntries, waitFor } from './drop.ts';
 import { cli, type Run } from './proc.ts';
 
 export interface LogLine {
@@ -75,4 +76,59 @@ export function takeoverOf(members: readonly Member[], owner: string): { by: str
     }
   }
   return undefined;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+export interface KillOutcome {
+  readonly members: Member[];
+  readonly kills: number;
+  readonly processes: number;
+  /** Per kill: ms from SIGKILL to another process's 'took over' line naming it. */
+  readonly takeoverMs: number[];
+}
+
+/**
+ * Three processes on `dir` (started at once: they also race to create the table) while a producer
+ * drops `files` files; every 0.4–1.6 s one live process is SIGKILLed (never the last one), and
+ * most often another is started. Ends once the inbox and staging are empty and every kill has
+ * been taken over, or throws (`waitFor`) when that does not happen in time.
+ */
+export async function killScenario(o: { dir: string; table: string; leaseMs: number; slackMs: number; db: readonly string[]; files: number; perFile: number; seed: number }): Promise<KillOutcome> {
+  const members: Member[] = [];
+  let serial = 0;
+  const spawn = () => members.push(startMember(`p${serial++}`, o.dir, o.table, o.leaseMs, o.db));
+  for (let i = 0; i < 3; i++) spawn();
+  let dropped = 0;
+  const producer = produce(o.dir, o.files, o.perFile, (n) => (dropped = n));
+  let seed = o.seed;
+  const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+  const kills: { owner: string; at: number }[] = [];
+  while (dropped < o.files) {
+    await sleep(400 + Math.floor(random() * 1200));
+    const live = members.filter((m) => !m.exited && m.owner() !== undefined);
+    if (live.length < 2) {
+      if (members.filter((m) => !m.exited).length < 3) spawn();
+      continue;
+    }
+    const victim = live[Math.floor(random() * live.length)]!;
+    victim.child.kill('SIGKILL');
+    kills.push({ owner: victim.owner()!, at: Date.now() });
+    await victim.done;
+    if (random() < 0.6) spawn();
+  }
+  await producer;
+  await waitFor(async () => (await leftovers(o.dir)).length === 0 && (await stagedEntries(o.dir)).length === 0, 'inbox and staging to empty', 90_000);
+  await waitFor(() => kills.every((k) => takeoverOf(members, k.owner) !== undefined), 'every killed process to be taken over', o.leaseMs + o.slackMs);
+  return { members, kills: kills.length, processes: serial, takeoverMs: kills.map((k) => takeoverOf(members, k.owner)!.at - k.at) };
+}
+
+/** SIGTERM to every member still running (SIGCONT first, for a stopped one); waits for all. */
+export async function stopAll(members: readonly Member[]): Promise<void> {
+  for (const m of members) {
+    if (m.exited) continue;
+    m.child.kill('SIGCONT');
+    m.child.kill('SIGTERM');
+  }
+  await Promise.all(members.map((m) => m.done));
 }

@@ -1,0 +1,75 @@
+/**
+ * Several `hyperwatch watch` processes on one inbox writing one Hyper database through one shared
+ * hyperd (`--endpoint`), the way a `.hyper` file can have several writers: SIGKILLs at random,
+ * every id exactly once. Also: a second embedded writer on the same `.hyper` file is refused.
+ */
+import assert from 'node:assert/strict';
+import { mkdir, readdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { createHyperAdapter } from '../adapters/db/hyper/index.ts';
+import { Hyperd } from '../adapters/db/hyper/hyperd.ts';
+import { locateHyperd } from '../adapters/db/hyper/locate.ts';
+import { silentLogger } from '../src/log.ts';
+import type { DbPool } from '../src/types.ts';
+import { failedEntries } from './helpers/drop.ts';
+import { removeDir, tempDir } from './helpers/env.ts';
+import { killScenario, stopAll } from './helpers/fleet.ts';
+
+const LEASE_MS = 3000;
+const TAKEOVER_SLACK_MS = 5000;
+
+describe('several processes on one inbox (one shared hyperd, --endpoint)', { timeout: 180_000 }, () => {
+  let hyperd: Hyperd;
+  let endpoint: string;
+  let root: string;
+  let database: string;
+  let check: ReturnType<typeof createHyperAdapter>;
+  let pool: DbPool;
+  before(async () => {
+    const located = locateHyperd();
+    if (!located.ok) throw new Error(located.message);
+    hyperd = new Hyperd({ binary: located.path, logger: silentLogger });
+    const { host, port } = await hyperd.endpoint();
+    endpoint = `${host}:${port}`;
+    root = await tempDir('hyperwatch-multi-hyper-');
+    database = join(root, 'shared.hyper');
+    check = createHyperAdapter({ endpoint, database });
+    pool = await check.openPool({ maxConnections: 1 });
+  });
+  after(async () => {
+    await pool?.close();
+    await check?.close();
+    await hyperd?.stop();
+    await removeDir(root);
+  });
+
+  it('3 processes, 2,000 files, SIGKILLs at random moments, some restarted: every id exactly once', async () => {
+    const dir = join(root, 'kill');
+    await mkdir(dir);
+    const files = 2000;
+    const perFile = 2;
+    const { members, kills, processes, takeoverMs } = await killScenario({
+      dir,
+      table: 'events',
+      leaseMs: LEASE_MS,
+      slackMs: TAKEOVER_SLACK_MS,
+      db: ['--endpoint', endpoint, '--database', database],
+      files,
+      perFile,
+      seed: 11,
+    });
+    console.log(`# ${kills} kills, ${processes} processes; takeover ms: ${takeoverMs.join(' ')}`);
+    assert.ok(kills >= 3, `only ${kills} kills`);
+    for (const t of takeoverMs) assert.ok(t <= LEASE_MS + TAKEOVER_SLACK_MS, `takeover took ${t} ms`);
+    await stopAll(members);
+    const [stats] = await pool.query<{ n: string; d: string }>('SELECT COUNT(*) AS n, COUNT(DISTINCT id) AS d FROM events');
+    console.log(`# rows ${stats!.n}, distinct ids ${stats!.d} (of ${files * perFile})`);
+    assert.equal(Number(stats!.d), files * perFile, 'every id present');
+    assert.equal(Number(stats!.n), files * perFile, 'no id twice');
+    const [ledger] = await pool.query<{ n: string }>(`SELECT COUNT(*) AS n FROM hyperwatch_ingest_log WHERE target_table = 'events'`);
+    assert.equal(Number(ledger!.n), files);
+    assert.deepEqual(await failedEntries(dir), [], 'nothing in failed/');
+    assert.deepEqual(await readdir(join(dir, '.hyperwatch', 'staging')), [], 'no folder left behind after clean stops');
+  });
+});
