@@ -227,7 +227,7 @@ export async function main(argv: string[]): Promise<number> {
     }
   } catch (error) {
     const code = (error as { code?: unknown }).code;
-    const usage = error instanceof UsageError || error instanceof WatchConfigError || code === 'DUPLICATE_WATCHER' || code === 'HYPERD_NOT_FOUND' || code === 'CONFIG_INVALID';
+    const usage = error instanceof UsageError || error instanceof WatchConfigError || code === 'DUPLICATE_WATCHER' || code === 'HYPERD_NOT_FOUND' || code === 'CONFIG_INVALID' || code === 'STAGING_OTHER_MOUNT' || code === 'HYPER_FILE_IN_USE';
     const message = `${(error as Error).message ?? String(error)}${error instanceof UsageError ? ' (see --help)' : ''}`;
     // With --log-format json, stderr carries JSON lines only: the final error too.
     if (jsonLogs(rest)) process.stderr.write(`${JSON.stringify({ time: new Date().toISOString(), level: 'error', message, ...(typeof code === 'string' ? { code } : {}) })}\n`);

@@ -12,6 +12,8 @@ export interface HistoryEntry {
   readonly directory: string;
   readonly claimId: string;
   readonly checksum: string | null;
+  /** The process that committed it (its lease owner id); null for files committed before owners. */
+  readonly owner: string | null;
 }
 
 export interface HistoryQuery {
@@ -50,8 +52,9 @@ export async function readHistory(pool: DbPool, query: HistoryQuery = {}): Promi
     query.since ? `committed_at >= CAST(${quoteLiteral(query.since.toISOString())} AS TIMESTAMPTZ)` : 'TRUE',
     query.table ? `target_table = ${quoteLiteral(query.table)}` : 'TRUE',
   ].join(' AND ');
+  const withOwner = exists.some((c) => c.name === 'owner');
   const rows = await pool.query<Record<string, unknown>>(
-    `SELECT committed_at, file_name, target_table, row_count, file_size, directory, claim_id, checksum
+    `SELECT committed_at, file_name, target_table, row_count, file_size, directory, claim_id, checksum${withOwner ? ', owner' : ''}
        FROM ${quoteIdent(LEDGER_TABLE)} WHERE ${where} ORDER BY committed_at, claim_id`,
   );
   return rows.map((r) => ({
@@ -63,5 +66,6 @@ export async function readHistory(pool: DbPool, query: HistoryQuery = {}): Promi
     directory: String(r.directory),
     claimId: String(r.claim_id),
     checksum: r.checksum === null || r.checksum === undefined ? null : String(r.checksum),
+    owner: r.owner === null || r.owner === undefined ? null : String(r.owner),
   }));
 }

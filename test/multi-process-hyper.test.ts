@@ -12,9 +12,10 @@ import { Hyperd } from '../adapters/db/hyper/hyperd.ts';
 import { locateHyperd } from '../adapters/db/hyper/locate.ts';
 import { silentLogger } from '../src/log.ts';
 import type { DbPool } from '../src/types.ts';
-import { failedEntries } from './helpers/drop.ts';
+import { failedEntries, waitFor } from './helpers/drop.ts';
 import { removeDir, tempDir } from './helpers/env.ts';
-import { killScenario, stopAll } from './helpers/fleet.ts';
+import { killScenario, startMember, stopAll } from './helpers/fleet.ts';
+import { cli } from './helpers/proc.ts';
 
 const LEASE_MS = 3000;
 const TAKEOVER_SLACK_MS = 5000;
@@ -71,5 +72,24 @@ describe('several processes on one inbox (one shared hyperd, --endpoint)', { tim
     assert.equal(Number(ledger!.n), files);
     assert.deepEqual(await failedEntries(dir), [], 'nothing in failed/');
     assert.deepEqual(await readdir(join(dir, '.hyperwatch', 'staging')), [], 'no folder left behind after clean stops');
+  });
+
+  it('a second embedded writer on one .hyper file is refused, naming serve and --endpoint', async () => {
+    const file = join(root, 'embedded.hyper');
+    const [a, b] = [join(root, 'emb-a'), join(root, 'emb-b')];
+    await mkdir(a);
+    await mkdir(b);
+    const first = startMember('first', a, 'one', LEASE_MS, ['--database', file]);
+    try {
+      await waitFor(() => first.owner() !== undefined, 'the first writer to start', 30_000);
+      const second = cli(['watch', b, '--table', 'two', '--database', file]);
+      const run = await second.done;
+      assert.equal(run.code, 2, run.stderr);
+      assert.match(run.stderr, /one writer process/);
+      assert.match(run.stderr, /hyperwatch serve/);
+      assert.match(run.stderr, /--endpoint host:port/);
+    } finally {
+      await stopAll([first]);
+    }
   });
 });

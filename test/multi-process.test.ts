@@ -8,7 +8,13 @@ import { mkdir, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import postgres from 'postgres';
-import { failedEntries, leftovers, stagedEntries, waitFor } from './helpers/drop.ts';
+import { createPostgresAdapter } from '../adapters/db/postgres/index.ts';
+import { openWatcher } from '../src/api.ts';
+import { readHistory } from '../src/history.ts';
+import { WatcherRegistry } from '../src/registry.ts';
+import { renderMetrics } from '../src/serve/metrics.ts';
+import { otherMountProblem } from '../src/watcher/mount.ts';
+import { drop, failedEntries, leftovers, stagedEntries, waitFor } from './helpers/drop.ts';
 import { removeDir, tempDir } from './helpers/env.ts';
 import { killScenario, produce, startMember, stopAll, takeoverOf } from './helpers/fleet.ts';
 import { type PostgresServer, startPostgres } from './helpers/postgres.ts';
@@ -96,5 +102,38 @@ describe('several processes on one inbox (PostgreSQL)', { timeout: 180_000 }, ()
       `SELECT COUNT(*) AS n FROM hyperwatch_ingest_log WHERE owner = '${a.owner()}' AND committed_at > to_timestamp(${takeover.at / 1000})`,
     );
     assert.equal(Number(late[0]!.n), 0, 'a committed nothing after the takeover');
+  });
+
+  it('status and /metrics show every live process of a directory; history names the process that committed each file; an old ledger gains the owner column', async () => {
+    const dir = join(root, 'status');
+    await mkdir(dir);
+    // A ledger from before owners: the column is added when a watcher starts.
+    const db = createPostgresAdapter({ url: pg.url });
+    const pool = await db.openPool({ maxConnections: 1 });
+    try {
+      await pool.query('ALTER TABLE hyperwatch_ingest_log DROP COLUMN IF EXISTS owner').catch(() => {});
+      const one = await openWatcher(dir, 'shared', { db, registry: new WatcherRegistry(), leaseMs: 900 });
+      const two = await openWatcher(dir, 'shared', { db, registry: new WatcherRegistry(), leaseMs: 900 });
+      await waitFor(() => one.processes().length === 2 && two.processes().length === 2, 'both to see each other', 10_000);
+      assert.equal(one.processes().filter((p) => p.self).length, 1);
+      const metrics = renderMetrics([{ directory: dir, table: 'shared', stats: one.stats, oldestQueuedAt: undefined, processes: one.processes().length }]);
+      assert.match(metrics, /hyperwatch_processes\{dir="[^"]+",table="shared"\} 2/);
+      await drop(dir, 'a.csv', 'id\n1\n');
+      await waitFor(async () => (await readHistory(pool, { table: 'shared' })).length === 1, 'a.csv to be committed', 10_000);
+      const [entry] = await readHistory(pool, { table: 'shared' });
+      const owners = new Set([one, two].flatMap((w) => w.processes().filter((p) => p.self).map((p) => p.owner)));
+      assert.ok(entry!.owner !== null && owners.has(entry!.owner), `history names a live owner: ${entry!.owner}`);
+      await two.stop();
+      await waitFor(() => one.processes().length === 1, 'a stopped process to leave the list', 10_000);
+      await one.stop();
+    } finally {
+      await pool.close();
+      await db.close();
+    }
+  });
+
+  it('refuses a staging folder on another filesystem than the inbox, saying why', () => {
+    assert.equal(otherMountProblem('/in', '/in/.hyperwatch/staging', 5, 5), undefined);
+    assert.match(otherMountProblem('/in', '/in/.hyperwatch/staging', 5, 7)!, /another filesystem.*atomic rename/);
   });
 });

@@ -165,6 +165,12 @@ export class WatcherHandle {
     return first.done ? undefined : first.value;
   }
 
+  /** The live processes watching this directory (this one too), from the lease table at the last heartbeat. */
+  processes(): { owner: string; host: string; pid: number; holding: number; expiresAt: string; self: boolean }[] {
+    const me = this.#ctx.lease.me.owner;
+    return this.#ctx.lease.peers.map((r) => ({ owner: r.owner, host: r.host, pid: r.pid, holding: r.holding, expiresAt: r.expiresAt, self: r.owner === me }));
+  }
+
   /** Files being ingested right now: name, size, bytes read so far and when the ingest began. */
   activeFiles(): { name: string; size: number; bytesRead: number; startedAt: number }[] {
     return [...this.#ctx.active].map(([file, startedAt]) => ({ name: file.name, size: file.size, bytesRead: Math.min(file.bytesRead, file.size), startedAt }));

@@ -8,7 +8,7 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import process from 'node:process';
 import { STAGING_DIR } from '../constants.ts';
-import { checkFence, ensureLeaseTables, type Identity, registerLease, releaseLease, renewLease } from '../lease.ts';
+import { checkFence, ensureLeaseTables, type Identity, type LeaseRow, readLeases, registerLease, releaseLease, renewLease } from '../lease.ts';
 import { randomHex } from '../protocol/names.ts';
 import type { DbConnection } from '../types.ts';
 import { poolOf, type WatchContext } from './context.ts';
@@ -25,6 +25,8 @@ export interface LeaseState {
   /** Taken over: nothing more is committed; the watcher stops. */
   fenced: boolean;
   registered: boolean;
+  /** The live processes of this directory (this one too), as the last heartbeat read them. */
+  peers: LeaseRow[];
   /** Removed on stop: a transaction still in flight then fails its fence, as meant. */
   released: boolean;
   heartbeat: ReturnType<typeof setInterval> | undefined;
@@ -51,6 +53,7 @@ export function newLeaseState(dir: string, target: string, leaseMs: number, maxC
     slots,
     fenced: false,
     registered: false,
+    peers: [],
     released: false,
     heartbeat: undefined,
     onFenced: () => {},
@@ -77,7 +80,8 @@ async function beat(ctx: WatchContext): Promise<void> {
   if (lease.fenced || !ctx.life.pool) return;
   try {
     const ours = await renewLease(poolOf(ctx), lease.me.owner, lease.leaseMs, ctx.active.size + ctx.checkpoints.unsettled.length);
-    if (!ours) fenced(ctx, 'the lease was taken over by another process');
+    if (!ours) return fenced(ctx, 'the lease was taken over by another process');
+    lease.peers = (await readLeases(poolOf(ctx), ctx.dir)).filter((r) => !r.expired && r.takenBy === null);
   } catch (error) {
     // The database is away: keep trying. If it stays away past the lease, another process may
     // take our files over; the next renewal then finds out and the watcher stops.

@@ -9,12 +9,12 @@ import type { WatchContext } from './context.ts';
 
 export async function checkSameMount(ctx: WatchContext): Promise<void> {
   const [inbox, staging] = await Promise.all([stat(ctx.dir), stat(ctx.lease.stagingRoot)]);
-  if (inbox.dev !== staging.dev) {
-    throw Object.assign(
-      new Error(
-      `${ctx.lease.stagingRoot} is on another filesystem than ${ctx.dir} (device ${staging.dev} vs ${inbox.dev}): claiming a file must be an atomic rename within one filesystem. Remove the mount over ${ctx.lease.stagingRoot} so that it lives on the inbox's own filesystem.`,
-      ),
-      { code: 'STAGING_OTHER_MOUNT' },
-    );
-  }
+  const problem = otherMountProblem(ctx.dir, ctx.lease.stagingRoot, inbox.dev, staging.dev);
+  if (problem) throw Object.assign(new Error(problem), { code: 'STAGING_OTHER_MOUNT' });
+}
+
+/** The refusal for a staging folder on device `stagingDev` under an inbox on `inboxDev`; undefined when they match. */
+export function otherMountProblem(dir: string, stagingRoot: string, inboxDev: number | bigint, stagingDev: number | bigint): string | undefined {
+  if (inboxDev === stagingDev) return undefined;
+  return `${stagingRoot} is on another filesystem than ${dir} (device ${stagingDev} vs ${inboxDev}): claiming a file must be an atomic rename within one filesystem. Remove the mount over ${stagingRoot} so that it lives on the inbox's own filesystem.`;
 }

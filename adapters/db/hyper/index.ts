@@ -88,6 +88,21 @@ export function parseEndpoint(value: string): Endpoint {
   return { host: match[1]!, port: Number(match[2]) };
 }
 
+/**
+ * A `.hyper` file has one writer process: the hyperd that has it attached locks it. A second
+ * embedded hyperd on the same file fails with "locked by another process"; say what works.
+ */
+export function singleWriter(error: unknown, database: string, embedded: boolean): unknown {
+  if (!embedded || !/locked by another process/i.test(String((error as { message?: unknown })?.message ?? error))) return error;
+  return Object.assign(
+    new Error(
+      `${database} is already open in another hyperd (another hyperwatch process, or a tool using it): a .hyper file has one writer process. ` +
+        'To watch several directories into it, run them in one process with `hyperwatch serve`; to run several processes on it, start one hyperd and give each of them `--endpoint host:port` (README: Running several processes).',
+    ),
+    { code: 'HYPER_FILE_IN_USE', cause: error },
+  );
+}
+
 export interface HyperAdapter extends DbAdapter {
   /** Absolute path of the `.hyper` file. */
   readonly database: string;
@@ -162,7 +177,7 @@ export function createHyperAdapter(options: HyperAdapterOptions = {}): HyperAdap
       }
     })().catch((error: unknown) => {
       created = undefined;
-      throw error;
+      throw singleWriter(error, database, fixed === undefined);
     });
     return created;
   }
