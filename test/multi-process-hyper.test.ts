@@ -59,6 +59,7 @@ describe('several processes on one inbox (one shared hyperd, --endpoint)', { tim
       files,
       perFile,
       seed: 11,
+      minKills: 6,
     });
     console.log(`# ${kills} kills, ${processes} processes; takeover ms: ${takeoverMs.join(' ')}`);
     assert.ok(kills >= 3, `only ${kills} kills`);

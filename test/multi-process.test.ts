@@ -55,16 +55,21 @@ describe('several processes on one inbox (PostgreSQL)', { timeout: 180_000 }, ()
     await mkdir(dir);
     const files = 2000;
     const perFile = 2;
-    const { members, kills, processes, takeoverMs } = await killScenario({ dir, table: 'events', leaseMs: LEASE_MS, slackMs: TAKEOVER_SLACK_MS, db: dbFlags(), files, perFile, seed: 7 });
+    const { members, kills, processes, takeoverMs } = await killScenario({ dir, table: 'events', leaseMs: LEASE_MS, slackMs: TAKEOVER_SLACK_MS, db: dbFlags(), files, perFile, seed: 7, minKills: 6 });
     console.log(`# ${kills} kills, ${processes} processes; takeover ms: ${takeoverMs.join(' ')}`);
     assert.ok(kills >= 3, `only ${kills} kills`);
     for (const t of takeoverMs) assert.ok(t <= LEASE_MS + TAKEOVER_SLACK_MS, `takeover took ${t} ms`);
+    // On this host a killed process's pid is gone: taken over at once, not after its lease.
+    const reasons = members.flatMap((m) => m.lines.filter((l) => l.message === 'took over' && /process \S+-\d+-/.test(String(l.fields.from))).map((l) => String(l.fields.from)));
+    assert.ok(reasons.some((r) => /its process \(pid \d+\) is gone/.test(r)), `reasons: ${reasons.join('; ')}`);
     await stopAll(members);
     await exactlyOnce('events', files * perFile, files, dir);
     // Who committed what: every ledger row names the process that committed it.
     const owners = await sql.unsafe<{ owner: string | null }[]>(`SELECT DISTINCT owner FROM hyperwatch_ingest_log WHERE target_table = 'events'`);
     assert.ok(owners.length >= 2 && owners.every((o) => o.owner !== null), `owners ${JSON.stringify(owners)}`);
     assert.deepEqual(await readdir(join(dir, '.hyperwatch', 'staging')), [], 'no folder left behind after clean stops');
+    const [leases] = await sql.unsafe<{ n: string }[]>(`SELECT COUNT(*) AS n FROM hyperwatch_leases WHERE directory = '${dir}' AND taken_by IS NULL AND expires_at > now()`);
+    assert.equal(Number(leases!.n), 0, 'clean stops remove their leases');
   });
 
   it('a process stopped (SIGSTOP) past its lease and resumed commits nothing another took over', async () => {
@@ -117,6 +122,7 @@ describe('several processes on one inbox (PostgreSQL)', { timeout: 180_000 }, ()
       await waitFor(() => one.processes().length === 2 && two.processes().length === 2, 'both to see each other', 10_000);
       assert.equal(one.processes().filter((p) => p.self).length, 1);
       const metrics = renderMetrics([{ directory: dir, table: 'shared', stats: one.stats, oldestQueuedAt: undefined, processes: one.processes().length }]);
+      assert.match(metrics, /hyperwatch_taken_over_total\{dir="[^"]+",table="shared"\} 0/);
       assert.match(metrics, /hyperwatch_processes\{dir="[^"]+",table="shared"\} 2/);
       await drop(dir, 'a.csv', 'id\n1\n');
       await waitFor(async () => (await readHistory(pool, { table: 'shared' })).length === 1, 'a.csv to be committed', 10_000);

@@ -89,6 +89,19 @@ async function beat(ctx: WatchContext): Promise<void> {
   }
 }
 
+/**
+ * Renews our own lease before taking another's: after the database was away longer than the
+ * lease, every lease looks expired, and a process whose own lease was taken meanwhile must not
+ * take anyone else's. False (and fenced) when ours is gone.
+ */
+export async function stillOurs(ctx: WatchContext): Promise<boolean> {
+  const { lease } = ctx;
+  if (lease.fenced) return false;
+  if (await renewLease(poolOf(ctx), lease.me.owner, lease.leaseMs, ctx.active.size + ctx.checkpoints.unsettled.length)) return true;
+  fenced(ctx, 'the lease was taken over by another process');
+  return false;
+}
+
 /** The lease is lost: stop, leaving every claim to the process that took them. */
 export function fenced(ctx: WatchContext, why: string): void {
   const { lease } = ctx;

@@ -13,6 +13,7 @@ import { renameIfPresent } from '../files.ts';
 import { dropLease, type LeaseRow, readLeases, takeLease } from '../lease.ts';
 import { parseStagedName } from '../protocol/names.ts';
 import { poolOf, type WatchContext } from './context.ts';
+import { stillOurs } from './lease.ts';
 import { claimsOf, recoverClaims } from './recover.ts';
 
 /** Whether `pid` runs on this host (EPERM: it runs, as another user). */
@@ -58,6 +59,7 @@ async function verdict(ctx: WatchContext, owner: string, rows: ReadonlyMap<strin
   // Same host and the pid is not running: dead for sure, no need to wait for the lease.
   const gone = row.host === me.host && row.pid !== me.pid && !pidAlive(row.pid);
   if (!row.expired && !gone) return undefined;
+  if (!(await stillOurs(ctx))) return undefined;
   if (!(await takeLease(poolOf(ctx), owner, me.owner, gone, ctx.db.name === 'postgres'))) return undefined;
   return gone ? `its process (pid ${row.pid}) is gone` : `its lease expired at ${row.expiresAt}`;
 }

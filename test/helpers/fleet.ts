@@ -94,7 +94,7 @@ export interface KillOutcome {
  * most often another is started. Ends once the inbox and staging are empty and every kill has
  * been taken over, or throws (`waitFor`) when that does not happen in time.
  */
-export async function killScenario(o: { dir: string; table: string; leaseMs: number; slackMs: number; db: readonly string[]; files: number; perFile: number; seed: number }): Promise<KillOutcome> {
+export async function killScenario(o: { dir: string; table: string; leaseMs: number; slackMs: number; db: readonly string[]; files: number; perFile: number; seed: number; minKills: number }): Promise<KillOutcome> {
   const members: Member[] = [];
   let serial = 0;
   const spawn = () => members.push(startMember(`p${serial++}`, o.dir, o.table, o.leaseMs, o.db));
@@ -104,7 +104,8 @@ export async function killScenario(o: { dir: string; table: string; leaseMs: num
   let seed = o.seed;
   const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
   const kills: { owner: string; at: number }[] = [];
-  while (dropped < o.files) {
+  // Kills go on after the last drop until there were `minKills` (the files may land faster).
+  while (dropped < o.files || kills.length < o.minKills) {
     await sleep(400 + Math.floor(random() * 1200));
     const live = members.filter((m) => !m.exited && m.owner() !== undefined);
     if (live.length < 2) {
