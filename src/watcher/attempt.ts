@@ -5,6 +5,7 @@
  */
 import { ingestError, IngestFailure, fromDbError, isIngestFailure } from '../errors.ts';
 import type { OpenedFile } from '../files.ts';
+import { readLeases } from '../lease.ts';
 import { ledgerByCopy, ledgerInsert, recordAllInLedger } from '../ledger.ts';
 import { Mutex } from '../mutex.ts';
 import { dropIfCreatedEmpty } from '../schema.ts';
@@ -186,8 +187,24 @@ export async function tableIsThere(ctx: WatchContext): Promise<boolean> {
 
 async function dropIfCreatedEmptyQuietly(ctx: WatchContext): Promise<void> {
   try {
+    // PostgreSQL rolled the CREATE TABLE back with the transaction: a table there now is another
+    // process's, perhaps with rows about to commit (a DROP would wait for them, then drop them).
+    if (ctx.db.name === 'postgres') return;
+    // Hyper: a DROP after an empty count can still drop rows another process commits in between
+    // (checked: count 0, another session inserts and commits, the DROP succeeds). Only when no
+    // other live process writes this table.
+    if (await othersWriting(ctx)) {
+      ctx.log.warn('a failed file created the table; it is left in place since other processes write to it', { table: ctx.target });
+      return;
+    }
     await dropIfCreatedEmpty(poolOf(ctx), ctx.table);
   } catch (error) {
     ctx.log.warn('could not drop the empty table a failed file created', { table: ctx.target, error: String(error) });
   }
+}
+
+/** Another live process (of any directory) has this table as its target. */
+async function othersWriting(ctx: WatchContext): Promise<boolean> {
+  const rows = await readLeases(poolOf(ctx));
+  return rows.some((r) => r.target === ctx.target && r.owner !== ctx.lease.me.owner && !r.expired && r.takenBy === null);
 }
