@@ -10,6 +10,7 @@ import { after, before, describe, it } from 'node:test';
 import postgres from 'postgres';
 import { createPostgresAdapter } from '../adapters/db/postgres/index.ts';
 import { openWatcher } from '../src/api.ts';
+import { fromDbError } from '../src/errors.ts';
 import { readHistory } from '../src/history.ts';
 import { WatcherRegistry } from '../src/registry.ts';
 import { renderMetrics } from '../src/serve/metrics.ts';
@@ -141,5 +142,32 @@ describe('several processes on one inbox (PostgreSQL)', { timeout: 180_000 }, ()
   it('refuses a staging folder on another filesystem than the inbox, saying why', () => {
     assert.equal(otherMountProblem('/in', '/in/.hyperwatch/staging', 5, 5), undefined);
     assert.match(otherMountProblem('/in', '/in/.hyperwatch/staging', 5, 7)!, /another filesystem.*atomic rename/);
+  });
+
+  it('two directories creating one table at the same moment: the race is retried, no file fails', async () => {
+    const db = createPostgresAdapter({ url: pg.url });
+    try {
+      for (let round = 0; round < 8; round++) {
+        const table = `raced_${round}`;
+        const dirs = [join(root, `race-${round}-a`), join(root, `race-${round}-b`)];
+        for (const d of dirs) await mkdir(d);
+        // Each directory gets a file before its watcher starts: both start-up sweeps create the table.
+        for (const [i, d] of dirs.entries()) await drop(d, 'x.csv', `id\n${i}\n`);
+        const watchers = await Promise.all(dirs.map((d) => openWatcher(d, table, { db, registry: new WatcherRegistry() })));
+        await Promise.all(watchers.map((w) => w.stop()));
+        for (const d of dirs) assert.deepEqual(await failedEntries(d), [], `round ${round}: nothing failed`);
+        const [n] = await sql.unsafe<{ n: string }[]>(`SELECT COUNT(*) AS n FROM ${table}`);
+        assert.equal(Number(n!.n), 2, `round ${round}: both rows`);
+      }
+    } finally {
+      await db.close();
+    }
+  });
+
+  it("PostgreSQL's 23505 on its type catalog while creating a table is transient, other 23505s are data errors", () => {
+    const race = Object.assign(new Error('duplicate key value violates unique constraint "pg_type_typname_nsp_index"'), { code: '23505', constraint_name: 'pg_type_typname_nsp_index' });
+    assert.equal(fromDbError(race).kind, 'transient');
+    const real = Object.assign(new Error('duplicate key value violates unique constraint "events_pkey"'), { code: '23505', constraint_name: 'events_pkey' });
+    assert.equal(fromDbError(real).kind, 'data');
   });
 });
