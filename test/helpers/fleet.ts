@@ -118,9 +118,16 @@ export async function killScenario(o: { dir: string; table: string; leaseMs: num
     await victim.done;
     if (random() < 0.6) spawn();
   }
-  await producer;
-  await waitFor(async () => (await leftovers(o.dir)).length === 0 && (await stagedEntries(o.dir)).length === 0, 'inbox and staging to empty', 90_000);
-  await waitFor(() => kills.every((k) => takeoverOf(members, k.owner) !== undefined), 'every killed process to be taken over', o.leaseMs + o.slackMs);
+  try {
+    await producer;
+    await waitFor(async () => (await leftovers(o.dir)).length === 0 && (await stagedEntries(o.dir)).length === 0, 'inbox and staging to empty', 90_000);
+    await waitFor(() => kills.every((k) => takeoverOf(members, k.owner) !== undefined), 'every killed process to be taken over', o.leaseMs + o.slackMs);
+  } catch (error) {
+    // Leave no process behind a failed run.
+    for (const m of members) if (!m.exited) m.child.kill('SIGKILL');
+    await Promise.all(members.map((m) => m.done));
+    throw error;
+  }
   return { members, kills: kills.length, processes: serial, takeoverMs: kills.map((k) => takeoverOf(members, k.owner)!.at - k.at) };
 }
 
