@@ -71,6 +71,7 @@ function printSummary(summary: WatchSummary, json: boolean): void {
     `  files failed:   ${s.filesFailed}${s.lastError ? `   last error: ${s.lastError.message}` : ''}`,
   ];
   if (s.retries || s.recovered || s.orphans) lines.push(`  retries: ${s.retries}   recovered: ${s.recovered}   orphan sentinels: ${s.orphans}`);
+  if (s.takenOver) lines.push(`  taken over from processes that died: ${s.takenOver}`);
   process.stdout.write(`${lines.join('\n')}\n`);
 }
 

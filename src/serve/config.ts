@@ -38,6 +38,7 @@ export interface WatcherConfig {
   readonly checkpointEvery?: number;
   readonly batchFiles?: number;
   readonly skipDuplicateContent?: boolean;
+  readonly leaseMs?: number;
 }
 
 export interface HttpConfig {

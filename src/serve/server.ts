@@ -78,6 +78,7 @@ export class ServeInstance {
         checkpointEvery: config.checkpointEvery,
         batchFiles: config.batchFiles,
         skipDuplicateContent: config.skipDuplicateContent,
+        leaseMs: config.leaseMs,
       });
       this.#served.set(handle, { handle, db, config });
       return handle;
