@@ -46,8 +46,11 @@ export interface LeaseRow {
   readonly expired: boolean;
 }
 
-/** PostgreSQL can fail one of two concurrent `CREATE TABLE IF NOT EXISTS` (23505 on its catalog). */
-async function createRacing(pool: DbPool, sql: string): Promise<void> {
+/**
+ * Runs a `CREATE ... IF NOT EXISTS`, retried a few times: PostgreSQL can fail one of two concurrent
+ * ones (23505 on its catalog), Hyper one of two concurrent transactions (40001).
+ */
+export async function createRacing(pool: DbPool, sql: string): Promise<void> {
   for (let attempt = 1; ; attempt++) {
     try {
       await pool.query(sql);
@@ -65,8 +68,6 @@ export function isCreateRace(error: unknown): boolean {
   if (code === '42P07' || code === '40001') return true;
   return fromDbError(error).kind === 'transient' && (code === '23505' || code === '42P06');
 }
-
-export { createRacing };
 
 export async function ensureLeaseTables(pool: DbPool): Promise<void> {
   await createRacing(
