@@ -106,11 +106,12 @@ export function isTransientSqlState(state: string): boolean {
 
 /**
  * PostgreSQL: two sessions creating the same table (or schema) at once can fail one with 23505
- * on a catalog index instead of 42P07; the retry finds the table there and appends.
+ * on a catalog index, or 42710 (its row type "already exists"), instead of 42P07; the retry
+ * finds the table there and appends.
  */
 function isCatalogRace(state: string, error: unknown): boolean {
-  if (state !== '23505' && state !== '42P06') return false;
-  if (state === '42P06') return true;
+  if (state === '42P06' || state === '42710') return true;
+  if (state !== '23505') return false;
   return /pg_type_typname_nsp_index|pg_class_relname_nsp_index|pg_namespace_nspname_index/.test(`${stringField(error, 'constraint_name') ?? ''} ${stringField(error, 'message') ?? ''}`);
 }
 

@@ -66,7 +66,7 @@ export async function createRacing(pool: DbPool, sql: string): Promise<void> {
 export function isCreateRace(error: unknown): boolean {
   const code = (error as { code?: unknown } | null)?.code;
   if (code === '42P07' || code === '40001') return true;
-  return fromDbError(error).kind === 'transient' && (code === '23505' || code === '42P06');
+  return fromDbError(error).kind === 'transient' && (code === '23505' || code === '42P06' || code === '42710');
 }
 
 export async function ensureLeaseTables(pool: DbPool): Promise<void> {
@@ -192,6 +192,21 @@ export async function takeLease(pool: DbPool, dead: string, taker: string, force
     if ((error as { code?: unknown }).code === '40001' || (error as { code?: unknown }).code === '40P01' || (error as { code?: unknown }).code === '55P03') return false;
     throw error;
   }
+}
+
+/**
+ * PostgreSQL: ends the sessions of `dead` (its lease expired) that hold a lock on one of its fence
+ * rows, i.e. a transaction frozen between its fence and its COMMIT, which would otherwise hold the
+ * takeover for as long as its process stays frozen. A row locked by an open UPDATE carries that
+ * transaction's id as `xmax`; `pg_locks` names the session holding it. Returns how many it ended.
+ */
+export async function endFrozenSessions(pool: DbPool, dead: string): Promise<number> {
+  const rows = await pool.query<{ ended: unknown }>(
+    `SELECT pg_terminate_backend(l.pid) AS ended
+       FROM ${FENCES} f JOIN pg_locks l ON l.locktype = 'transactionid' AND l.transactionid = f.xmax AND l.granted
+      WHERE f.owner = ${quoteLiteral(dead)} AND l.pid <> pg_backend_pid()`,
+  );
+  return rows.filter((r) => r.ended === true).length;
 }
 
 /** Removes a lease and its fences once nothing of it is left in staging. */

@@ -4,7 +4,7 @@
  * process stopped past its lease (SIGSTOP) commits nothing another took over.
  */
 import assert from 'node:assert/strict';
-import { mkdir, readdir } from 'node:fs/promises';
+import { mkdir, readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import postgres from 'postgres';
@@ -155,7 +155,11 @@ describe('several processes on one inbox (PostgreSQL)', { timeout: 180_000 }, ()
         for (const [i, d] of dirs.entries()) await drop(d, 'x.csv', `id\n${i}\n`);
         const watchers = await Promise.all(dirs.map((d) => openWatcher(d, table, { db, registry: new WatcherRegistry() })));
         await Promise.all(watchers.map((w) => w.stop()));
-        for (const d of dirs) assert.deepEqual(await failedEntries(d), [], `round ${round}: nothing failed`);
+        for (const d of dirs) {
+          const failed = await failedEntries(d);
+          const reports = await Promise.all(failed.filter((n) => n.endsWith('.error')).map((n) => readFile(join(d, 'failed', n), 'utf8')));
+          assert.deepEqual(failed, [], `round ${round}: nothing failed; ${reports.join(' ')}`);
+        }
         const [n] = await sql.unsafe<{ n: string }[]>(`SELECT COUNT(*) AS n FROM ${table}`);
         assert.equal(Number(n!.n), 2, `round ${round}: both rows`);
       }
@@ -169,5 +173,7 @@ describe('several processes on one inbox (PostgreSQL)', { timeout: 180_000 }, ()
     assert.equal(fromDbError(race).kind, 'transient');
     const real = Object.assign(new Error('duplicate key value violates unique constraint "events_pkey"'), { code: '23505', constraint_name: 'events_pkey' });
     assert.equal(fromDbError(real).kind, 'data');
+    const typeRace = Object.assign(new Error('type "events" already exists'), { code: '42710' });
+    assert.equal(fromDbError(typeRace).kind, 'transient');
   });
 });

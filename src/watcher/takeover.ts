@@ -10,7 +10,7 @@ import { readdir, rmdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import process from 'node:process';
 import { renameIfPresent } from '../files.ts';
-import { dropLease, type LeaseRow, readLeases, takeLease } from '../lease.ts';
+import { dropLease, endFrozenSessions, type LeaseRow, readLeases, takeLease } from '../lease.ts';
 import { parseStagedName } from '../protocol/names.ts';
 import { poolOf, type WatchContext } from './context.ts';
 import { stillOurs } from './lease.ts';
@@ -60,7 +60,16 @@ async function verdict(ctx: WatchContext, owner: string, rows: ReadonlyMap<strin
   const gone = row.host === me.host && row.pid !== me.pid && !pidAlive(row.pid);
   if (!row.expired && !gone) return undefined;
   if (!(await stillOurs(ctx))) return undefined;
-  if (!(await takeLease(poolOf(ctx), owner, me.owner, gone, ctx.db.name === 'postgres'))) return undefined;
+  const postgres = ctx.db.name === 'postgres';
+  if (!(await takeLease(poolOf(ctx), owner, me.owner, gone, postgres))) {
+    // A transaction of the dead process frozen between its fence and its COMMIT holds the row:
+    // end that session (the lease expired: it is no longer the owner's), and try again next round.
+    if (postgres && row.expired) {
+      const ended = await endFrozenSessions(poolOf(ctx), owner).catch(() => 0);
+      if (ended > 0) ctx.log.warn('ended the database sessions of a process whose lease expired while they held its fence', { owner, sessions: ended });
+    }
+    return undefined;
+  }
   return gone ? `its process (pid ${row.pid}) is gone` : `its lease expired at ${row.expiresAt}`;
 }
 
