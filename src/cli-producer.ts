@@ -81,7 +81,7 @@ export async function historyCommand(args: string[]): Promise<number> {
       return 0;
     }
     printRows(
-      entries.map((e) => ({ committed_at: e.committedAt, file: e.file, table: e.table, rows: e.rows, rejected: e.rowsRejected, bytes: e.bytes, directory: e.directory, checksum: e.checksum })),
+      entries.map((e) => ({ committed_at: e.committedAt, file: e.file, table: e.table, rows: e.rows, rejected: e.rowsRejected, bytes: e.bytes, directory: e.directory, checksum: e.checksum, process: e.owner })),
       false,
     );
     return 0;

@@ -101,6 +101,10 @@ function statusLines(watchers: readonly ServedWatcherStatus[]): string {
         const read = f.bytesRead > 0 ? `${Math.floor((100 * f.bytesRead) / Math.max(1, f.size))}% of ` : '';
         lines.push(`  ingesting ${f.name}: ${read}${f.size} bytes, ${((Date.now() - f.startedAt) / 1000).toFixed(0)} s`);
       }
+      if ((w.processes?.length ?? 0) > 1) {
+        lines.push(`  processes on this directory: ${w.processes.length}`);
+        for (const p of w.processes) lines.push(`    ${p.owner}${p.self ? ' (this serve)' : ''}: pid ${p.pid} on ${p.host}, holding ${p.holding}, lease until ${p.expiresAt}`);
+      }
       if (s.lastError) lines.push(`  last error (${s.lastError.at}): ${s.lastError.message}`);
       return lines.join('\n');
     })

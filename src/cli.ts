@@ -64,6 +64,8 @@ ${DB_HELP}
   --no-compression        treat .gz/.zst files as unknown extensions instead of decompressing
   --max-decompressed-bytes <n>  a compressed file inflating past this fails (default 4G;
                           suffixes K, M, G, T: powers of 1024)
+  --lease <ms>            lease of this process when several watch one directory: another
+                          takes its files over when it stops renewing it for this long (default 30000)
   --once                  process the ready files present, then exit (1 if any failed)
   --json                  print the summary as one JSON object on stdout
   --fs <node|parcel|deno|poll[:ms]>  filesystem event source (default: node on Linux,
@@ -93,6 +95,7 @@ function printSummary(summary: WatchSummary, json: boolean): void {
   ];
   if (s.rowsRejected) lines.push(`  rows rejected:  ${s.rowsRejected} (set aside in failed/*.rejected.*)`);
   if (s.retries || s.recovered || s.orphans) lines.push(`  retries: ${s.retries}   recovered: ${s.recovered}   orphan sentinels: ${s.orphans}`);
+  if (s.takenOver) lines.push(`  taken over from processes that died: ${s.takenOver}`);
   process.stdout.write(`${lines.join('\n')}\n`);
 }
 
@@ -135,6 +138,7 @@ async function watchCommand(args: string[]): Promise<number> {
     'archive-by-date': { type: 'boolean' },
     'no-compression': { type: 'boolean' },
     'max-decompressed-bytes': { type: 'string' },
+    lease: { type: 'string' },
     once: { type: 'boolean' },
     json: { type: 'boolean' },
     fs: { type: 'string' },
@@ -160,6 +164,7 @@ async function watchCommand(args: string[]): Promise<number> {
   if (onSuccess !== undefined && onSuccess !== 'delete' && onSuccess !== 'archive') throw new UsageError(`--on-success is delete or archive, got ${JSON.stringify(onSuccess)}`);
   if ((values['archive-dir'] !== undefined || values['archive-by-date']) && onSuccess !== 'archive') throw new UsageError('--archive-dir and --archive-by-date go with --on-success archive');
   const maxDecompressedBytes = byteCount(values['max-decompressed-bytes'], '--max-decompressed-bytes');
+  const leaseMs = positiveInt(values.lease, '--lease');
   let handle: WatcherHandle | undefined;
   // A live progress line for long files, on a terminal only; log lines clear it first.
   const progress = startProgress(process.stderr, () => handle?.activeFiles() ?? []);
@@ -180,10 +185,13 @@ async function watchCommand(args: string[]): Promise<number> {
       ...(onSuccess ? { onSuccess, archiveDir: values['archive-dir'], archiveByDate: values['archive-by-date'] === true } : {}),
       compression: values['no-compression'] !== true,
       ...(maxDecompressedBytes ? { maxDecompressedBytes } : {}),
+      ...(leaseMs !== undefined ? { leaseMs } : {}),
       ...(fs ? { fs } : {}),
     });
     if (!values.once) {
+      const running = handle;
       await new Promise<void>((resolve) => {
+        void running.whenStopped().then(resolve);
         const stop = (signal: string) => {
           logger.info(`${signal}: stopping (in-flight files finish first)`);
           resolve();
@@ -195,6 +203,7 @@ async function watchCommand(args: string[]): Promise<number> {
     const summary = await handle.stop();
     progress.stop();
     printSummary(summary, values.json === true);
+    if (handle.fenced) return 1;
     return values.once && summary.stats.filesFailed > 0 ? 1 : 0;
   } finally {
     progress.stop();
@@ -286,7 +295,7 @@ export async function main(argv: string[]): Promise<number> {
     }
   } catch (error) {
     const code = (error as { code?: unknown }).code;
-    const usage = error instanceof UsageError || error instanceof WatchConfigError || code === 'DUPLICATE_WATCHER' || code === 'HYPERD_NOT_FOUND' || code === 'CONFIG_INVALID';
+    const usage = error instanceof UsageError || error instanceof WatchConfigError || code === 'DUPLICATE_WATCHER' || code === 'HYPERD_NOT_FOUND' || code === 'CONFIG_INVALID' || code === 'STAGING_OTHER_MOUNT' || code === 'DATABASE_HELD';
     const message = `${(error as Error).message ?? String(error)}${error instanceof UsageError ? ' (see --help)' : ''}`;
     // With --log-format json, stderr carries JSON lines only: the final error too.
     if (jsonLogs(rest)) process.stderr.write(`${JSON.stringify({ time: new Date().toISOString(), level: 'error', message, ...(typeof code === 'string' ? { code } : {}) })}\n`);

@@ -40,3 +40,12 @@ export const ERROR_SUFFIX = '.error';
 
 /** Name of the ledger table: one row per committed file, written in the file's transaction. */
 export const LEDGER_TABLE = 'hyperwatch_ingest_log';
+
+/** Name of the lease table: one row per running watcher process (see lease.ts). */
+export const LEASE_TABLE = 'hyperwatch_leases';
+
+/** Name of the fence table: a few rows per process, updated by each of its file transactions. */
+export const FENCE_TABLE = 'hyperwatch_fences';
+
+/** How long a process's lease lasts without a heartbeat before another may take its files over. */
+export const DEFAULT_LEASE_MS = 30_000;

@@ -106,6 +106,17 @@ export function isTransientSqlState(state: string): boolean {
   );
 }
 
+/**
+ * PostgreSQL: two sessions creating the same table (or schema) at once can fail one with 23505
+ * on a catalog index, or 42710 (its row type "already exists"), instead of 42P07; the retry
+ * finds the table there and appends.
+ */
+function isCatalogRace(state: string, error: unknown): boolean {
+  if (state === '42P06' || state === '42710') return true;
+  if (state !== '23505') return false;
+  return /pg_type_typname_nsp_index|pg_class_relname_nsp_index|pg_namespace_nspname_index/.test(`${stringField(error, 'constraint_name') ?? ''} ${stringField(error, 'message') ?? ''}`);
+}
+
 /** `file: 'stdin' line:3 column:3` (Hyper's COPY errors) → line 3, column 3. */
 export function parsePosition(detail: string | undefined): { line?: number; column?: number } {
   if (!detail) return {};
@@ -132,7 +143,7 @@ export function fromDbError(error: unknown, file?: string, sql?: string): Ingest
   const detail = stringField(error, 'detail');
   const isSqlState = sqlState !== undefined && /^[0-9A-Z]{5}$/.test(sqlState);
   const base = { ...(file ? { file } : {}), ...(sql ? { sql } : {}), cause: error };
-  if (sqlState && (TRANSIENT_CODES.has(sqlState) || (isSqlState && isTransientSqlState(sqlState)))) {
+  if (sqlState && (TRANSIENT_CODES.has(sqlState) || (isSqlState && isTransientSqlState(sqlState)) || isCatalogRace(sqlState, error))) {
     return ingestError('transient', isSqlState ? `DB_${sqlState}` : sqlState, message, 'The database was unavailable; the file stays claimed and is retried.', {
       ...base,
       ...(isSqlState ? { sqlState } : {}),

@@ -14,6 +14,8 @@ export interface HistoryEntry {
   readonly checksum: string | null;
   /** Rows left out as bad (`onBadRows: 'skip'`); null when bad rows failed the file then. */
   readonly rowsRejected: number | null;
+  /** The process that committed it (its lease owner id); null for files committed before owners. */
+  readonly owner: string | null;
 }
 
 export interface HistoryQuery {
@@ -52,10 +54,11 @@ export async function readHistory(pool: DbPool, query: HistoryQuery = {}): Promi
     query.since ? `committed_at >= CAST(${quoteLiteral(query.since.toISOString())} AS TIMESTAMPTZ)` : 'TRUE',
     query.table ? `target_table = ${quoteLiteral(query.table)}` : 'TRUE',
   ].join(' AND ');
-  // A ledger no watcher of this version has opened yet lacks rows_rejected.
+  // A ledger no watcher of this version has opened yet lacks rows_rejected and owner.
   const rejected = exists.some((c) => c.name === 'rows_rejected') ? 'rows_rejected' : 'NULL AS rows_rejected';
+  const owner = exists.some((c) => c.name === 'owner') ? 'owner' : 'NULL AS owner';
   const rows = await pool.query<Record<string, unknown>>(
-    `SELECT committed_at, file_name, target_table, row_count, file_size, directory, claim_id, checksum, ${rejected}
+    `SELECT committed_at, file_name, target_table, row_count, file_size, directory, claim_id, checksum, ${rejected}, ${owner}
        FROM ${quoteIdent(LEDGER_TABLE)} WHERE ${where} ORDER BY committed_at, claim_id`,
   );
   return rows.map((r) => ({
@@ -68,5 +71,6 @@ export async function readHistory(pool: DbPool, query: HistoryQuery = {}): Promi
     claimId: String(r.claim_id),
     checksum: r.checksum === null || r.checksum === undefined ? null : String(r.checksum),
     rowsRejected: r.rows_rejected === null || r.rows_rejected === undefined ? null : Number(r.rows_rejected),
+    owner: r.owner === null || r.owner === undefined ? null : String(r.owner),
   }));
 }

@@ -4,6 +4,7 @@
  * recovery and before a retry, the ledger tells "only clean-up missing" from "never committed".
  */
 import { LEDGER_TABLE } from './constants.ts';
+import { createRacing } from './lease.ts';
 import { quoteIdent, quoteLiteral } from './sql.ts';
 import type { DbConnection, DbPool, Statement } from './types.ts';
 
@@ -19,10 +20,17 @@ export interface LedgerEntry {
   readonly checksum?: string;
   /** Rows left out as bad (`onBadRows: 'skip'`); NULL when bad rows fail the file. */
   readonly rowsRejected?: number;
+  /** The process that committed it (its lease owner id). */
+  readonly owner?: string;
 }
 
+/**
+ * Creates the ledger when missing (retrying the race of two processes creating it at once, see
+ * lease.ts) and adds the `owner` column to a ledger made by an earlier version.
+ */
 export async function ensureLedger(pool: DbPool): Promise<void> {
-  await pool.query(
+  await createRacing(
+    pool,
     `CREATE TABLE IF NOT EXISTS ${LEDGER} (
        claim_id TEXT NOT NULL,
        file_name TEXT NOT NULL,
@@ -32,18 +40,28 @@ export async function ensureLedger(pool: DbPool): Promise<void> {
        directory TEXT NOT NULL,
        committed_at TIMESTAMPTZ NOT NULL,
        checksum TEXT,
-       rows_rejected BIGINT
+       rows_rejected BIGINT,
+       owner TEXT
      )`,
   );
-  // A ledger from before rows_rejected: add it (NULL for its rows).
-  const columns = await pool.transaction((conn) => conn.describeTable({ name: LEDGER_TABLE }));
-  if (columns && !columns.some((c) => c.name === 'rows_rejected')) await pool.query(`ALTER TABLE ${LEDGER} ADD COLUMN IF NOT EXISTS rows_rejected BIGINT`);
+  // A ledger from before rows_rejected or owner: add them (NULL for its rows). Another process may
+  // add one at the same moment.
+  for (const [name, type] of [['rows_rejected', 'BIGINT'], ['owner', 'TEXT']] as const) {
+    const columns = await pool.transaction((conn) => conn.describeTable({ name: LEDGER_TABLE }));
+    if (!columns || columns.some((c) => c.name === name)) continue;
+    try {
+      await pool.query(`ALTER TABLE ${LEDGER} ADD COLUMN IF NOT EXISTS ${name} ${type}`);
+    } catch (error) {
+      const again = await pool.transaction((conn) => conn.describeTable({ name: LEDGER_TABLE }));
+      if (!again?.some((c) => c.name === name)) throw error;
+    }
+  }
 }
 
-const COLUMNS = '(claim_id, file_name, file_size, row_count, target_table, directory, committed_at, checksum, rows_rejected)';
+const COLUMNS = '(claim_id, file_name, file_size, row_count, target_table, directory, committed_at, checksum, rows_rejected, owner)';
 
 function values(e: LedgerEntry): readonly (string | number | null)[] {
-  return [e.claimId, e.fileName, e.fileSize, e.rows, e.targetTable, e.directory, e.checksum ?? null, e.rowsRejected ?? null];
+  return [e.claimId, e.fileName, e.fileSize, e.rows, e.targetTable, e.directory, e.checksum ?? null, e.rowsRejected ?? null, e.owner ?? null];
 }
 
 /**

@@ -1,6 +1,6 @@
 /** `WatchOptions`: every field optional, each with a default chosen for unattended operation. */
 import { type BadRowLimit, type OnBadRows, parseMaxBadRows } from './bad-rows.ts';
-import { DEFAULT_BATCH_FILES, DEFAULT_MAX_CONCURRENT, MAX_CONCURRENT_LIMIT } from './constants.ts';
+import { DEFAULT_BATCH_FILES, DEFAULT_LEASE_MS, DEFAULT_MAX_CONCURRENT, MAX_CONCURRENT_LIMIT } from './constants.ts';
 import { silentLogger } from './log.ts';
 import type { WatcherRegistry } from './registry.ts';
 import type { DbAdapter, FsAdapter, IngesterPlugin, Logger, SchemaEvolution, SourceColumns } from './types.ts';
@@ -93,6 +93,12 @@ export interface WatchOptions {
   readonly compression?: boolean;
   /** A compressed file that inflates past this many bytes fails (a decompression bomb). Default 4 GiB. */
   readonly maxDecompressedBytes?: number;
+  /**
+   * Several processes may watch one directory (README: Running several processes). Each renews a
+   * lease in the database every third of this; when one stops renewing for this long, another
+   * takes its claimed files over. Default 30000 ms.
+   */
+  readonly leaseMs?: number;
 }
 
 export const ON_SUCCESS = ['delete', 'archive'] as const;
@@ -131,6 +137,7 @@ export interface ResolvedOptions {
   readonly archiveByDate: boolean;
   readonly compression: boolean;
   readonly maxDecompressedBytes: number;
+  readonly leaseMs: number;
 }
 
 export function resolveOptions(options: WatchOptions): ResolvedOptions {
@@ -156,6 +163,7 @@ export function resolveOptions(options: WatchOptions): ResolvedOptions {
     archiveByDate: options.archiveByDate === true,
     compression: options.compression !== false,
     maxDecompressedBytes: Math.max(1, options.maxDecompressedBytes ?? DEFAULT_MAX_DECOMPRESSED_BYTES),
+    leaseMs: Math.max(300, Math.floor(options.leaseMs ?? DEFAULT_LEASE_MS)),
   };
 }
 

@@ -31,6 +31,8 @@ export interface WatcherStats {
   orphans: number;
   /** Files left claimed by an earlier run and finished at start-up. */
   recovered: number;
+  /** Claims taken over from processes that died (see README, Running several processes). */
+  takenOver: number;
   /** Durability checkpoints (Hyper): committed files are removed after one. */
   checkpoints: number;
   /** Times the filesystem event source reported lost or failed events (each triggers a rescan). */
@@ -90,6 +92,7 @@ export function emptyStats(maxConcurrent: number): WatcherStats {
     rescans: 0,
     orphans: 0,
     recovered: 0,
+    takenOver: 0,
     checkpoints: 0,
     lostEvents: 0,
     duplicatesSkipped: 0,

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { createHyperAdapter } from '../adapters/db/hyper/index.ts';
 import { processFootprint, startWatchChild } from './helpers/child.ts';
-import { csv, drop, leftovers, waitFor } from './helpers/drop.ts';
+import { csv, drop, leftovers, stagedEntries, waitFor } from './helpers/drop.ts';
 import { removeDir, tempDir } from './helpers/env.ts';
 
 const FILES = 20_000;
@@ -49,7 +49,7 @@ describe('burst', () => {
       );
       const dropped = performance.now();
       await waitFor(
-        async () => (await leftovers(dir)).length === 0 && (await readdir(join(dir, '.hyperwatch', 'staging'))).length === 0,
+        async () => (await leftovers(dir)).length === 0 && (await stagedEntries(dir)).length === 0,
         'inbox and staging to empty',
         14 * 60_000,
       );

@@ -10,7 +10,7 @@ import { createHyperAdapter } from '../adapters/db/hyper/index.ts';
 import { openWatcher } from '../src/api.ts';
 import { WatcherRegistry } from '../src/registry.ts';
 import { gzip } from './helpers/compression-suite.ts';
-import { csv, drop, leftovers, waitFor } from './helpers/drop.ts';
+import { csv, drop, leftovers, stagedEntries, waitFor } from './helpers/drop.ts';
 import { count, useHyperFixture } from './helpers/env.ts';
 import type { DbAdapter, DbPool } from '../src/types.ts';
 import { startWatchChild } from './helpers/child.ts';
@@ -73,7 +73,7 @@ describe('crash safety', () => {
     await producer;
     const last = startWatchChild(dir, 'events', database, options);
     await last.started;
-    const settled = async () => (await leftovers(dir)).filter((n) => n !== 'archive').length === 0 && (await readdir(join(dir, '.hyperwatch', 'staging'))).length === 0;
+    const settled = async () => (await leftovers(dir)).filter((n) => n !== 'archive').length === 0 && (await stagedEntries(dir)).length === 0;
     await waitFor(settled, 'inbox and staging to empty', 120000);
     last.child.kill('SIGTERM');
     await last.exited;
@@ -163,7 +163,7 @@ describe('crash safety', () => {
     // when the watcher stops; the next start settles it. Exactly once is judged after that.
     const again = await openWatcher(dir, 'events', { db, registry, ...variant.options });
     await again.stop();
-    assert.deepEqual(await readdir(join(dir, '.hyperwatch', 'staging')), []);
+    assert.deepEqual(await stagedEntries(dir), []);
     if ('onSuccess' in variant.options) assert.equal((await readdir(join(dir, 'archive'))).filter((n) => !n.endsWith('.ready')).length, files, 'every file archived once');
     const pool = await db.openPool({ maxConnections: 1 });
     try {
@@ -214,7 +214,7 @@ describe('crash safety', () => {
       rounds++;
     }
     await waitFor(async () => handle.stats.filesIngested + handle.stats.filesFailed === rounds, 'every drop settled', 60000).catch(async (e) => {
-      console.log(JSON.stringify(handle.stats), await readdir(dir), await readdir(join(dir, '.hyperwatch', 'staging')));
+      console.log(JSON.stringify(handle.stats), await readdir(dir), await stagedEntries(dir));
       throw e;
     });
     assert.equal(await count(fx.pool, 'swap', "owner = 'secret'").catch(() => 0), 0);

@@ -96,7 +96,7 @@ describe('reading while a watcher runs', () => {
       // A second writer on the same file.
       const other = await tmp.dir('other');
       const second = await cli(['watch', other, '--table', 't', '--database', database, '--once']).done;
-      assert.equal(second.code, 1);
+      assert.equal(second.code, 2);
       assert.match(second.stderr, new RegExp(`is held by hyperwatch process ${run.child.pid} \\(its hyperd listens at ${holder.endpoint.replaceAll('.', '\\.')}`));
       assert.match(second.stderr, /hyperwatch serve with one watcher per directory/);
       assert.match(second.stderr, /--endpoint host:port/);

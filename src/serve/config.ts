@@ -51,6 +51,7 @@ export interface WatcherConfig {
   readonly archiveByDate?: boolean;
   readonly compression?: boolean;
   readonly maxDecompressedBytes?: number;
+  readonly leaseMs?: number;
 }
 
 export interface HttpConfig {

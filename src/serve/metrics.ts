@@ -11,6 +11,8 @@ export interface MetricsSource {
   readonly stats: WatcherStats;
   /** Epoch ms when the longest-waiting queued file was found; undefined when none waits. */
   readonly oldestQueuedAt: number | undefined;
+  /** Live processes watching the directory (this one too), from the lease table. */
+  readonly processes?: number;
 }
 
 type Kind = 'counter' | 'gauge';
@@ -36,6 +38,8 @@ const SIMPLE: readonly { name: string; kind: Kind; help: string; value: (s: Metr
   { name: 'hyperwatch_duplicates_skipped_total', kind: 'counter', help: 'Files skipped because the table already had their content (skipDuplicateContent).', value: (s) => s.stats.duplicatesSkipped },
   { name: 'hyperwatch_columns_added_total', kind: 'counter', help: "Columns added to the table by schema evolution (schemaEvolution 'addColumns').", value: (s) => s.stats.columnsAdded },
   { name: 'hyperwatch_recovered_total', kind: 'counter', help: 'Files an earlier run left claimed, finished at start-up.', value: (s) => s.stats.recovered },
+  { name: 'hyperwatch_processes', kind: 'gauge', help: 'Live processes watching the directory, this one included (from the lease table).', value: (s) => s.processes ?? 1 },
+  { name: 'hyperwatch_taken_over_total', kind: 'counter', help: 'Claims taken over from processes that died.', value: (s) => s.stats.takenOver },
   { name: 'hyperwatch_checkpoints_total', kind: 'counter', help: 'Durability checkpoints (Hyper).', value: (s) => s.stats.checkpoints },
   {
     name: 'hyperwatch_waiting_for_database',

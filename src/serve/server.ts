@@ -21,6 +21,8 @@ export interface ServedWatcherStatus extends WatcherStatus {
   readonly backlogOldestAgeSeconds: number;
   /** Files being ingested now, with bytes read so far. */
   readonly active: readonly ActiveFile[];
+  /** Every live process watching this directory (several may share it), from the lease table. */
+  readonly processes: ReturnType<WatcherHandle['processes']>;
 }
 
 interface Served {
@@ -85,6 +87,7 @@ export class ServeInstance {
         archiveByDate: config.archiveByDate,
         compression: config.compression,
         maxDecompressedBytes: config.maxDecompressedBytes,
+        leaseMs: config.leaseMs,
       });
       this.#served.set(handle, { handle, db, config });
       return handle;
@@ -129,6 +132,7 @@ export class ServeInstance {
         adapter: served?.config.adapter ?? 'hyper',
         backlogOldestAgeSeconds: oldest === undefined ? 0 : Math.max(0, (now - oldest) / 1000),
         active: served?.handle.activeFiles() ?? [],
+        processes: served?.handle.processes() ?? [],
       };
     });
   }
@@ -136,7 +140,7 @@ export class ServeInstance {
   metricsSources(): MetricsSource[] {
     return [...this.#served.values()].map(({ handle }) => {
       const s = handle.summary();
-      return { directory: s.directory, table: s.table, stats: handle.stats, oldestQueuedAt: handle.oldestQueuedAt() };
+      return { directory: s.directory, table: s.table, stats: handle.stats, oldestQueuedAt: handle.oldestQueuedAt(), processes: handle.processes().length };
     });
   }
 

@@ -5,6 +5,7 @@
  */
 import { ingestError, IngestFailure, fromDbError, isIngestFailure } from '../errors.ts';
 import type { OpenedFile } from '../files.ts';
+import { readLeases } from '../lease.ts';
 import { ledgerByCopy, ledgerInsert, recordAllInLedger } from '../ledger.ts';
 import { Mutex } from '../mutex.ts';
 import { dropIfCreatedEmpty } from '../schema.ts';
@@ -13,6 +14,7 @@ import { takeEarly } from './claim.ts';
 import { epochOf, ingestContext, ledgerEntry, poolOf, type WatchContext } from './context.ts';
 import { changedAfterReady } from './fail.ts';
 import { badRowsOf, checkBadRows } from './skip.ts';
+import { fence, takeSlot } from './lease.ts';
 
 /** What the watcher knows about its target table. */
 export interface TableKnowledge {
@@ -84,6 +86,7 @@ export async function attemptOne(ctx: WatchContext, file: OpenedFile, plugin: In
   const release = known.exists ? undefined : await known.schemaLock.acquire();
   const existedBefore = release ? await tableIsThere(ctx) : true;
   const described: Described = { columns: undefined, usedCache: false };
+  const slot = takeSlot(ctx);
   try {
     const rows = await (begun ?? poolOf(ctx)).transaction(
       async (conn) => {
@@ -93,6 +96,7 @@ export async function attemptOne(ctx: WatchContext, file: OpenedFile, plugin: In
         if (changed) throw new IngestFailure(changedAfterReady(file, changed));
         if (!known.exists) known.exists = described.columns !== undefined || (await conn.describeTable(ctx.table)) !== null;
         if (badRows) await checkBadRows(ctx, file, badRows, appended.value.rows);
+        await fence(ctx, conn, slot.slot);
         return appended.value.rows;
       },
       // The ledger row goes with the COMMIT, in one round trip.
@@ -105,9 +109,12 @@ export async function attemptOne(ctx: WatchContext, file: OpenedFile, plugin: In
     await badRows?.discard();
     known.described = undefined;
     await columnsKept(ctx, added, [file]);
-    if (!existedBefore) await dropIfCreatedEmptyQuietly(ctx);
-    return { state: 'failed', error: fromDbError(error, file.name), usedCache: described.usedCache };
+    const failure = fromDbError(error, file.name);
+    // Not after a transient failure: that may be another process creating the table right now.
+    if (!existedBefore && failure.kind !== 'transient') await dropIfCreatedEmptyQuietly(ctx);
+    return { state: 'failed', error: failure, usedCache: described.usedCache };
   } finally {
+    slot.release();
     release?.();
   }
 }
@@ -125,6 +132,7 @@ export async function attemptGroup(ctx: WatchContext, files: readonly OpenedFile
   // Many rows go in by COPY inside the transaction; a few as an INSERT sent with the COMMIT.
   const byCopy = ledgerByCopy(files.length);
   const begun = takeEarly(ctx, files[0]!, true);
+  const slot = takeSlot(ctx);
   try {
     const rows = await (begun ?? poolOf(ctx)).transaction(
       async (raw) => {
@@ -133,6 +141,7 @@ export async function attemptGroup(ctx: WatchContext, files: readonly OpenedFile
         const changed = files.map((f) => f.changedSinceClaim());
         const index = changed.findIndex((c) => c !== undefined);
         if (index >= 0) throw new IngestFailure(changedAfterReady(files[index]!, changed[index]!), index);
+        await fence(ctx, raw, slot.slot);
         if (byCopy) await recordAllInLedger(raw, entries(rows));
         return rows;
       },
@@ -146,6 +155,8 @@ export async function attemptGroup(ctx: WatchContext, files: readonly OpenedFile
     await columnsKept(ctx, added, files);
     if (isIngestFailure(error)) return { state: 'failed', error: error.error, ...(error.index === undefined ? {} : { index: error.index }), usedCache: false };
     return { state: 'failed', error: fromDbError(error), usedCache: false };
+  } finally {
+    slot.release();
   }
 }
 
@@ -221,8 +232,24 @@ export async function tableIsThere(ctx: WatchContext): Promise<boolean> {
 
 async function dropIfCreatedEmptyQuietly(ctx: WatchContext): Promise<void> {
   try {
+    // PostgreSQL rolled the CREATE TABLE back with the transaction: a table there now is another
+    // process's, perhaps with rows about to commit (a DROP would wait for them, then drop them).
+    if (ctx.db.name === 'postgres') return;
+    // Hyper: a DROP after an empty count can still drop rows another process commits in between
+    // (checked: count 0, another session inserts and commits, the DROP succeeds). Only when no
+    // other live process writes this table.
+    if (await othersWriting(ctx)) {
+      ctx.log.warn('a failed file created the table; it is left in place since other processes write to it', { table: ctx.target });
+      return;
+    }
     await dropIfCreatedEmpty(poolOf(ctx), ctx.table);
   } catch (error) {
     ctx.log.warn('could not drop the empty table a failed file created', { table: ctx.target, error: String(error) });
   }
+}
+
+/** Another live process (of any directory) has this table as its target. */
+async function othersWriting(ctx: WatchContext): Promise<boolean> {
+  const rows = await readLeases(poolOf(ctx));
+  return rows.some((r) => r.target === ctx.target && r.owner !== ctx.lease.me.owner && !r.expired && r.takenBy === null);
 }

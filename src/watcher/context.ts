@@ -15,6 +15,7 @@ import type { BegunTransaction, ColumnSpec, DbAdapter, DbPool, IngestContext, Lo
 import type { Checkpoints } from './durability.ts';
 import type { Inbox } from './discover.ts';
 import type { TableKnowledge } from './attempt.ts';
+import type { LeaseState } from './lease.ts';
 
 /**
  * Claimed files are held open (the descriptor is what gets read) until their group settles: at
@@ -54,6 +55,8 @@ export interface WatchContext {
   readonly inbox: Inbox;
   readonly known: TableKnowledge;
   readonly checkpoints: Checkpoints;
+  /** This process's identity and lease; `staging` is its own folder. */
+  readonly lease: LeaseState;
   /** `skipDuplicateContent`: two tasks never ingest the same content at once. */
   readonly contentGate: ContentGate;
   /** Two failures never pick the same name in failed/. */
@@ -104,7 +107,17 @@ export function batchLimit(ctx: WatchContext): number {
 /** `rowsRejected`: rows left out as bad; with `onBadRows: 'skip'` 0 when not given (a file of a group). */
 export function ledgerEntry(ctx: WatchContext, file: OpenedFile, rows: number, rowsRejected?: number): LedgerEntry {
   const rejected = rowsRejected ?? (ctx.options.onBadRows === 'skip' ? 0 : undefined);
-  return { claimId: file.claimId, fileName: file.name, fileSize: file.size, rows, targetTable: ctx.target, directory: ctx.dir, checksum: file.checksum, ...(rejected === undefined ? {} : { rowsRejected: rejected }) };
+  return {
+    claimId: file.claimId,
+    fileName: file.name,
+    fileSize: file.size,
+    rows,
+    targetTable: ctx.target,
+    directory: ctx.dir,
+    checksum: file.checksum,
+    owner: ctx.lease.me.owner,
+    ...(rejected === undefined ? {} : { rowsRejected: rejected }),
+  };
 }
 
 /** What a plugin's `append` is told: the database's abilities, the schema policy, the attempt. */

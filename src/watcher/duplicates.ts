@@ -6,6 +6,7 @@ import { CHEAP_CHECKSUM_BYTES, sha256OfFile } from '../checksum.ts';
 import { splitRepeats } from '../content-gate.ts';
 import { fromDbError } from '../errors.ts';
 import { committedChecksums, committedClaims, recordAllInLedger } from '../ledger.ts';
+import { fence, takeSlot } from './lease.ts';
 import { mapLimit } from '../map-limit.ts';
 import { type ClaimedFile, committedClaim } from '../protocol/record.ts';
 import { epochOf, ledgerEntry, poolOf, type WatchContext } from './context.ts';
@@ -68,9 +69,19 @@ async function skipDuplicates(ctx: WatchContext, claimed: readonly ClaimedFile[]
       epoch = epochOf(ctx);
       // The last attempt may have committed before its connection broke (one transaction: all or none).
       if (attempt > 1 && (await committedClaims(poolOf(ctx), [duplicates[0]!.file.claimId])).size > 0) break;
-      await poolOf(ctx).transaction((conn) => recordAllInLedger(conn, duplicates.map((c) => ledgerEntry(ctx, c.file, 0))));
+      const slot = takeSlot(ctx);
+      await poolOf(ctx)
+        .transaction(async (conn) => {
+          await fence(ctx, conn, slot.slot);
+          await recordAllInLedger(conn, duplicates.map((c) => ledgerEntry(ctx, c.file, 0)));
+        })
+        .finally(slot.release);
       break;
     } catch (error) {
+      if (ctx.lease.fenced) {
+        for (const c of claimed) c.file.close();
+        return undefined;
+      }
       const failure = fromDbError(error);
       if (failure.kind !== 'transient' && known !== undefined) {
         // The ledger row could not be written for a reason of its own: ingest them normally.

@@ -5,7 +5,7 @@
  */
 import { setImmediate } from 'node:timers';
 import { join } from 'node:path';
-import { FAILED_DIR, STAGING_DIR } from '../constants.ts';
+import { FAILED_DIR } from '../constants.ts';
 import { ensureDir } from '../files.ts';
 import { ensureLedger } from '../ledger.ts';
 import type { ResolvedOptions } from '../options.ts';
@@ -19,7 +19,10 @@ import { batchLimit, type Life, newSharedState, warm, type WatchContext } from '
 import { dequeue, newInbox, onNames, released, rescan } from './discover.ts';
 import { afterTask, checkpoint, finalCheckpoint, newCheckpoints, stopCheckpoints } from './durability.ts';
 import { finishAll } from './group.ts';
+import { endLease, newLeaseState, startLease, heartbeatMs } from './lease.ts';
 import { recover } from './recover.ts';
+import { checkSameMount } from './mount.ts';
+import { startTakeoverChecks } from './takeover.ts';
 
 /** What `stopWatching` returns. */
 export interface WatchSummary {
@@ -53,17 +56,22 @@ export class WatcherHandle {
   readonly #ctx: WatchContext;
   #subscription: FsSubscription | undefined;
   #timer: ReturnType<typeof setInterval> | undefined;
+  #takeover: ReturnType<typeof setInterval> | undefined;
   /** Tasks at once: 1 during the start-up sweep, then `maxConcurrent`. */
   #limit = 1;
   #idleWaiters: (() => void)[] = [];
   #pumpScheduled = false;
   #stopped: Promise<WatchSummary> | undefined;
+  #stoppedWaiters: (() => void)[] = [];
 
   constructor(deps: WatcherDeps) {
     this.#deps = deps;
     this.dir = deps.dir;
     this.table = deps.table;
     this.stats = emptyStats(deps.options.maxConcurrent);
+    const lease = newLeaseState(deps.dir, tableLabel(deps.table), deps.options.leaseMs, deps.options.maxConcurrent);
+    // Taken over by another process: stop at once, leaving the claims to it.
+    lease.onFenced = () => void this.stop();
     const life: Life = {
       stopping: false,
       pool: undefined,
@@ -84,7 +92,8 @@ export class WatcherHandle {
       plugins: deps.plugins,
       options: deps.options,
       log: deps.options.logger,
-      staging: join(deps.dir, STAGING_DIR),
+      staging: join(lease.stagingRoot, lease.me.owner),
+      lease,
       failedDir: join(deps.dir, FAILED_DIR),
       stats: this.stats,
       life,
@@ -93,6 +102,17 @@ export class WatcherHandle {
       checkpoints: newCheckpoints(),
       ...newSharedState(),
     };
+  }
+
+  /** Resolves once the watcher stopped, whoever stopped it (it stops itself when taken over). */
+  whenStopped(): Promise<void> {
+    if (this.#stoppedAt !== null) return Promise.resolve();
+    return new Promise((resolve) => this.#stoppedWaiters.push(resolve));
+  }
+
+  /** Stopped itself because another process took its files over (see lease.ts). */
+  get fenced(): boolean {
+    return this.#ctx.lease.fenced;
   }
 
   get stopping(): boolean {
@@ -108,10 +128,14 @@ export class WatcherHandle {
   async start(): Promise<void> {
     const ctx = this.#ctx;
     const { options, db, fs } = this.#deps;
-    await ensureDir(ctx.staging, 0o700);
+    await ensureDir(ctx.lease.stagingRoot, 0o700);
     await ensureDir(ctx.failedDir);
+    await checkSameMount(ctx);
     ctx.life.pool = await db.openPool({ maxConnections: options.maxConcurrent });
     await ensureLedger(ctx.life.pool);
+    // The lease row before the folder: a folder without a lease row is a dead owner's.
+    await startLease(ctx);
+    await ensureDir(ctx.staging, 0o700);
     // The ledger table must survive a server crash before any file relies on it.
     if (!db.capabilities.durableCommit) await db.checkpoint?.();
     await warm(ctx);
@@ -131,13 +155,20 @@ export class WatcherHandle {
     this.#limit = options.maxConcurrent;
     this.#pump();
     this.#timer = setInterval(() => void this.rescan(), options.rescanIntervalMs);
-    ctx.log.info('watching', { dir: this.dir, table: ctx.target, database: db.describe(), fs: fs.name });
+    this.#takeover = startTakeoverChecks(ctx, heartbeatMs(options.leaseMs));
+    ctx.log.info('watching', { dir: this.dir, table: ctx.target, database: db.describe(), fs: fs.name, owner: ctx.lease.me.owner });
   }
 
   /** When the longest-waiting queued ready file was found (epoch ms), or undefined when none waits. */
   oldestQueuedAt(): number | undefined {
     const first = this.#ctx.inbox.queue.values().next();
     return first.done ? undefined : first.value;
+  }
+
+  /** The live processes watching this directory (this one too), from the lease table at the last heartbeat. */
+  processes(): { owner: string; host: string; pid: number; holding: number; expiresAt: string; self: boolean }[] {
+    const me = this.#ctx.lease.me.owner;
+    return this.#ctx.lease.peers.map((r) => ({ owner: r.owner, host: r.host, pid: r.pid, holding: r.holding, expiresAt: r.expiresAt, self: r.owner === me }));
   }
 
   /** Files being ingested right now: name, size, bytes read so far and when the ingest began. */
@@ -251,6 +282,7 @@ export class WatcherHandle {
     const { life } = ctx;
     life.stopping = true;
     if (this.#timer) clearInterval(this.#timer);
+    clearInterval(this.#takeover);
     stopCheckpoints(ctx);
     ctx.inbox.queue.clear();
     this.stats.queued = 0;
@@ -266,13 +298,15 @@ export class WatcherHandle {
     ]);
     clearTimeout(timer);
     if (timedOut) ctx.log.warn('stop timeout: rolling back in-flight files; they stay claimed for the next start', { inFlight: life.tasks.size });
-    else await finalCheckpoint(ctx);
+    else if (!ctx.lease.fenced) await finalCheckpoint(ctx);
+    await endLease(ctx, !timedOut);
     await life.pool?.close();
     await drained;
     await ctx.inbox.rescanning;
     if (this.#deps.ownsDb) await this.#deps.db.close();
     this.#stoppedAt = new Date().toISOString();
     this.#deps.onStopped();
+    for (const resolve of this.#stoppedWaiters.splice(0)) resolve();
     this.#notifyIdle();
     ctx.log.info('stopped', { dir: this.dir, ...this.stats, lastError: this.stats.lastError?.message, ingestSeconds: undefined });
     return this.summary();

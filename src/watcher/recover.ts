@@ -1,11 +1,11 @@
 /**
- * Recovery: claims found in staging (left by an earlier run, or committed before a server restart
- * lost them) are settled by the ledger: committed ones are only removed, the others claimed again
+ * Recovery: claims found in staging (left by a dead process, see takeover.ts, or committed before
+ * a server restart lost them) are settled by the ledger: committed ones are only removed, the others claimed again
  * and ingested under their claim id.
  */
 import { join } from 'node:path';
 import { READY_SUFFIX } from '../constants.ts';
-import { exists, listNames, removeIfPresent, reopenStaged } from '../files.ts';
+import { exists, removeIfPresent, reopenStaged } from '../files.ts';
 import { committedClaims } from '../ledger.ts';
 import { parseStagedName, stagedName } from '../protocol/names.ts';
 import type { ClaimedFile, CommittedFile } from '../protocol/record.ts';
@@ -14,6 +14,7 @@ import { batchLimit, poolOf, type WatchContext } from './context.ts';
 import { settleStaged } from './durability.ts';
 import { dataNameOfRejected, rejectedSuffix, settleRejected } from './rejected.ts';
 import { finishAll } from './group.ts';
+import { takeOverDead } from './takeover.ts';
 
 /** A claim in staging: its id and the names staged under it (the data file and its sentinel). */
 export interface StagedClaim {
@@ -23,18 +24,20 @@ export interface StagedClaim {
   readonly counted?: CommittedFile;
 }
 
-/** At start-up, before the sweep: finishes what an earlier run left in staging. */
+/** At start-up, before the sweep: finishes what dead processes (an earlier run of this one too) left. */
 export async function recover(ctx: WatchContext): Promise<void> {
+  await takeOverDead(ctx);
+}
+
+/** Staged names (`<claimId>~<name>`) grouped by claim. */
+export function claimsOf(names: readonly string[]): StagedClaim[] {
   const claims = new Map<string, string[]>();
-  for (const staged of await listNames(ctx.staging)) {
+  for (const staged of names) {
     const parsed = parseStagedName(staged);
     if (!parsed) continue;
     claims.set(parsed.claimId, [...(claims.get(parsed.claimId) ?? []), parsed.name]);
   }
-  await recoverClaims(
-    ctx,
-    [...claims].map(([claimId, names]) => ({ claimId, names })),
-  );
+  return [...claims].map(([claimId, names]) => ({ claimId, names }));
 }
 
 /**

@@ -63,6 +63,8 @@ export async function withRetries<R>(ctx: WatchContext, policy: RetryPolicy<R>, 
     const epochBefore = epochOf(ctx);
     const result = await attempt(n);
     if (result.state === 'committed') return result;
+    // Taken over by another process: the files are its now; leave them where they are.
+    if (ctx.lease.fenced) return { state: 'claimed' };
     const { error } = result;
     if (error.retry && retried < policy.pluginRetries) {
       retried++;

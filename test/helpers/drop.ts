@@ -27,9 +27,21 @@ export async function failedEntries(dir: string): Promise<string[]> {
   return (await readdir(join(dir, 'failed'))).sort();
 }
 
-/** The watcher's staged copies of claimed files (the literal path: it is part of the on-disk layout). */
+/**
+ * The watcher's staged copies of claimed files, in every process's folder
+ * (`.hyperwatch/staging/<owner>/`; the literal path: it is part of the on-disk layout).
+ */
 export async function stagedEntries(dir: string): Promise<string[]> {
-  return (await readdir(join(dir, '.hyperwatch', 'staging'))).sort();
+  const root = join(dir, '.hyperwatch', 'staging');
+  const out: string[] = [];
+  const walk = async (at: string): Promise<void> => {
+    for (const e of await readdir(at, { withFileTypes: true }).catch(() => [])) {
+      if (e.isDirectory()) await walk(join(at, e.name));
+      else out.push(e.name);
+    }
+  };
+  await walk(root);
+  return out.sort();
 }
 
 export function csv(header: string, rows: readonly (string | number)[][]): string {

@@ -1,0 +1,172 @@
+/**
+ * This process's lease on its directory (see lease.ts): its identity, the heartbeat that keeps
+ * the lease, the fence each file transaction passes, and the loss of the lease (fenced: the
+ * watcher stops at once and touches none of its claims, which another process has taken).
+ */
+import { rmdir } from 'node:fs/promises';
+import { hostname } from 'node:os';
+import { join } from 'node:path';
+import process from 'node:process';
+import { STAGING_DIR } from '../constants.ts';
+import { checkFence, ensureLeaseTables, type Identity, type LeaseRow, readLeases, registerLease, releaseLease, renewLease } from '../lease.ts';
+import { randomHex } from '../protocol/names.ts';
+import type { DbConnection } from '../types.ts';
+import { poolOf, type WatchContext } from './context.ts';
+
+/** What the watcher knows of its own lease. */
+export interface LeaseState {
+  readonly me: Identity;
+  /** `.hyperwatch/staging`: every process's folder is in here. */
+  readonly stagingRoot: string;
+  readonly leaseMs: number;
+  /** Fence slots not in use by a transaction, least recently used first. */
+  readonly freeSlots: number[];
+  readonly slots: number;
+  /** Taken over: nothing more is committed; the watcher stops. */
+  fenced: boolean;
+  registered: boolean;
+  /** The live processes of this directory (this one too), as the last heartbeat read them. */
+  peers: LeaseRow[];
+  /** Removed on stop: a transaction still in flight then fails its fence, as meant. */
+  released: boolean;
+  heartbeat: ReturnType<typeof setInterval> | undefined;
+  /** Told once when the lease is lost. */
+  onFenced: () => void;
+}
+
+/** Host names can hold anything; an owner id is also a folder name. */
+function safe(text: string): string {
+  return text.replace(/[^A-Za-z0-9.-]/g, '_').slice(0, 64) || 'host';
+}
+
+export function newLeaseState(dir: string, target: string, leaseMs: number, maxConcurrent: number): LeaseState {
+  const host = hostname();
+  const pid = process.pid;
+  // Twice the transactions that can be open at once: a slot is reused only well after its last
+  // transaction ended (on Hyper, one begun before that commit would conflict and be retried).
+  const slots = maxConcurrent * 2 + 2;
+  return {
+    me: { owner: `${safe(host)}-${pid}-${randomHex(4)}`, host, pid, directory: dir, target },
+    stagingRoot: join(dir, STAGING_DIR),
+    leaseMs,
+    freeSlots: Array.from({ length: slots - 1 }, (_, i) => i),
+    slots,
+    fenced: false,
+    registered: false,
+    peers: [],
+    released: false,
+    heartbeat: undefined,
+    onFenced: () => {},
+  };
+}
+
+/** Heartbeats this often: three chances to renew before the lease runs out. */
+export function heartbeatMs(leaseMs: number): number {
+  return Math.max(100, Math.floor(leaseMs / 3));
+}
+
+/** Registers the lease (before the staging folder exists, see takeover.ts) and starts heartbeats. */
+export async function startLease(ctx: WatchContext): Promise<void> {
+  const { lease } = ctx;
+  await ensureLeaseTables(poolOf(ctx));
+  await registerLease(poolOf(ctx), lease.me, lease.leaseMs, lease.slots);
+  lease.registered = true;
+  ctx.log.info('lease taken', { owner: lease.me.owner, leaseMs: lease.leaseMs, dir: ctx.dir });
+  lease.heartbeat = setInterval(() => void beat(ctx), heartbeatMs(lease.leaseMs));
+}
+
+async function beat(ctx: WatchContext): Promise<void> {
+  const { lease } = ctx;
+  if (lease.fenced || !ctx.life.pool) return;
+  try {
+    const ours = await renewLease(poolOf(ctx), lease.me.owner, lease.leaseMs, ctx.active.size + ctx.checkpoints.unsettled.length);
+    if (!ours) return fenced(ctx, 'the lease was taken over by another process');
+    lease.peers = (await readLeases(poolOf(ctx), ctx.dir)).filter((r) => !r.expired && r.takenBy === null);
+  } catch (error) {
+    // The database is away: keep trying. If it stays away past the lease, another process may
+    // take our files over; the next renewal then finds out and the watcher stops.
+    ctx.log.warn('could not renew the lease; retrying', { owner: lease.me.owner, error: String(error) });
+  }
+}
+
+/**
+ * Renews our own lease before taking another's: after the database was away longer than the
+ * lease, every lease looks expired, and a process whose own lease was taken meanwhile must not
+ * take anyone else's. False (and fenced) when ours is gone.
+ */
+export async function stillOurs(ctx: WatchContext): Promise<boolean> {
+  const { lease } = ctx;
+  if (lease.fenced) return false;
+  if (await renewLease(poolOf(ctx), lease.me.owner, lease.leaseMs, ctx.active.size + ctx.checkpoints.unsettled.length)) return true;
+  fenced(ctx, 'the lease was taken over by another process');
+  return false;
+}
+
+/** The lease is lost: stop, leaving every claim to the process that took them. */
+export function fenced(ctx: WatchContext, why: string): void {
+  const { lease } = ctx;
+  if (lease.fenced) return;
+  lease.fenced = true;
+  if (lease.released) return;
+  ctx.log.error(`lease lost (${why}): stopping without committing anything more; the files this process had claimed are finished by the process that took them over. Restart it (it starts with a new identity). A process that pauses longer than the lease (a stopped VM, a long GC) loses its files this way: raise the lease if that is expected.`, {
+    owner: lease.me.owner,
+  });
+  lease.onFenced();
+}
+
+/**
+ * Stops heartbeats and removes the lease (unless it was taken over): nothing of this process
+ * commits after that (a transaction still in flight fails its fence), so whatever it left in
+ * its folder may be taken over at once, by another process or the next start of this one.
+ */
+export async function endLease(ctx: WatchContext, clean: boolean): Promise<void> {
+  const { lease } = ctx;
+  clearInterval(lease.heartbeat);
+  if (!lease.registered || lease.fenced || !ctx.life.pool) return;
+  // Empty after a clean stop: one folder less for the others to look at.
+  if (clean) await rmdir(ctx.staging).catch(() => {});
+  try {
+    await releaseLease(poolOf(ctx), lease.me.owner);
+    lease.released = true;
+  } catch (error) {
+    ctx.log.warn('could not remove the lease; it expires on its own', { owner: lease.me.owner, error: String(error) });
+  }
+}
+
+/**
+ * A fence slot for one transaction, held until it ends (`release`): on Hyper two open
+ * transactions updating the same fence row conflict, so each of ours has its own.
+ */
+export function takeSlot(ctx: WatchContext): { slot: number; release: () => void } {
+  const { lease } = ctx;
+  const free = lease.freeSlots.shift();
+  // None free (a split group's parts wait for connections holding theirs): share the last one;
+  // on Hyper a conflict there is a retry, never a wrong commit.
+  if (free === undefined) return { slot: lease.slots - 1, release: () => {} };
+  let released = false;
+  return {
+    slot: free,
+    release: () => {
+      if (released) return;
+      released = true;
+      lease.freeSlots.push(free);
+    },
+  };
+}
+
+/**
+ * The fence, run inside a file's transaction just before its commit: throws (and stops the
+ * watcher) when this process was taken over, so the transaction rolls back.
+ */
+export async function fence(ctx: WatchContext, conn: DbConnection, slot: number): Promise<void> {
+  const { lease } = ctx;
+  if (lease.fenced) throw leaseLost();
+  if (!(await checkFence(conn, lease.me.owner, slot))) {
+    fenced(ctx, 'a file transaction found the fence token changed');
+    throw leaseLost();
+  }
+}
+
+export function leaseLost(): Error {
+  return Object.assign(new Error('this process was taken over by another (its lease expired); nothing was committed'), { code: 'LEASE_LOST' });
+}

@@ -1,0 +1,178 @@
+/**
+ * Takeover: several processes share one inbox, each staging its claims in a folder of its own
+ * (`.hyperwatch/staging/<owner>/`). A process finishes only its own claims and those of owners
+ * that are provably dead: their lease expired (and this process took it, bumping its token so
+ * nothing more of theirs commits), or their process is gone from this very host, or their lease
+ * is gone (already taken over). Their files are moved into this process's folder, one atomic
+ * rename each (so each file has exactly one new owner), and the ledger settles them.
+ */
+import { readdir, rmdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import process from 'node:process';
+import { renameIfPresent } from '../files.ts';
+import { dropLease, endFrozenSessions, type LeaseRow, readLeases, takeLease } from '../lease.ts';
+import { parseStagedName } from '../protocol/names.ts';
+import { poolOf, type WatchContext } from './context.ts';
+import { stillOurs } from './lease.ts';
+import { claimsOf, recoverClaims } from './recover.ts';
+
+/** Whether `pid` runs on this host (EPERM: it runs, as another user). */
+function pidAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as { code?: unknown }).code === 'EPERM';
+  }
+}
+
+/** The entries of the staging root: other owners' folders, and claims staged by a version without owners. */
+async function stagingEntries(ctx: WatchContext): Promise<{ folders: string[]; loose: string[] }> {
+  const folders: string[] = [];
+  const loose: string[] = [];
+  let entries;
+  try {
+    entries = await readdir(ctx.lease.stagingRoot, { withFileTypes: true });
+  } catch {
+    return { folders, loose };
+  }
+  for (const e of entries) {
+    if (e.isDirectory()) {
+      if (e.name !== ctx.lease.me.owner) folders.push(e.name);
+    } else if (parseStagedName(e.name)) {
+      loose.push(e.name);
+    }
+  }
+  return { folders, loose };
+}
+
+/** Why a folder may be taken now, or undefined while its owner may still be alive. */
+async function verdict(ctx: WatchContext, owner: string, rows: ReadonlyMap<string, LeaseRow>): Promise<string | undefined> {
+  const me = ctx.lease.me;
+  const row = rows.get(owner);
+  if (!row) return 'its lease is gone';
+  if (row.takenBy !== null) {
+    if (row.takenBy === me.owner) return 'taken over earlier by this process';
+    const taker = rows.get(row.takenBy);
+    return !taker || taker.expired || taker.takenBy !== null ? 'the process that took it over is gone too' : undefined;
+  }
+  // Same host and the pid is not running: dead for sure, no need to wait for the lease.
+  const gone = row.host === me.host && row.pid !== me.pid && !pidAlive(row.pid);
+  if (!row.expired && !gone) return undefined;
+  if (!(await stillOurs(ctx))) return undefined;
+  const postgres = ctx.db.name === 'postgres';
+  if (!(await takeLease(poolOf(ctx), owner, me.owner, gone, postgres))) {
+    // A transaction of the dead process frozen between its fence and its COMMIT holds the row:
+    // end that session (the lease expired: it is no longer the owner's), and try again next round.
+    if (postgres && row.expired) {
+      const ended = await endFrozenSessions(poolOf(ctx), owner).catch(() => 0);
+      if (ended > 0) ctx.log.warn('ended the database sessions of a process whose lease expired while they held its fence', { owner, sessions: ended });
+    }
+    return undefined;
+  }
+  return gone ? `its process (pid ${row.pid}) is gone` : `its lease expired at ${row.expiresAt}`;
+}
+
+/**
+ * Moves into this process's folder, then finishes, the claims of every owner that is provably
+ * dead (see above), and claims staged directly in the staging root (by a version that had no
+ * owners, which ran alone). Safe to run at any time and in several processes at once.
+ */
+export async function takeOverDead(ctx: WatchContext): Promise<void> {
+  const { folders, loose } = await stagingEntries(ctx);
+  if (loose.length > 0) await adoptLoose(ctx, loose);
+  // All directories' leases: another host may mount this inbox at another path, and a folder
+  // must never look ownerless because its owner's row names the directory differently.
+  const rows = new Map((await readLeases(poolOf(ctx))).map((r) => [r.owner, r]));
+  await dropStale(ctx, rows, folders);
+  for (const owner of folders) {
+    if (ctx.life.stopping || ctx.lease.fenced) return;
+    const why = await verdict(ctx, owner, rows);
+    if (!why) continue;
+    // The folder moves as a whole, one rename: one process wins it, with all its claims
+    // together (a sentinel never ends up apart from its data file).
+    const into = join(ctx.staging, `${ADOPTED_PREFIX}${owner}`);
+    if (!renameIfPresent(join(ctx.lease.stagingRoot, owner), into)) continue;
+    await adopt(ctx, into, `process ${owner}: ${why}`);
+    if (rows.has(owner)) await dropLease(poolOf(ctx), owner).catch(() => {});
+  }
+}
+
+/**
+ * Lease rows with no folder left: expired ones (a process that died before staging anything,
+ * or whose folder was adopted), and ones taken over by a process that is gone too. Removing an
+ * expired row also fences its owner, should it come back.
+ */
+async function dropStale(ctx: WatchContext, rows: ReadonlyMap<string, LeaseRow>, folders: readonly string[]): Promise<void> {
+  for (const row of rows.values()) {
+    if (row.owner === ctx.lease.me.owner || row.directory !== ctx.dir || folders.includes(row.owner)) continue;
+    const taker = row.takenBy === null ? undefined : rows.get(row.takenBy);
+    if (row.expired || (row.takenBy !== null && (!taker || taker.expired))) await dropLease(poolOf(ctx), row.owner).catch(() => {});
+  }
+}
+
+/** A dead owner's folder inside ours while its claims are moved out of it. */
+const ADOPTED_PREFIX = '.from-';
+
+/** Every file under `folder` (folders adopted by a process that died while adopting them too). */
+async function filesUnder(folder: string): Promise<{ dir: string; name: string }[]> {
+  const out: { dir: string; name: string }[] = [];
+  let entries;
+  try {
+    entries = await readdir(folder, { withFileTypes: true });
+  } catch {
+    return out;
+  }
+  for (const e of entries) {
+    if (e.isDirectory()) out.push(...(await filesUnder(join(folder, e.name))));
+    else out.push({ dir: folder, name: e.name });
+  }
+  return out;
+}
+
+/** Moves the claims under `folder` (now ours) into our folder and finishes them. */
+async function adopt(ctx: WatchContext, folder: string, from: string): Promise<void> {
+  const files = await filesUnder(folder);
+  const taken = files.filter((f) => parseStagedName(f.name) && renameIfPresent(join(f.dir, f.name), join(ctx.staging, f.name))).map((f) => f.name);
+  await removeTree(folder);
+  await finish(ctx, taken, from);
+}
+
+async function removeTree(folder: string): Promise<void> {
+  for (const e of await readdir(folder, { withFileTypes: true }).catch(() => [])) {
+    if (e.isDirectory()) await removeTree(join(folder, e.name));
+  }
+  await rmdir(folder).catch(() => {});
+}
+
+async function finish(ctx: WatchContext, names: readonly string[], from: string): Promise<void> {
+  const claims = claimsOf(names);
+  ctx.log.info('took over', { from, files: claims.length, owner: ctx.lease.me.owner });
+  if (claims.length === 0) return;
+  ctx.stats.takenOver += claims.length;
+  await recoverClaims(ctx, claims);
+}
+
+/** Claims staged in the staging root by a version without owners (it ran alone): taken one by one. */
+async function adoptLoose(ctx: WatchContext, names: readonly string[]): Promise<void> {
+  const taken = names.filter((name) => renameIfPresent(join(ctx.lease.stagingRoot, name), join(ctx.staging, name)));
+  await finish(ctx, taken, 'claims staged by an earlier version');
+}
+
+/** Looks for dead processes' files while watching, as a task of its own (stop and checkpoints wait for it). */
+export function startTakeoverChecks(ctx: WatchContext, everyMs: number): ReturnType<typeof setInterval> {
+  let running = false;
+  return setInterval(() => {
+    const { life } = ctx;
+    if (running || life.stopping || life.paused || ctx.lease.fenced) return;
+    running = true;
+    const task: Promise<void> = takeOverDead(ctx)
+      .catch((error: unknown) => ctx.log.warn('could not check for dead processes; retrying', { error: String(error) }))
+      .finally(() => {
+        running = false;
+        life.tasks.delete(task);
+        life.nudge();
+      });
+    life.tasks.add(task);
+  }, everyMs);
+}

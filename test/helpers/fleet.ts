@@ -1,0 +1,142 @@
+/**
+ * Several `hyperwatch watch` processes on one inbox, as a user would run them: each a CLI child
+ * with JSON logs, whose lines are kept with the moment they arrived (for takeover times).
+ */
+import type { ChildProcess } from 'node:child_process';
+import { rename, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { leftovers, stagedEntries, waitFor } from './drop.ts';
+import { cli, type Run } from './proc.ts';
+
+export interface LogLine {
+  readonly at: number;
+  readonly message: string;
+  readonly fields: Record<string, unknown>;
+}
+
+export interface Member {
+  readonly name: string;
+  readonly child: ChildProcess;
+  readonly lines: LogLine[];
+  readonly done: Promise<Run>;
+  /** Its owner id, once its lease is taken. */
+  owner(): string | undefined;
+  exited: boolean;
+}
+
+/** Starts `hyperwatch watch <dir> --table <table> --lease <leaseMs> --log-format json ...db`. */
+export function startMember(name: string, dir: string, table: string, leaseMs: number, db: readonly string[]): Member {
+  const { child, done } = cli(['watch', dir, '--table', table, '--lease', String(leaseMs), '--log-format', 'json', ...db]);
+  const lines: LogLine[] = [];
+  let buffer = '';
+  child.stderr!.on('data', (d: string) => {
+    buffer += d;
+    let nl: number;
+    while ((nl = buffer.indexOf('\n')) >= 0) {
+      const text = buffer.slice(0, nl);
+      buffer = buffer.slice(nl + 1);
+      try {
+        const { message, ...fields } = JSON.parse(text) as { message: string } & Record<string, unknown>;
+        lines.push({ at: Date.now(), message, fields });
+      } catch {
+        lines.push({ at: Date.now(), message: text, fields: {} });
+      }
+    }
+  });
+  const member: Member = {
+    name,
+    child,
+    lines,
+    done,
+    exited: false,
+    owner: () => lines.find((l) => l.message === 'lease taken')?.fields.owner as string | undefined,
+  };
+  void done.then(() => (member.exited = true));
+  return member;
+}
+
+/** Drops `files` files of `perFile` rows each (ids `f * perFile + r`), `pauseEvery` files then a short pause. */
+export async function produce(dir: string, files: number, perFile: number, onDropped: (n: number) => void, pauseEvery = 20): Promise<void> {
+  for (let f = 0; f < files; f++) {
+    const rows = Array.from({ length: perFile }, (_, r) => `${f * perFile + r},${f}`).join('\n');
+    const name = `f-${String(f).padStart(5, '0')}.csv`;
+    await writeFile(join(dir, `.${name}.tmp`), `id,batch\n${rows}\n`);
+    await rename(join(dir, `.${name}.tmp`), join(dir, name));
+    await writeFile(join(dir, `${name}.ready`), '');
+    onDropped(f + 1);
+    if (f % pauseEvery === 0) await new Promise((r) => setTimeout(r, 5));
+  }
+}
+
+/** The first 'took over' line of any member naming `owner`, with when it arrived. */
+export function takeoverOf(members: readonly Member[], owner: string): { by: string; at: number; from: string } | undefined {
+  for (const m of members) {
+    for (const l of m.lines) {
+      if (l.message === 'took over' && String(l.fields.from).includes(owner)) return { by: m.name, at: l.at, from: String(l.fields.from) };
+    }
+  }
+  return undefined;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+export interface KillOutcome {
+  readonly members: Member[];
+  readonly kills: number;
+  readonly processes: number;
+  /** Per kill: ms from SIGKILL to another process's 'took over' line naming it. */
+  readonly takeoverMs: number[];
+}
+
+/**
+ * Three processes on `dir` (started at once: they also race to create the table) while a producer
+ * drops `files` files; every 0.4–1.6 s one live process is SIGKILLed (never the last one), and
+ * most often another is started. Ends once the inbox and staging are empty and every kill has
+ * been taken over, or throws (`waitFor`) when that does not happen in time.
+ */
+export async function killScenario(o: { dir: string; table: string; leaseMs: number; slackMs: number; db: readonly string[]; files: number; perFile: number; seed: number; minKills: number }): Promise<KillOutcome> {
+  const members: Member[] = [];
+  let serial = 0;
+  const spawn = () => members.push(startMember(`p${serial++}`, o.dir, o.table, o.leaseMs, o.db));
+  for (let i = 0; i < 3; i++) spawn();
+  let dropped = 0;
+  const producer = produce(o.dir, o.files, o.perFile, (n) => (dropped = n));
+  let seed = o.seed;
+  const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+  const kills: { owner: string; at: number }[] = [];
+  // Kills go on after the last drop until there were `minKills` (the files may land faster).
+  while (dropped < o.files || kills.length < o.minKills) {
+    await sleep(400 + Math.floor(random() * 1200));
+    const live = members.filter((m) => !m.exited && m.owner() !== undefined);
+    if (live.length < 2) {
+      if (members.filter((m) => !m.exited).length < 3) spawn();
+      continue;
+    }
+    const victim = live[Math.floor(random() * live.length)]!;
+    victim.child.kill('SIGKILL');
+    kills.push({ owner: victim.owner()!, at: Date.now() });
+    await victim.done;
+    if (random() < 0.6) spawn();
+  }
+  try {
+    await producer;
+    await waitFor(async () => (await leftovers(o.dir)).length === 0 && (await stagedEntries(o.dir)).length === 0, 'inbox and staging to empty', 90_000);
+    await waitFor(() => kills.every((k) => takeoverOf(members, k.owner) !== undefined), 'every killed process to be taken over', o.leaseMs + o.slackMs);
+  } catch (error) {
+    // Leave no process behind a failed run.
+    for (const m of members) if (!m.exited) m.child.kill('SIGKILL');
+    await Promise.all(members.map((m) => m.done));
+    throw error;
+  }
+  return { members, kills: kills.length, processes: serial, takeoverMs: kills.map((k) => takeoverOf(members, k.owner)!.at - k.at) };
+}
+
+/** SIGTERM to every member still running (SIGCONT first, for a stopped one); waits for all. */
+export async function stopAll(members: readonly Member[]): Promise<void> {
+  for (const m of members) {
+    if (m.exited) continue;
+    m.child.kill('SIGCONT');
+    m.child.kill('SIGTERM');
+  }
+  await Promise.all(members.map((m) => m.done));
+}
