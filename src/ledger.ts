@@ -26,7 +26,7 @@ export interface LedgerEntry {
 
 /**
  * Creates the ledger when missing (retrying the race of two processes creating it at once, see
- * lease.ts) and adds the `owner` column to a ledger made by an earlier version.
+ * lease.ts) and adds the columns later versions brought (`rows_rejected`, `owner`) to an older one.
  */
 export async function ensureLedger(pool: DbPool): Promise<void> {
   await createRacing(
@@ -110,10 +110,15 @@ export function ledgerByCopy(rows: number): boolean {
 export function ledgerInsert(entries: readonly LedgerEntry[]): Statement {
   const rows = entries.map(values);
   if (rows.some((row) => row.some((v) => typeof v === 'string' && v.includes('\\')))) {
-    const placeholders = rows.map((_, k) => `($${k * 8 + 1}, $${k * 8 + 2}, $${k * 8 + 3}, $${k * 8 + 4}, $${k * 8 + 5}, $${k * 8 + 6}, CURRENT_TIMESTAMP, $${k * 8 + 7}, $${k * 8 + 8})`);
+    // committed_at (the 7th column) is the database's CURRENT_TIMESTAMP; every other value a parameter.
+    const width = rows[0]!.length;
+    const placeholders = rows.map((_, k) => {
+      const p = Array.from({ length: width }, (_, i) => `$${k * width + i + 1}`);
+      return `(${[...p.slice(0, 6), 'CURRENT_TIMESTAMP', ...p.slice(6)].join(', ')})`;
+    });
     return { text: `INSERT INTO ${LEDGER} ${COLUMNS} VALUES ${placeholders.join(', ')}`, params: rows.flat() };
   }
-  const inlined = rows.map((row) => `(${row.slice(0, 6).map(literal).join(', ')}, CURRENT_TIMESTAMP, ${literal(row[6]!)}, ${literal(row[7]!)})`);
+  const inlined = rows.map((row) => `(${[...row.slice(0, 6).map(literal), 'CURRENT_TIMESTAMP', ...row.slice(6).map(literal)].join(', ')})`);
   return { text: `INSERT INTO ${LEDGER} ${COLUMNS} VALUES ${inlined.join(', ')}` };
 }
 
@@ -123,7 +128,7 @@ export async function recordAllInLedger(conn: DbConnection, entries: readonly Le
     const now = timestampText(new Date());
     const body = entries.map((e) => {
       const row = values(e).map(csvField);
-      return `${row.slice(0, 6).join(',')},${now},${row[6]},${row[7]}\n`;
+      return `${[...row.slice(0, 6), now, ...row.slice(6)].join(',')}\n`;
     });
     const copied = await conn.copyFrom(`COPY ${LEDGER} ${COLUMNS} FROM STDIN WITH (FORMAT csv)`, once(body.join('')));
     if (copied !== entries.length) throw new Error(`the ledger took ${copied} rows for ${entries.length} files`);
