@@ -12,7 +12,8 @@ import { IngestFailure } from '../../src/errors.ts';
 import { parseSqlType } from '../../src/sql-types.ts';
 import type { ClaimedFile, IngestContext, IngestError, RejectedRow, TableColumn } from '../../src/types.ts';
 import { type ValueCheck, valueCheck } from '../shared/value-check.ts';
-import { type JsonRecord, readBatches } from './records.ts';
+import type { JsonRecord } from './record.ts';
+import { readBatches } from './records.ts';
 
 /** `fileState` keys: check values on this attempt; lines the database refused before, with why. */
 const CHECKING = 'json.checkValues';
