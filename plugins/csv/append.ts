@@ -7,7 +7,7 @@ import { fromDbError, ingestError, IngestFailure } from '../../src/errors.ts';
 import { checkHeaderNames, columnList } from '../../src/schema.ts';
 import { hasSourceColumns } from '../../src/source-columns.ts';
 import { qualifiedName, quoteLiteral, tableLabel } from '../../src/sql.ts';
-import { createTableFor, fitTable } from '../../src/table-fit.ts';
+import { createTableFor, fitTable, tableMissing } from '../../src/table-fit.ts';
 import type { AppendResult, ClaimedFile, ColumnSpec, DbConnection, IngestContext, IngestError, LogicalType, TableName } from '../../src/types.ts';
 import { widen } from '../shared/infer-text.ts';
 import { loadSkipping, skipBadRows, skipping } from './bad-rows.ts';
@@ -54,11 +54,7 @@ export async function append(conn: DbConnection, file: ClaimedFile, table: Table
   }
 
   if (!ctx.schema.createTable) {
-    throw new IngestFailure(
-      ingestError('schema', 'TABLE_MISSING', `table ${tableLabel(table)} does not exist and creating tables is disabled`, 'Create the table, or enable table creation, then replay the file.', {
-        file: file.name,
-      }),
-    );
+    throw tableMissing(file, table);
   }
   if (head.complete && head.rows.length === 0) {
     // Creating the table from a header alone would make every column TEXT for good: wait for a

@@ -12,6 +12,7 @@ import { defineIngester } from '../../src/plugins.ts';
 import { columnList } from '../../src/schema.ts';
 import { sourceValues, withSourceFields } from '../../src/source-columns.ts';
 import { qualifiedName, tableLabel } from '../../src/sql.ts';
+import { tableMissing } from '../../src/table-fit.ts';
 import type { AppendResult, ClaimedFile, DbConnection, IngestContext, IngesterPlugin, TableName } from '../../src/types.ts';
 import { jsonSkip } from './bad-rows.ts';
 import { explainCopyError } from './copy-error.ts';
@@ -41,11 +42,7 @@ async function append(conn: DbConnection, file: ClaimedFile, table: TableName, c
       return { rows: 0 };
     }
     if (!existing && !ctx.schema.createTable) {
-      throw new IngestFailure(
-        ingestError('schema', 'TABLE_MISSING', `table ${tableLabel(table)} does not exist and creating tables is disabled`, 'Create the table, or enable table creation, then replay the file.', {
-          file: file.name,
-        }),
-      );
+      throw tableMissing(file, table);
     }
     plan = existing ? await planExisting(conn, file, table, existing, sample, ctx) : await planNew(conn, file, table, sample, ctx);
     const sources = sourceValues(file, ctx);
