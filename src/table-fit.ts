@@ -98,6 +98,15 @@ async function addColumns(conn: DbConnection, table: TableName, specs: readonly 
   }
 }
 
+/** The file's table does not exist, and the configuration forbids creating it. */
+export function tableMissing(file: ClaimedFile, table: TableName): IngestFailure {
+  return new IngestFailure(
+    ingestError('schema', 'TABLE_MISSING', `table ${tableLabel(table)} does not exist and creating tables is disabled`, 'Create the table, or enable table creation, then replay the file.', {
+      file: file.name,
+    }),
+  );
+}
+
 /** Creates the table for a file's columns, with the configured source columns after them. */
 export async function createTableFor(conn: DbConnection, table: TableName, columns: readonly ColumnSpec[], file: ClaimedFile, ctx: IngestContext): Promise<void> {
   checkNoClash(

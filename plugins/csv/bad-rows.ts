@@ -15,6 +15,7 @@ import { qualifiedName, quoteLiteral } from '../../src/sql.ts';
 import { parseSqlType } from '../../src/sql-types.ts';
 import { sourceValues, withSourceFields } from '../../src/source-columns.ts';
 import type { ClaimedFile, DbConnection, IngestContext, TableColumn, TableName } from '../../src/types.ts';
+import { fileStateMap } from '../shared/file-state.ts';
 import { type ValueCheck, valueCheck } from '../shared/value-check.ts';
 import { type CsvRecord, csvRecords, decoded } from './records.ts';
 
@@ -48,11 +49,7 @@ export function skipBadRows(error: unknown, file: ClaimedFile, ctx: IngestContex
 }
 
 function refusedRows(ctx: IngestContext): Map<number, string> {
-  const stored = ctx.fileState.get(REFUSED);
-  if (stored instanceof Map) return stored as Map<number, string>;
-  const fresh = new Map<number, string>();
-  ctx.fileState.set(REFUSED, fresh);
-  return fresh;
+  return fileStateMap(ctx, REFUSED);
 }
 
 /** Why a record cannot load, or undefined. `checks` undefined: only its shape is checked (a new table's types are guesses, widened instead). */

@@ -11,8 +11,10 @@
 import { IngestFailure } from '../../src/errors.ts';
 import { parseSqlType } from '../../src/sql-types.ts';
 import type { ClaimedFile, IngestContext, IngestError, RejectedRow, TableColumn } from '../../src/types.ts';
+import { fileStateMap } from '../shared/file-state.ts';
 import { type ValueCheck, valueCheck } from '../shared/value-check.ts';
-import { type JsonRecord, readBatches } from './records.ts';
+import type { JsonRecord } from './record.ts';
+import { readBatches } from './records.ts';
 
 /** `fileState` keys: check values on this attempt; lines the database refused before, with why. */
 const CHECKING = 'json.checkValues';
@@ -34,11 +36,7 @@ export interface JsonSkip {
 }
 
 function refusedLines(ctx: IngestContext): Map<number, string> {
-  const stored = ctx.fileState.get(REFUSED);
-  if (stored instanceof Map) return stored as Map<number, string>;
-  const fresh = new Map<number, string>();
-  ctx.fileState.set(REFUSED, fresh);
-  return fresh;
+  return fileStateMap(ctx, REFUSED);
 }
 
 /** A JSON value as the text its column receives (objects and arrays as JSON). */

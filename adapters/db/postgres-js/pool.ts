@@ -2,131 +2,17 @@
  * A `DbPool` over postgres.js, shared by the Hyper and PostgreSQL adapters (both speak the
  * PostgreSQL wire protocol). One postgres.js instance per watcher, `max` = its maxConcurrent.
  */
-import type net from 'node:net';
-import { Readable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
-import postgres from 'postgres';
+import type postgres from 'postgres';
 import { isConnectionError } from '../../../src/errors.ts';
-import type { BegunTransaction, DbConnection, DbPool, Row, Statement, TableColumn, TableName, TransactionOptions } from '../../../src/types.ts';
+import type { BegunTransaction, DbConnection, DbPool, Row, TransactionOptions } from '../../../src/types.ts';
+import { connectionOf, lastWithCommit } from './connection.ts';
+import { type CloseWatch, createInstance, endInstance, type Instance, type InstanceHooks, isConnected, watchClose } from './instance.ts';
+import type { Sql } from './sql.ts';
 
-export type Sql = postgres.Sql<Record<string, never>>;
-type TransactionSql = postgres.TransactionSql<Record<string, never>>;
-type AnySql = Sql | TransactionSql;
-
-/** The two settle functions postgres.js keeps on every pending query (see `copyFrom`). */
-interface SettleHooks {
-  resolve: (value: unknown) => void;
-  reject: (error: unknown) => void;
-}
-
-/**
- * Runs `COPY ... FROM STDIN` and streams `source` into it; resolves with the row count.
- *
- * postgres.js resolves the query with a Writable and then settles nothing else: when the server
- * rejects the data after the last chunk, the Writable's `final` callback is never called (an
- * `await` on it hangs and `sql.begin` never rolls back), and on success the "COPY n" row count is
- * dropped. Both arrive as a second resolve/reject of the same query object, so we hook those two
- * functions and turn them into one promise that always settles. Pinned to postgres 3.4.x, and the
- * tests cover both paths (a bad row at the end, a bad row mid-stream, a count).
- */
-export async function copyFrom(sql: AnySql, statement: string, source: AsyncIterable<Uint8Array | string>): Promise<number> {
-  const query = sql.unsafe(statement);
-  const hooks = query as unknown as SettleHooks;
-  let streaming = false;
-  let settle!: { resolve: (count: number) => void; reject: (error: unknown) => void };
-  const done = new Promise<number>((resolve, reject) => {
-    settle = { resolve, reject };
-  });
-  const firstResolve = hooks.resolve;
-  const firstReject = hooks.reject;
-  hooks.resolve = (value) => {
-    if (!streaming) return firstResolve(value);
-    const count = (value as { count?: unknown } | null)?.count;
-    settle.resolve(typeof count === 'number' ? count : Number(count ?? 0));
-  };
-  hooks.reject = (error) => (streaming ? settle.reject(error) : firstReject(error));
-
-  const writable = await query.writable();
-  streaming = true;
-  // On an error, postgres.js destroys this stream and its destroy handler writes CopyFail to the
-  // socket, which is null when the error was the connection closing: a TypeError thrown out of a
-  // socket event, uncatchable by any caller. Nothing can be told to a dead connection anyway.
-  const destroy = writable._destroy.bind(writable);
-  writable._destroy = (error, callback) => {
-    try {
-      destroy(error, callback);
-    } catch {
-      // callback was already called before the failed write
-    }
-  };
-  let sourceError: unknown;
-  const piped = pipeline(Readable.from(source, { objectMode: false }), writable).catch((error: unknown) => {
-    sourceError ??= error;
-  });
-  try {
-    return await done;
-  } catch (error) {
-    // When reading the file failed, the server only saw our CopyFail: report the real cause.
-    throw sourceError ?? error;
-  } finally {
-    void piped;
-  }
-}
-
-/** Columns of `table`, or `null` when it does not exist. pg_catalog works on Hyper and PostgreSQL. */
-export async function describeTable(sql: AnySql, table: TableName): Promise<TableColumn[] | null> {
-  const rows = await sql.unsafe<{ name: string; sql_type: string; not_null: boolean }[]>(
-    `SELECT a.attname AS name, format_type(a.atttypid, a.atttypmod) AS sql_type, a.attnotnull AS not_null
-       FROM pg_catalog.pg_attribute a
-       JOIN pg_catalog.pg_class c ON a.attrelid = c.oid
-       JOIN pg_catalog.pg_namespace n ON c.relnamespace = n.oid
-      WHERE n.nspname = $1 AND c.relname = $2 AND a.attnum > 0 AND NOT a.attisdropped
-      ORDER BY a.attnum`,
-    [table.schema ?? 'public', table.name],
-  );
-  if (rows.length === 0) return null;
-  return rows.map((r) => ({ name: r.name, sqlType: r.sql_type, nullable: !r.not_null }));
-}
-
-/**
- * Sends `last` and COMMIT back to back, without waiting in between: one round trip, not two, which
- * is a millisecond or so per file against hyperd. Both servers end a transaction whose statement
- * failed with ROLLBACK at its COMMIT (checked: the COMMIT's reply must say COMMIT).
- */
-async function lastWithCommit(sql: AnySql, last: Statement): Promise<void> {
-  // `execute` sends at once, in this order (postgres.js would otherwise send on first `then`).
-  const statement = sql.unsafe(last.text, (last.params ?? []) as postgres.ParameterOrJSON<never>[]).execute();
-  const commit = sql.unsafe('COMMIT').execute();
-  const [ran, committed] = await Promise.allSettled([statement, commit]);
-  if (ran.status === 'rejected') throw ran.reason;
-  if (committed.status === 'rejected') throw committed.reason;
-  if (committed.value.command !== 'COMMIT') {
-    throw Object.assign(new Error(`the server ended the transaction with ${committed.value.command} at COMMIT; nothing of it was committed`), { code: '40000' });
-  }
-}
-
-/** `check` runs before every statement: it throws when the transaction's session is gone. */
-function connectionOf(sql: AnySql, check: () => void = () => {}): DbConnection {
-  return {
-    query: <T extends Row = Row>(text: string, params: readonly unknown[] = []) => {
-      check();
-      return sql.unsafe(text, params as postgres.ParameterOrJSON<never>[]) as unknown as Promise<T[]>;
-    },
-    execute: async (text: string, params: readonly unknown[] = []) => {
-      check();
-      const result = await sql.unsafe(text, params as postgres.ParameterOrJSON<never>[]);
-      return Number(result.count ?? 0);
-    },
-    copyFrom: (statement, source) => {
-      check();
-      return copyFrom(sql, statement, source);
-    },
-    describeTable: (table) => {
-      check();
-      return describeTable(sql, table);
-    },
-  };
-}
+export { describeTable } from './connection.ts';
+export { copyFrom } from './copy-from.ts';
+export type { InstanceHooks } from './instance.ts';
+export type { Sql } from './sql.ts';
 
 /** A `DbPool` whose connections can all be closed and later reopened on demand. */
 export interface ResettablePool extends DbPool {
@@ -138,51 +24,8 @@ export interface ResettablePool extends DbPool {
   reset(farewell?: (sql: Sql) => Promise<unknown>): Promise<void>;
 }
 
-/** What `poolOf` gives the adapter for each postgres.js instance it makes. */
-export interface InstanceHooks {
-  /** Pass as postgres.js's `onclose` option. */
-  readonly onclose: () => void;
-  /** The adapter's `socket` factory passes every socket it opens for this instance through here. */
-  readonly adopt: <S extends net.Socket>(socket: S) => S;
-}
-
-/** One single-connection postgres.js instance, and who wants to know when its connection closes. */
-interface Instance {
-  readonly sql: Sql;
-  readonly closeListeners: Set<() => void>;
-  /** Every socket opened for it (a reconnect opens another), so a retired one can cut them all. */
-  readonly sockets: Set<net.Socket>;
-  /** Ended for good: a socket it still opens is cut at once. */
-  ended: boolean;
-}
-
-/** Whether the instance holds a connection that is open (postgres.js connects lazily). */
-function isConnected(instance: Instance): boolean {
-  return [...instance.sockets].some((socket) => !socket.destroyed);
-}
-
-/**
- * Ends an instance for good. After `end`, postgres.js still reconnects when a query was pending on
- * a connection that broke (seen here: a new session opened 200 ms after `end` resolved, then left
- * idle for ever), and a server session left open keeps its database attached: on Hyper that
- * silently stops every later checkpoint from writing the database out. So its sockets are
- * destroyed once postgres.js had its chance to close them politely, and any it opens later, at once.
- */
-async function endInstance(instance: Instance, timeout: number): Promise<void> {
-  instance.ended = true;
-  try {
-    await instance.sql.end({ timeout });
-  } finally {
-    for (const socket of instance.sockets) socket.destroy();
-  }
-}
-
 /** Ends a begun transaction that was not used (see `begin`): rolled back, not an error. */
 const UNUSED = new Error('begun transaction released unused');
-
-function connectionClosed(): Error {
-  return Object.assign(new Error('the connection closed during the transaction; nothing of it was committed'), { code: 'CONNECTION_CLOSED' });
-}
 
 /**
  * A pool of `size` single-connection postgres.js instances, handed out one per transaction.
@@ -202,26 +45,7 @@ function connectionClosed(): Error {
  * statement of a transaction can reach a new session and run there auto-committed.
  */
 export function poolOf(make: (hooks: InstanceHooks) => Sql, size: number, onClose?: () => Promise<void>): ResettablePool {
-  const create = (): Instance => {
-    const closeListeners = new Set<() => void>();
-    const sockets = new Set<net.Socket>();
-    const sql = make({
-      onclose: () => {
-        for (const listener of [...closeListeners]) listener();
-      },
-      adopt: (socket) => {
-        if (instance.ended) {
-          socket.destroy();
-          return socket;
-        }
-        sockets.add(socket);
-        socket.once('close', () => sockets.delete(socket));
-        return socket;
-      },
-    });
-    const instance: Instance = { sql, closeListeners, sockets, ended: false };
-    return instance;
-  };
+  const create = (): Instance => createInstance(make);
   let instances = Array.from({ length: size }, create);
   const idle: Instance[] = [...instances];
   const waiting: ((instance: Instance) => void)[] = [];
@@ -253,28 +77,6 @@ export function poolOf(make: (hooks: InstanceHooks) => Sql, size: number, onClos
     if (!closed) hand(fresh);
   }
 
-  /** Races work on `instance` against its connection closing (see above). */
-  function watchClose(instance: Instance) {
-    let lost = false;
-    let onLost!: () => void;
-    const whenLost = new Promise<never>((_, reject) => {
-      onLost = () => {
-        lost = true;
-        reject(connectionClosed());
-      };
-    });
-    whenLost.catch(() => {});
-    instance.closeListeners.add(onLost);
-    return {
-      step: <R>(work: Promise<R>): Promise<R> => Promise.race([work, whenLost]),
-      check: () => {
-        if (lost) throw connectionClosed();
-      },
-      lost: () => lost,
-      dispose: () => instance.closeListeners.delete(onLost),
-    };
-  }
-
   async function withInstance<T>(use: (instance: Instance) => Promise<T>): Promise<T> {
     const instance = await acquire();
     try {
@@ -291,7 +93,7 @@ export function poolOf(make: (hooks: InstanceHooks) => Sql, size: number, onClos
    */
   async function finishTransaction<T>(
     instance: Instance,
-    watch: ReturnType<typeof watchClose>,
+    watch: CloseWatch,
     begun: Promise<unknown>,
     fn: (conn: DbConnection) => Promise<T>,
     options: TransactionOptions<T> | undefined,

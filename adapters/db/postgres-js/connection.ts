@@ -1,0 +1,63 @@
+/**
+ * One postgres.js connection as the core sees it (`DbConnection`), and the statements a
+ * transaction ends with.
+ */
+import type postgres from 'postgres';
+import type { DbConnection, Row, Statement, TableColumn, TableName } from '../../../src/types.ts';
+import { copyFrom } from './copy-from.ts';
+import type { AnySql } from './sql.ts';
+
+/** Columns of `table`, or `null` when it does not exist. pg_catalog works on Hyper and PostgreSQL. */
+export async function describeTable(sql: AnySql, table: TableName): Promise<TableColumn[] | null> {
+  const rows = await sql.unsafe<{ name: string; sql_type: string; not_null: boolean }[]>(
+    `SELECT a.attname AS name, format_type(a.atttypid, a.atttypmod) AS sql_type, a.attnotnull AS not_null
+       FROM pg_catalog.pg_attribute a
+       JOIN pg_catalog.pg_class c ON a.attrelid = c.oid
+       JOIN pg_catalog.pg_namespace n ON c.relnamespace = n.oid
+      WHERE n.nspname = $1 AND c.relname = $2 AND a.attnum > 0 AND NOT a.attisdropped
+      ORDER BY a.attnum`,
+    [table.schema ?? 'public', table.name],
+  );
+  if (rows.length === 0) return null;
+  return rows.map((r) => ({ name: r.name, sqlType: r.sql_type, nullable: !r.not_null }));
+}
+
+/**
+ * Sends `last` and COMMIT back to back, without waiting in between: one round trip, not two, which
+ * is a millisecond or so per file against hyperd. Both servers end a transaction whose statement
+ * failed with ROLLBACK at its COMMIT (checked: the COMMIT's reply must say COMMIT).
+ */
+export async function lastWithCommit(sql: AnySql, last: Statement): Promise<void> {
+  // `execute` sends at once, in this order (postgres.js would otherwise send on first `then`).
+  const statement = sql.unsafe(last.text, (last.params ?? []) as postgres.ParameterOrJSON<never>[]).execute();
+  const commit = sql.unsafe('COMMIT').execute();
+  const [ran, committed] = await Promise.allSettled([statement, commit]);
+  if (ran.status === 'rejected') throw ran.reason;
+  if (committed.status === 'rejected') throw committed.reason;
+  if (committed.value.command !== 'COMMIT') {
+    throw Object.assign(new Error(`the server ended the transaction with ${committed.value.command} at COMMIT; nothing of it was committed`), { code: '40000' });
+  }
+}
+
+/** `check` runs before every statement: it throws when the transaction's session is gone. */
+export function connectionOf(sql: AnySql, check: () => void = () => {}): DbConnection {
+  return {
+    query: <T extends Row = Row>(text: string, params: readonly unknown[] = []) => {
+      check();
+      return sql.unsafe(text, params as postgres.ParameterOrJSON<never>[]) as unknown as Promise<T[]>;
+    },
+    execute: async (text: string, params: readonly unknown[] = []) => {
+      check();
+      const result = await sql.unsafe(text, params as postgres.ParameterOrJSON<never>[]);
+      return Number(result.count ?? 0);
+    },
+    copyFrom: (statement, source) => {
+      check();
+      return copyFrom(sql, statement, source);
+    },
+    describeTable: (table) => {
+      check();
+      return describeTable(sql, table);
+    },
+  };
+}

@@ -1,0 +1,66 @@
+/**
+ * `COPY ... FROM STDIN` over postgres.js, made to settle on every path (see `copyFrom`).
+ */
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import type { AnySql } from './sql.ts';
+
+/** The two settle functions postgres.js keeps on every pending query (see `copyFrom`). */
+interface SettleHooks {
+  resolve: (value: unknown) => void;
+  reject: (error: unknown) => void;
+}
+
+/**
+ * Runs `COPY ... FROM STDIN` and streams `source` into it; resolves with the row count.
+ *
+ * postgres.js resolves the query with a Writable and then settles nothing else: when the server
+ * rejects the data after the last chunk, the Writable's `final` callback is never called (an
+ * `await` on it hangs and `sql.begin` never rolls back), and on success the "COPY n" row count is
+ * dropped. Both arrive as a second resolve/reject of the same query object, so we hook those two
+ * functions and turn them into one promise that always settles. Pinned to postgres 3.4.x, and the
+ * tests cover both paths (a bad row at the end, a bad row mid-stream, a count).
+ */
+export async function copyFrom(sql: AnySql, statement: string, source: AsyncIterable<Uint8Array | string>): Promise<number> {
+  const query = sql.unsafe(statement);
+  const hooks = query as unknown as SettleHooks;
+  let streaming = false;
+  let settle!: { resolve: (count: number) => void; reject: (error: unknown) => void };
+  const done = new Promise<number>((resolve, reject) => {
+    settle = { resolve, reject };
+  });
+  const firstResolve = hooks.resolve;
+  const firstReject = hooks.reject;
+  hooks.resolve = (value) => {
+    if (!streaming) return firstResolve(value);
+    const count = (value as { count?: unknown } | null)?.count;
+    settle.resolve(typeof count === 'number' ? count : Number(count ?? 0));
+  };
+  hooks.reject = (error) => (streaming ? settle.reject(error) : firstReject(error));
+
+  const writable = await query.writable();
+  streaming = true;
+  // On an error, postgres.js destroys this stream and its destroy handler writes CopyFail to the
+  // socket, which is null when the error was the connection closing: a TypeError thrown out of a
+  // socket event, uncatchable by any caller. Nothing can be told to a dead connection anyway.
+  const destroy = writable._destroy.bind(writable);
+  writable._destroy = (error, callback) => {
+    try {
+      destroy(error, callback);
+    } catch {
+      // callback was already called before the failed write
+    }
+  };
+  let sourceError: unknown;
+  const piped = pipeline(Readable.from(source, { objectMode: false }), writable).catch((error: unknown) => {
+    sourceError ??= error;
+  });
+  try {
+    return await done;
+  } catch (error) {
+    // When reading the file failed, the server only saw our CopyFail: report the real cause.
+    throw sourceError ?? error;
+  } finally {
+    void piped;
+  }
+}

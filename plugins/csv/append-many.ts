@@ -1,0 +1,123 @@
+/**
+ * Several small CSV files of the same header appended with one COPY, each file's row count taken
+ * from its own scan; the files that cannot share one go one by one.
+ */
+import { fromDbError, ingestError, IngestFailure } from '../../src/errors.ts';
+import { mapLimit } from '../../src/map-limit.ts';
+import { checkHeaderNames, columnList } from '../../src/schema.ts';
+import { hasSourceColumns } from '../../src/source-columns.ts';
+import { qualifiedName, quoteLiteral } from '../../src/sql.ts';
+import { fitTable } from '../../src/table-fit.ts';
+import type { AppendResult, ClaimedFile, DbConnection, IngestContext, TableColumn, TableName } from '../../src/types.ts';
+import { append, copyOptions, nameColumn } from './append.ts';
+import { conversionFailure, likelyCulprit } from './culprit.ts';
+import { addedTypes, parseRows } from './head.ts';
+import { LF, type Scan, scanCsv } from './scan.ts';
+
+/** The bodies of `files` (headers dropped), one after the other, each ending in a line break. */
+async function* bodies(files: readonly ClaimedFile[], scans: readonly Scan[]): AsyncIterable<Uint8Array> {
+  for (const [i, file] of files.entries()) {
+    const scan = scans[i]!;
+    if (scan.bodyStart < file.size) yield* file.stream({ start: scan.bodyStart });
+    if (scan.records > 0 && !scan.endsWithNewline) yield new Uint8Array([LF]);
+  }
+}
+
+/** Total size of a failed group up to which its bad value's file is guessed (see culpritOf). */
+const GUESS_MAX_BYTES = 8 << 20;
+
+/**
+ * The member a failed shared COPY's error belongs to: the one its detail names by path (errors in
+ * a file's structure), else the likely holder of a value that did not convert (see culprit.ts).
+ */
+async function culpritOf(error: unknown, members: readonly ClaimedFile[], delimiter: string): Promise<number | undefined> {
+  const detail = (error as { detail?: unknown } | null)?.detail;
+  if (typeof detail !== 'string') return undefined;
+  const path = /file:\s*'([^']*)'/.exec(detail)?.[1];
+  const named = members.findIndex((f) => f.stagedPath === path);
+  if (named >= 0) return named;
+  const failure = conversionFailure(error instanceof Error ? error.message : '', detail);
+  // A group's members are small (most are in memory since their claim); past a few MiB in all,
+  // the guess is not worth reading them again.
+  if (!failure || members.reduce((sum, f) => sum + f.size, 0) > GUESS_MAX_BYTES) return undefined;
+  const contents = await Promise.all(members.map((f) => f.read(0, f.size)));
+  return likelyCulprit(failure, contents, delimiter);
+}
+
+/**
+ * Appends small files of the same header with one COPY for all of them: the server reads them
+ * itself (`COPY ... FROM ARRAY[...]`) when it can, else their bodies go through one `COPY FROM
+ * STDIN`. Each file's row count is its record count, checked against the server's total. Files
+ * that cannot share a COPY (their own header, an irregular file, a new table) go one by one.
+ */
+export async function appendMany(conn: DbConnection, files: readonly ClaimedFile[], table: TableName, ctx: IngestContext): Promise<AppendResult[]> {
+  const results: (AppendResult | undefined)[] = files.map(() => undefined);
+  const one = async (index: number) => {
+    const file = files[index]!;
+    const header: string[] = [];
+    try {
+      results[index] = await append(conn, file, table, ctx, header);
+    } catch (error) {
+      throw new IngestFailure(nameColumn(fromDbError(error, file.name), header), index);
+    }
+  };
+  const existing = await conn.describeTable(table);
+  // Source columns differ file by file: one statement per file then (still one transaction).
+  if (existing === null || hasSourceColumns(ctx)) {
+    for (let i = 0; i < files.length; i++) await one(i);
+    return results as AppendResult[];
+  }
+  // A few reads at a time: small files, kept only as long as their scan takes.
+  const scans = await mapLimit(files, 8, async (file) => scanCsv(await file.read(0, file.size), file.extension === '.tsv' ? 0x09 : 0x2c));
+  const shared = new Map<string, number[]>();
+  for (const [i, file] of files.entries()) {
+    const scan = scans[i]!;
+    if (file.size === 0 || scan.irregular) continue;
+    const key = `${file.extension}\n${scan.header}`;
+    shared.set(key, [...(shared.get(key) ?? []), i]);
+  }
+  const grouped = new Set([...shared.values()].filter((group) => group.length > 1).flat());
+  for (let i = 0; i < files.length; i++) if (!grouped.has(i)) await one(i);
+  for (const group of shared.values()) {
+    if (group.length < 2) continue;
+    const first = files[group[0]!]!;
+    const delimiter = first.extension === '.tsv' ? '\t' : ',';
+    const header = parseRows(scans[group[0]!]!.header, delimiter, 1)[0] ?? [];
+    // A header problem is the same for every file of the group: the first one fails alone with it.
+    const names = checkHeaderNames(header, first.name);
+    if (names.isErr()) throw new IngestFailure(names.error, group[0]!);
+    let matched: TableColumn[];
+    try {
+      matched = (await fitTable(conn, table, existing, header, addedTypes(first, delimiter), first, ctx)).matched;
+    } catch (error) {
+      throw new IngestFailure(fromDbError(error, first.name), group[0]!);
+    }
+    const target = `${qualifiedName(table)} (${columnList(matched)})`;
+    const members = group.map((i) => files[i]!);
+    let loaded: number;
+    try {
+      loaded = ctx.capabilities.readsLocalFiles
+        ? await conn.execute(`COPY ${target} FROM ARRAY[${members.map((f) => quoteLiteral(f.stagedPath)).join(', ')}] WITH ${copyOptions(delimiter)}`)
+        : await conn.copyFrom(
+            `COPY ${target} FROM STDIN WITH (FORMAT csv, HEADER false, DELIMITER ${quoteLiteral(delimiter)})`,
+            bodies(
+              members,
+              group.map((i) => scans[i]!),
+            ),
+          );
+    } catch (error) {
+      // Hyper names the file for errors in a file's structure (`file:'<path>' line:3`), not for a
+      // value that does not convert (`file: 'ARRAY' line:3 column:2`): then it is a guess.
+      const culprit = await culpritOf(error, members, delimiter).catch(() => undefined);
+      throw culprit === undefined ? new IngestFailure(fromDbError(error)) : new IngestFailure(fromDbError(error, members[culprit]!.name), group[culprit]!);
+    }
+    const counted = group.reduce((sum, i) => sum + scans[i]!.records, 0);
+    if (loaded !== counted) {
+      throw new IngestFailure(
+        ingestError('data', 'CSV_GROUP_COUNT', `the database loaded ${loaded} rows from ${group.length} files, their records add up to ${counted}`, 'The files are loaded one by one instead.'),
+      );
+    }
+    for (const i of group) results[i] = { rows: scans[i]!.records };
+  }
+  return results as AppendResult[];
+}

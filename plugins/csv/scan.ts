@@ -1,0 +1,98 @@
+/**
+ * A whole small CSV file scanned the way a CSV parser splits records, to count them and to tell
+ * which files can share one COPY with others of the same header.
+ */
+
+const decoder = new TextDecoder('utf-8');
+
+const QUOTE = 0x22;
+export const LF = 0x0a;
+const CR = 0x0d;
+
+/** What a whole small file says about its records, scanned the way a CSV parser splits them. */
+export interface Scan {
+  /** The header line as text (BOM and line break removed): files with the same one share a COPY. */
+  readonly header: string;
+  /** Data records after the header: line breaks outside quoted fields, plus an unterminated last line. */
+  readonly records: number;
+  /**
+   * Something parsers may read in more than one way (a quote inside an unquoted field or after a
+   * closing quote, a blank line, a lone carriage return, a quote left open): the file is loaded
+   * alone, where the server counts its rows (or fails it with its own error).
+   */
+  readonly irregular: boolean;
+  /** Byte offset just past the header line. */
+  readonly bodyStart: number;
+  readonly endsWithNewline: boolean;
+}
+
+// Where the scan is: at the start of a line or of a field, inside an unquoted or a quoted field,
+// or just after a quote inside a quoted field (an escaped quote, or the closing one).
+const LINE_START = 0;
+const FIELD_START = 1;
+const UNQUOTED = 2;
+const QUOTED = 3;
+const QUOTE_IN_QUOTED = 4;
+
+/**
+ * Counts the records of `bytes` with a small state machine over its bytes (no field values are
+ * built). Only regular files are counted for a shared COPY: the server's count for the group must
+ * also equal the sum of these, or the group is refused, so a wrong count costs a split, never a
+ * wrong row count in the ledger.
+ */
+export function scanCsv(bytes: Uint8Array, delimiter = 0x2c): Scan {
+  const start = bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf ? 3 : 0;
+  let lines = 0;
+  let headerEnd = -1;
+  let irregular = false;
+  let at: number = LINE_START;
+  const endLine = (i: number) => {
+    if (headerEnd === -1) headerEnd = i;
+    lines++;
+    at = LINE_START;
+  };
+  for (let i = start; i < bytes.length && !irregular; i++) {
+    const b = bytes[i]!;
+    if (b === CR && at !== QUOTED) {
+      // Only as part of CRLF outside a quoted field.
+      if (bytes[i + 1] !== LF || at === LINE_START) irregular = true;
+      continue;
+    }
+    switch (at) {
+      case LINE_START:
+      case FIELD_START:
+        if (b === LF) {
+          if (at === LINE_START) irregular = true; // a blank line
+          else endLine(i);
+        } else if (b === QUOTE) at = QUOTED;
+        else if (b === delimiter) at = FIELD_START;
+        else at = UNQUOTED;
+        break;
+      case UNQUOTED:
+        if (b === LF) endLine(i);
+        else if (b === delimiter) at = FIELD_START;
+        else if (b === QUOTE) irregular = true;
+        break;
+      case QUOTED:
+        if (b === QUOTE) at = QUOTE_IN_QUOTED;
+        break;
+      case QUOTE_IN_QUOTED:
+        if (b === QUOTE) at = QUOTED;
+        else if (b === delimiter) at = FIELD_START;
+        else if (b === LF) endLine(i);
+        else irregular = true;
+        break;
+    }
+  }
+  if (at === QUOTED) irregular = true;
+  const endsWithNewline = bytes.length > start && bytes[bytes.length - 1] === LF;
+  const trailing = at !== LINE_START ? 1 : 0;
+  const headerBytes = bytes.subarray(start, headerEnd === -1 ? bytes.length : headerEnd);
+  return {
+    header: decoder.decode(headerBytes).replace(/\r$/, ''),
+    records: Math.max(0, lines + trailing - 1),
+    irregular,
+    bodyStart: headerEnd === -1 ? bytes.length : headerEnd + 1,
+    endsWithNewline,
+  };
+}

@@ -1,0 +1,92 @@
+/**
+ * How a file's records go into the COPY: the columns of an existing table (fitted to the sampled
+ * keys) or of a table created from the sample.
+ */
+import { ingestError, IngestFailure, isIngestFailure } from '../../src/errors.ts';
+import { tableLabel } from '../../src/sql.ts';
+import { parseSqlType } from '../../src/sql-types.ts';
+import { createTableFor, fitTable } from '../../src/table-fit.ts';
+import type { ClaimedFile, ColumnSpec, DbConnection, IngestContext, LogicalType, TableColumn, TableName } from '../../src/types.ts';
+import { inferJsonType } from './infer.ts';
+import { KeyMap } from './key-map.ts';
+import { describePosition } from './record.ts';
+import type { Sample } from './sample.ts';
+import { widenedTypes } from './widen-retry.ts';
+
+/** How the records of this file are written into the COPY. */
+export interface Plan {
+  /** The COPY column list, in order. */
+  readonly columns: readonly { readonly name: string }[];
+  /** A new table's inferred types, checked value by value; absent for an existing table. */
+  readonly inferred?: readonly LogicalType[];
+  /** Columns whose strings are written as JSON text. */
+  readonly asJson: readonly boolean[];
+  readonly keys: KeyMap;
+  readonly sampleSize: number;
+}
+
+/**
+ * An existing table (fitted to the sampled keys, see table-fit.ts): every column but the source
+ * columns is in the COPY, so a key first seen late still finds its column.
+ */
+export async function planExisting(conn: DbConnection, file: ClaimedFile, table: TableName, found: readonly TableColumn[], sample: Sample, ctx: IngestContext): Promise<Plan> {
+  const inferAdded = (names: readonly string[]) => names.map((name) => ({ name, type: inferJsonType(sample.records.map((r) => r.value[name])) }));
+  let existing: TableColumn[];
+  try {
+    existing = (await fitTable(conn, table, found, sample.keys, inferAdded, file, ctx)).columns;
+  } catch (failure) {
+    if (!isIngestFailure(failure)) throw failure;
+    const error = failure.error;
+    const seen = typeof error.column === 'string' ? sample.firstSeen.get(error.column) : undefined;
+    throw new IngestFailure(seen ? { ...error, message: `${error.message} (first in ${describePosition(seen)})`, line: seen.line } : error);
+  }
+  const keys = new KeyMap(existing);
+  for (const key of sample.keys) keys.lookup(key);
+  return {
+    columns: existing,
+    asJson: existing.map((c) => parseSqlType(c.sqlType).family === 'json'),
+    keys,
+    sampleSize: sample.records.length,
+  };
+}
+
+export async function planNew(conn: DbConnection, file: ClaimedFile, table: TableName, sample: Sample, ctx: IngestContext): Promise<Plan> {
+  const first = sample.records[0]!;
+  if (sample.keys.length === 0) {
+    throw new IngestFailure(
+      ingestError('data', 'JSON_NO_COLUMNS', `${file.name}: the first ${sample.records.length} record(s) have no keys, so there are no columns to create table ${tableLabel(table)} with`, 'Records must be objects of column names to values; fix the file, then replay it.', {
+        file: file.name,
+        line: first.line,
+      }),
+    );
+  }
+  const empty = sample.firstSeen.get('');
+  if (empty) {
+    throw new IngestFailure(
+      ingestError('data', 'EMPTY_COLUMN_NAME', `${file.name}: ${describePosition(empty)} has an empty key, which cannot name a column`, 'Give every key a name, then replay the file.', {
+        file: file.name,
+        line: empty.line,
+        column: '',
+      }),
+    );
+  }
+  const widened = widenedTypes(ctx);
+  const columns: ColumnSpec[] = sample.keys.map((name) => ({
+    name,
+    type: widened.get(name) ?? inferJsonType(sample.records.map((r) => r.value[name])),
+  }));
+  await createTableFor(conn, table, columns, file, ctx);
+  ctx.logger.info('created table from the first records', {
+    file: file.name,
+    table: tableLabel(table),
+    records: sample.records.length,
+    columns: Object.fromEntries(columns.map((c) => [c.name, c.type.kind])),
+  });
+  return {
+    columns,
+    inferred: columns.map((c) => c.type),
+    asJson: columns.map((c) => c.type.kind === 'json'),
+    keys: new KeyMap(columns),
+    sampleSize: sample.records.length,
+  };
+}
