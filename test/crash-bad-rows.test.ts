@@ -12,8 +12,8 @@ import Papa from 'papaparse';
 import { createHyperAdapter } from '../adapters/db/hyper/index.ts';
 import { openWatcher } from '../src/api.ts';
 import { WatcherRegistry } from '../src/registry.ts';
-import { startWatchChild } from './helpers/child.ts';
-import { csv, drop, leftovers, waitFor } from './helpers/drop.ts';
+import { openWhenUnlocked, startWatchChild } from './helpers/child.ts';
+import { csv, drop, leftovers, stagedEntries, waitFor } from './helpers/drop.ts';
 import { useHyperFixture } from './helpers/env.ts';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -62,7 +62,7 @@ describe('crash safety with bad rows skipped', () => {
     await producer;
     const last = startWatchChild(dir, 'events', database, { onBadRows: 'skip' });
     await last.started;
-    await waitFor(async () => (await leftovers(dir)).length === 0 && (await readdir(join(dir, '.hyperwatch', 'staging'))).length === 0, 'inbox and staging to empty', 120000);
+    await waitFor(async () => (await leftovers(dir)).length === 0 && (await stagedEntries(dir)).length === 0, 'inbox and staging to empty', 120000);
     last.child.kill('SIGTERM');
     await last.exited;
 
@@ -83,7 +83,7 @@ describe('crash safety with bad rows skipped', () => {
     assert.deepEqual(new Set(setAside), bad);
 
     const check = createHyperAdapter({ database });
-    const pool = await check.openPool({ maxConnections: 1 });
+    const pool = await openWhenUnlocked(check);
     try {
       const [stats] = await pool.query<{ n: string; d: string }>('SELECT COUNT(*) AS n, COUNT(DISTINCT id) AS d FROM events');
       console.log(`# ${kills} kills; rows ${stats!.n}; rejected rows set aside ${setAside.length}`);
@@ -126,7 +126,7 @@ describe('crash safety with bad rows skipped', () => {
     await handle.stop();
     const again = await openWatcher(dir, 'events', { db, registry, onBadRows: 'skip' });
     await again.stop();
-    assert.deepEqual(await readdir(join(dir, '.hyperwatch', 'staging')), []);
+    assert.deepEqual(await stagedEntries(dir), []);
     const failed = (await readdir(join(dir, 'failed'))).sort();
     assert.equal(failed.length, files / 2, `one rejected-rows file per file with a bad row: ${failed.join(', ')}`);
     for (const name of failed) {

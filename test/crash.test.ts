@@ -12,24 +12,10 @@ import { WatcherRegistry } from '../src/registry.ts';
 import { gzip } from './helpers/compression-suite.ts';
 import { csv, drop, leftovers, stagedEntries, waitFor } from './helpers/drop.ts';
 import { count, useHyperFixture } from './helpers/env.ts';
-import type { DbAdapter, DbPool } from '../src/types.ts';
-import { startWatchChild } from './helpers/child.ts';
+import type { DbPool } from '../src/types.ts';
+import { openWhenUnlocked, startWatchChild } from './helpers/child.ts';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/** The killed watcher's own hyperd lets go of the database a moment after the watcher is gone. */
-async function openWhenUnlocked(db: DbAdapter): Promise<DbPool> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      const pool = await db.openPool({ maxConnections: 1 });
-      await pool.query('SELECT 1');
-      return pool;
-    } catch (error) {
-      if (attempt >= 50 || !/locked by another process/.test(String((error as Error).message))) throw error;
-      await sleep(200);
-    }
-  }
-}
 
 describe('crash safety', () => {
   const fx = useHyperFixture();

@@ -14,7 +14,7 @@ import { dropFile } from '../src/drop.ts';
 import { lineLogger } from '../src/log.ts';
 import { WatcherRegistry } from '../src/registry.ts';
 import { renderMetrics } from '../src/serve/metrics.ts';
-import { csv, waitFor } from './helpers/drop.ts';
+import { csv, stagedEntries, waitFor } from './helpers/drop.ts';
 import { suiteResource, useTempDir } from './helpers/env.ts';
 import { cli } from './helpers/proc.ts';
 import { startStandaloneHyperd } from './helpers/standalone-hyperd.ts';
@@ -43,7 +43,7 @@ describe('an idle watcher lets go of the .hyper file', () => {
       await waitFor(() => handle.stats.waitingFor !== null && handle.stats.retries >= 2, 'the watcher to wait for the file', 15000);
       assert.match(handle.stats.waitingFor!, /is open in another program/);
       assert.equal(handle.stats.filesFailed, 0);
-      assert.ok((await readdir(join(inbox, '.hyperwatch', 'staging'))).length > 0, 'the files stay claimed');
+      assert.ok((await stagedEntries(inbox)).length > 0, 'the files stay claimed');
       const metrics = renderMetrics([{ directory: inbox, table: 't', stats: handle.stats, oldestQueuedAt: handle.oldestQueuedAt() }]);
       assert.match(metrics, /^hyperwatch_waiting_for_database\{[^}]*\} 1$/m);
       assert.equal(JSON.parse(JSON.stringify(handle.stats)).waitingFor, handle.stats.waitingFor, 'the API shows it');

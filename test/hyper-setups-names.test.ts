@@ -103,7 +103,7 @@ describe('table names: end to end on a real hyperd', () => {
     const inbox = await tmp.dir('serve-items');
     const added = await tmp.dir('serve-added');
     const config = tmp.path('serve.json');
-    await writeFile(config, JSON.stringify({ http: { host: '127.0.0.1', port: 0 }, watchers: [{ dir: inbox, table: 'Order Items', database: tmp.path('serve.hyper'), checkpointDelayMs: 50 }] }));
+    await writeFile(config, JSON.stringify({ http: { host: '127.0.0.1', port: 0, token: 'names-test-token' }, watchers: [{ dir: inbox, table: 'Order Items', database: tmp.path('serve.hyper'), checkpointDelayMs: 50 }] }));
     const serve = cli(['serve', '--config', config, '--log-format', 'json']);
     let stderr = '';
     serve.child.stderr!.on('data', (d: string) => (stderr += d));
@@ -113,7 +113,7 @@ describe('table names: end to end on a real hyperd', () => {
       const api = lines().find((l) => l.message === 'listening')!.url!;
       const post = await fetch(`${api}/watchers`, {
         method: 'POST',
-        headers: { 'content-type': 'application/json' },
+        headers: { 'content-type': 'application/json', authorization: 'Bearer names-test-token' },
         body: JSON.stringify({ dir: added, table: 'Ünïcode Täble', database: tmp.path('serve2.hyper') }),
       });
       assert.equal(post.status, 201, await post.text());

@@ -13,7 +13,7 @@ import { describe, it } from 'node:test';
 import postgres from 'postgres';
 import { holderPath } from '../adapters/db/hyper/holder.ts';
 import { dropFile } from '../src/drop.ts';
-import { csv, waitFor } from './helpers/drop.ts';
+import { csv, stagedEntries, waitFor } from './helpers/drop.ts';
 import { useTempDir } from './helpers/env.ts';
 import { cli, isRunning, ROOT } from './helpers/proc.ts';
 
@@ -57,7 +57,7 @@ describe('reading while a watcher runs', () => {
 
       // Idle, after files landed and a checkpoint ran.
       await dropFile(inbox, 'a.csv', csv('id', [[1], [2]]));
-      await waitFor(async () => (await readdir(join(inbox, '.hyperwatch', 'staging'))).length === 0, 'the checkpoint', 30000);
+      await waitFor(async () => (await stagedEntries(inbox)).length === 0, 'the checkpoint', 30000);
       assert.equal(await count(database), 2);
       const history = await cli(['history', '--database', database, '--json']).done;
       assert.equal(history.code, 0, history.stderr);
@@ -145,7 +145,7 @@ describe('reading while a watcher runs', () => {
       await waitFor(async () => Number((await reader.unsafe('SELECT COUNT(*) AS n FROM t').catch(() => [{ n: 0 }]))[0]!.n) === 3, 'the rows to be committed', 30000);
       // Past the checkpoint delay: the checkpoint cannot write the file while the reader holds it.
       await waitFor(() => /was not written to disk at this checkpoint/.test(first.stderr()), 'the checkpoint to notice the reader', 30000);
-      assert.ok((await readdir(join(inbox, '.hyperwatch', 'staging'))).length > 0, 'the committed file stays staged');
+      assert.ok((await stagedEntries(inbox)).length > 0, 'the committed file stays staged');
       first.run.child.kill('SIGKILL');
       await first.run.done;
     } finally {
@@ -154,6 +154,6 @@ describe('reading while a watcher runs', () => {
     const again = await cli(['watch', inbox, '--table', 't', '--database', database, '--once', '--json']).done;
     assert.equal(again.code, 0, again.stderr);
     assert.equal(await count(database), 3, 'the rows are there exactly once');
-    assert.deepEqual(await readdir(join(inbox, '.hyperwatch', 'staging')), []);
+    assert.deepEqual(await stagedEntries(inbox), []);
   });
 });

@@ -2,6 +2,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import type { DbAdapter, DbPool } from '../../src/types.ts';
 import { ROOT } from './proc.ts';
 
 export interface WatchChild {
@@ -37,5 +38,20 @@ export function processFootprint(pid: number): { peakRss: number; fds: number } 
     return { peakRss: kb * 1024, fds: readdirSync(`/proc/${pid}/fd`).length };
   } catch {
     return undefined;
+  }
+}
+
+/** The killed watcher's own hyperd lets go of the database a moment after the watcher is gone. */
+export async function openWhenUnlocked(db: DbAdapter): Promise<DbPool> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      const pool = await db.openPool({ maxConnections: 1 });
+      await pool.query('SELECT 1');
+      return pool;
+    } catch (error) {
+      const held = (error as { code?: unknown }).code === 'DATABASE_HELD' || /locked by another process/.test(String((error as Error).message));
+      if (attempt >= 50 || !held) throw error;
+      await new Promise((r) => setTimeout(r, 200));
+    }
   }
 }
