@@ -105,6 +105,10 @@ function statusLines(watchers: readonly ServedWatcherStatus[]): string {
         lines.push(`  processes on this directory: ${w.processes.length}`);
         for (const p of w.processes) lines.push(`    ${p.owner}${p.self ? ' (this serve)' : ''}: pid ${p.pid} on ${p.host}, holding ${p.holding}, lease until ${p.expiresAt}`);
       }
+      if (w.readers) {
+        const [host, port] = [w.readers.endpoint.slice(0, w.readers.endpoint.lastIndexOf(':')), w.readers.endpoint.slice(w.readers.endpoint.lastIndexOf(':') + 1)];
+        lines.push(`  readers connect at ${w.readers.endpoint}: psql "host=${host} port=${port} user=${w.readers.user ?? 'hyperwatch'} dbname=${w.readers.database}"`);
+      }
       if (s.lastError) lines.push(`  last error (${s.lastError.at}): ${s.lastError.message}`);
       return lines.join('\n');
     })

@@ -56,8 +56,10 @@ export const DB_HELP = `  --adapter <hyper|postgres>  the database (default hype
   --url <postgres://...>  postgres: the server (default: the DATABASE_URL environment variable)`;
 
 /** The adapter the database flags name; a wrong mixture is a usage error naming the flag. */
-export function dbFromFlags(values: { adapter?: string; url?: string; database?: string; endpoint?: string }, logger?: Logger): DbAdapter {
-  const choice = { adapter: values.adapter, url: values.url, database: values.database, endpoint: values.endpoint };
+export function dbFromFlags(values: { adapter?: string; url?: string; database?: string; endpoint?: string; 'release-idle-ms'?: string }, logger?: Logger): DbAdapter {
+  const idle = values['release-idle-ms'];
+  if (idle !== undefined && !/^\d+$/.test(idle)) throw new UsageError(`--release-idle-ms expects a whole number of milliseconds (0: never let go), got ${JSON.stringify(idle)}`);
+  const choice = { adapter: values.adapter, url: values.url, database: values.database, endpoint: values.endpoint, ...(idle !== undefined ? { releaseIdleMs: Number(idle) } : {}) };
   const problems = checkDbChoice(choice, process.env, true);
   if (problems.length > 0) throw new UsageError(problems.map((p) => `--${p.field} ${p.problem}. ${p.fix}`).join(' '));
   return createDbAdapter(choice, logger);

@@ -66,6 +66,8 @@ ${DB_HELP}
                           suffixes K, M, G, T: powers of 1024)
   --lease <ms>            lease of this process when several watch one directory: another
                           takes its files over when it stops renewing it for this long (default 30000)
+  --release-idle-ms <ms>  hyper: idle this long after a checkpoint, let go of the .hyper file so
+                          other programs can open it (default 2000; 0: keep it)
   --once                  process the ready files present, then exit (1 if any failed)
   --json                  print the summary as one JSON object on stdout
   --fs <node|parcel|deno|poll[:ms]>  filesystem event source (default: node on Linux,
@@ -139,6 +141,7 @@ async function watchCommand(args: string[]): Promise<number> {
     'no-compression': { type: 'boolean' },
     'max-decompressed-bytes': { type: 'string' },
     lease: { type: 'string' },
+    'release-idle-ms': { type: 'string' },
     once: { type: 'boolean' },
     json: { type: 'boolean' },
     fs: { type: 'string' },

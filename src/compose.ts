@@ -91,11 +91,13 @@ export interface DbChoice {
   readonly database?: string;
   readonly endpoint?: string;
   readonly url?: string;
+  /** Hyper: idle this long after a checkpoint, the watcher lets go of the `.hyper` file (0: never). */
+  readonly releaseIdleMs?: number;
 }
 
 /** A problem with a choice: the setting it concerns (`url`, `database`...), what is wrong, the fix. */
 export interface DbChoiceProblem {
-  readonly field: 'adapter' | 'database' | 'endpoint' | 'url';
+  readonly field: 'adapter' | 'database' | 'endpoint' | 'url' | 'releaseIdleMs';
   readonly problem: string;
   readonly fix: string;
 }
@@ -105,14 +107,14 @@ export interface DbChoiceProblem {
  * names the settings as the CLI's flags (`--url`) in the fixes.
  */
 export function checkDbChoice(choice: DbChoice, env: Record<string, string | undefined> = process.env, flags = false): DbChoiceProblem[] {
-  const n = (field: string) => (flags ? `--${field}` : field);
+  const n = (field: string) => (flags ? `--${field === 'releaseIdleMs' ? 'release-idle-ms' : field}` : field);
   const adapter = choice.adapter ?? 'hyper';
   if (!(ADAPTERS as readonly string[]).includes(adapter)) {
     return [{ field: 'adapter', problem: `is ${JSON.stringify(adapter)}, not a known adapter`, fix: `Use ${n('adapter')} hyper or ${n('adapter')} postgres.` }];
   }
   const problems: DbChoiceProblem[] = [];
   if (adapter === 'postgres') {
-    for (const field of ['database', 'endpoint'] as const) {
+    for (const field of ['database', 'endpoint', 'releaseIdleMs'] as const) {
       if (choice[field] !== undefined) problems.push({ field, problem: 'applies to the hyper adapter only', fix: `Remove ${n(field)}; give the PostgreSQL server as ${n('url')}.` });
     }
     if (choice.url === undefined && !env.DATABASE_URL) {
@@ -121,13 +123,37 @@ export function checkDbChoice(choice: DbChoice, env: Record<string, string | und
   } else if (choice.url !== undefined) {
     problems.push({ field: 'url', problem: 'applies to the postgres adapter only', fix: `Add ${n('adapter')} postgres, or remove ${n('url')} (Hyper uses ${n('database')} or ${n('endpoint')}).` });
   }
+  if (choice.releaseIdleMs !== undefined && !(Number.isInteger(choice.releaseIdleMs) && choice.releaseIdleMs >= 0)) {
+    problems.push({ field: 'releaseIdleMs', problem: `is ${JSON.stringify(choice.releaseIdleMs)}, not a whole number of milliseconds`, fix: `Use ${n('releaseIdleMs')} 2000 (or 0 to keep the file).` });
+  }
   return problems;
 }
 
 /** Builds the adapter for a choice that `checkDbChoice` accepted. The caller closes it. */
 export function createDbAdapter(choice: DbChoice, logger?: Logger): DbAdapter {
   if (choice.adapter === 'postgres') return createPostgresAdapter({ ...(choice.url !== undefined ? { url: choice.url } : {}), ...(logger ? { logger } : {}) });
-  return createHyperAdapter({ database: choice.database, endpoint: choice.endpoint, ...(logger ? { logger } : {}) });
+  return createHyperAdapter({
+    database: choice.database,
+    endpoint: choice.endpoint,
+    ...(choice.releaseIdleMs !== undefined ? { releaseIdleMs: choice.releaseIdleMs } : {}),
+    ...(logger ? { logger } : {}),
+  });
+}
+
+/**
+ * Where a reader (psql, a BI tool, `hyperwatch query`) connects to read what a watcher of `choice`
+ * writes, while it runs: the hyperd the watcher uses. Undefined for PostgreSQL (its own server) and
+ * while an embedded hyperd has not published its endpoint.
+ */
+export function readersEndpoint(choice: DbChoice): { readonly endpoint: string; readonly user?: string; readonly database: string } | undefined {
+  if ((choice.adapter ?? 'hyper') !== 'hyper') return undefined;
+  const database = resolve(choice.database ?? DEFAULT_DATABASE);
+  if (choice.endpoint !== undefined) {
+    const at = choice.endpoint.lastIndexOf('@');
+    return at < 0 ? { endpoint: choice.endpoint, database } : { endpoint: choice.endpoint.slice(at + 1), user: choice.endpoint.slice(0, at), database };
+  }
+  const holder = readHolder(database);
+  return holder ? { endpoint: holder.endpoint, user: holder.user, database } : undefined;
 }
 
 /**

@@ -4,6 +4,7 @@
  * and land once it lets go, none failing; stats and /metrics say what the watcher waits for.
  */
 import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
@@ -89,6 +90,60 @@ describe('an idle watcher lets go of the .hyper file', () => {
     } finally {
       await sql.end();
       await foreign.stop();
+    }
+  });
+});
+
+describe('the idle delay from the CLI', () => {
+  const tmp = useTempDir('hyperwatch-idle-cli-');
+  const other = suiteResource(() => startStandaloneHyperd({ user: 'hyperwatch', logDir: tmp.path() }), (s) => s.stop(), 'the other program');
+
+  /** The other program's view of the file: its row count, or why it cannot open it. */
+  async function openElsewhere(database: string): Promise<string> {
+    const sql = postgres({ host: '127.0.0.1', port: other().port, user: 'hyperwatch', database, fetch_types: false, max: 1, onnotice: () => {} });
+    try {
+      const [row] = await sql.unsafe('SELECT COUNT(*) AS n FROM t');
+      await sql.unsafe(`DETACH DATABASE "${database}"`);
+      return `rows ${String(row!.n)}`;
+    } catch (error) {
+      return String((error as Error).message);
+    } finally {
+      await sql.end();
+    }
+  }
+
+  for (const idle of ['200', '0']) {
+    it(`watch --release-idle-ms ${idle}: ${idle === '0' ? 'the watcher keeps the file' : 'another program opens the file once the watcher has idled that long'}`, async () => {
+      const inbox = await tmp.dir(`in-${idle}`);
+      const database = tmp.path(`cli-${idle}.hyper`);
+      await dropFile(inbox, 'a.csv', csv('id', [[1], [2]]));
+      const run = cli(['watch', inbox, '--table', 't', '--database', database, '--release-idle-ms', idle]);
+      let stderr = '';
+      run.child.stderr!.on('data', (d: Buffer) => (stderr += String(d)));
+      try {
+        await waitFor(() => /filesIngested=1|ingested/.test(stderr) && existsSync(inbox) && !existsSync(join(inbox, 'a.csv.ready')), 'the file to land', 30000);
+        let seen = '';
+        const deadline = Date.now() + 6000;
+        while (Date.now() < deadline && !seen.startsWith('rows')) {
+          seen = await openElsewhere(database);
+          await new Promise((r) => setTimeout(r, 250));
+        }
+        if (idle === '0') assert.match(seen, /locked by another process/, 'held for as long as the watcher runs');
+        else assert.equal(seen, 'rows 2');
+        assert.equal(run.child.exitCode, null, stderr);
+      } finally {
+        run.child.kill('SIGTERM');
+        await run.done;
+      }
+    });
+  }
+
+  it('--release-idle-ms takes whole milliseconds, and only with Hyper', async () => {
+    const inbox = await tmp.dir('bad');
+    for (const args of [['--release-idle-ms', 'soon'], ['--adapter', 'postgres', '--url', 'postgres://x@127.0.0.1:1/db', '--release-idle-ms', '100']]) {
+      const bad = await cli(['watch', inbox, '--table', 't', ...args]).done;
+      assert.equal(bad.code, 2, bad.stderr);
+      assert.match(bad.stderr, /--release-idle-ms/);
     }
   });
 });

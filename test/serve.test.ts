@@ -216,6 +216,17 @@ describe('hyperwatch serve', () => {
     assert.match(run.stdout, /failed: 1/);
     assert.match(run.stdout, /last error .*bad\.csv/);
     assert.match(run.stdout, /→ orders \(postgres /);
+    // Where a reader connects while serve runs: the Hyper watcher's hyperd; it answers there.
+    const readers = /readers connect at 127\.0\.0\.1:(\d+): psql "host=127\.0\.0\.1 port=\d+ user=hyperwatch dbname=(.*events\.hyper)"/.exec(run.stdout);
+    assert.ok(readers, run.stdout);
+    assert.equal(run.stdout.match(/readers connect at/g)?.length, 1, 'none for the PostgreSQL watcher');
+    const reader = postgres({ host: '127.0.0.1', port: Number(readers[1]), user: 'hyperwatch', database: readers[2], fetch_types: false, max: 1, onnotice: () => {} });
+    try {
+      assert.deepEqual([...(await reader.unsafe('SELECT COUNT(*)::int AS n FROM events'))], [{ n: 6 }]);
+      await reader.unsafe(`DETACH DATABASE "${readers[2]}"`);
+    } finally {
+      await reader.end();
+    }
     const json = await cli(['status', '--url', api, '--json'], { env }).done;
     assert.equal((JSON.parse(json.stdout) as unknown[]).length, 2);
     const nobody = await cli(['status', '--url', 'http://127.0.0.1:1']).done;

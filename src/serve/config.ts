@@ -52,6 +52,8 @@ export interface WatcherConfig {
   readonly compression?: boolean;
   readonly maxDecompressedBytes?: number;
   readonly leaseMs?: number;
+  /** Hyper: let go of the `.hyper` file after this long idle (see `DbChoice.releaseIdleMs`). */
+  readonly releaseIdleMs?: number;
 }
 
 export interface HttpConfig {

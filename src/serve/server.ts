@@ -5,8 +5,7 @@
  */
 import { resolve } from 'node:path';
 import { findWatcher, openWatcher } from '../api.ts';
-import { createDbAdapter } from '../compose.ts';
-import { fsAdapterByName } from '../compose.ts';
+import { createDbAdapter, fsAdapterByName, readersEndpoint } from '../compose.ts';
 import type { ActiveFile } from '../progress.ts';
 import { WatcherRegistry, type WatcherStatus } from '../registry.ts';
 import type { DbAdapter, Logger } from '../types.ts';
@@ -23,6 +22,8 @@ export interface ServedWatcherStatus extends WatcherStatus {
   readonly active: readonly ActiveFile[];
   /** Every live process watching this directory (several may share it), from the lease table. */
   readonly processes: ReturnType<WatcherHandle['processes']>;
+  /** Hyper: where readers connect to read the database while the watcher runs (`endpoint`, `user`, `database`). */
+  readonly readers?: ReturnType<typeof readersEndpoint>;
 }
 
 interface Served {
@@ -133,6 +134,7 @@ export class ServeInstance {
         backlogOldestAgeSeconds: oldest === undefined ? 0 : Math.max(0, (now - oldest) / 1000),
         active: served?.handle.activeFiles() ?? [],
         processes: served?.handle.processes() ?? [],
+        ...(served ? { readers: readersEndpoint(served.config) } : {}),
       };
     });
   }
