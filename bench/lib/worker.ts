@@ -25,9 +25,16 @@ async function untilTrue(check: () => boolean | Promise<boolean>, deadline: numb
 }
 
 /** Nothing left of the drops but failed/: staging empty, no data or sentinel in the inbox. */
+/** Whether `at` holds no file at any depth (staging has a folder per process, kept while it runs). */
+async function noFiles(at: string): Promise<boolean> {
+  for (const e of await readdir(at, { withFileTypes: true }).catch(() => [])) {
+    if (!e.isDirectory() || !(await noFiles(join(at, e.name)))) return false;
+  }
+  return true;
+}
+
 async function allGone(dir: string): Promise<boolean> {
-  const staged = await readdir(join(dir, STAGING_DIR)).catch(() => []);
-  if (staged.length > 0) return false;
+  if (!(await noFiles(join(dir, STAGING_DIR)))) return false;
   const left = (await readdir(dir)).filter((n) => n !== FAILED_DIR && n !== STATE_DIR);
   return left.length === 0;
 }
