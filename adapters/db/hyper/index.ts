@@ -19,7 +19,7 @@ import { databaseEntry, DatabaseHeldError } from './databases.ts';
 import { announcerFor, checkNotHeld } from './holder.ts';
 import { fileSignature, NotWrittenError, trackingWrites } from './written.ts';
 import { idleRelease, watchedBy } from './idle.ts';
-import { type EndpointReadsFiles, probeReadsFolder } from './probe.ts';
+import { decideReadsFiles, type EndpointReadsFiles } from './probe.ts';
 
 export { HYPERD_MISSING_MESSAGE, locateHyperd } from './locate.ts';
 export { type Holder, holderPath, readHolder } from './holder.ts';
@@ -227,23 +227,15 @@ export function createHyperAdapter(options: HyperAdapterOptions = {}): HyperAdap
 
   /** Endpoint, `auto`: asks hyperd once whether it can read the probe folder. */
   function probeEndpoint(): Promise<void> {
-    probed ??= (async () => {
-      if (!fixed || readsFilesMode !== 'auto') return;
-      const where = `hyperd at ${fixed.host}:${fixed.port}`;
-      if (options.probeDir === undefined) {
-        logger.debug(`${where}: no folder to probe; files are streamed to it`);
-        return;
-      }
-      const probe: Sql = postgres(connectOptions(database, 1));
-      try {
-        const result = await probeReadsFolder(probe, options.probeDir);
-        readsFiles = result.reads;
-        if (result.reads) logger.info(`${where} reads the claimed files itself (it read a probe file in ${options.probeDir})`);
-        else logger.info(`${where} cannot read the claimed files itself, so they are streamed to it: ${result.reason}`, { fix: 'To force either way, set endpointReadsFiles (--endpoint-reads-files) to yes or no.' });
-      } finally {
-        await probe.end({ timeout: 5 });
-      }
-    })();
+    probed ??= fixed && readsFilesMode === 'auto'
+      ? decideReadsFiles(() => postgres(connectOptions(database, 1)), options.probeDir, `hyperd at ${fixed.host}:${fixed.port}`, logger).then(
+          (reads) => void (readsFiles = reads),
+          (error: unknown) => {
+            probed = undefined;
+            throw error;
+          },
+        )
+      : Promise.resolve();
     return probed;
   }
 

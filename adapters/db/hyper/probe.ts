@@ -8,6 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { quoteLiteral } from '../../../src/sql.ts';
+import type { Logger } from '../../../src/types.ts';
 import type { Sql } from '../postgres-js/pool.ts';
 
 /** `auto`: probe at start; `yes`/`no`: trust the setting. */
@@ -34,5 +35,25 @@ export async function probeReadsFolder(sql: Sql, dir: string): Promise<ProbeResu
     return { reads: false, reason: `hyperd cannot read ${path}: ${String((error as Error).message).replace(/\s*\n\s*/g, '; ')}` };
   } finally {
     await rm(path, { force: true });
+  }
+}
+
+/**
+ * `auto` for an endpoint: probes it through a session of its own (closed after) and says in the
+ * log what was found. Without a folder to probe (an adapter made outside a watcher), files are streamed.
+ */
+export async function decideReadsFiles(connect: () => Sql, dir: string | undefined, where: string, logger: Logger): Promise<boolean> {
+  if (dir === undefined) {
+    logger.debug(`${where}: no folder to probe; files are streamed to it`);
+    return false;
+  }
+  const sql = connect();
+  try {
+    const result = await probeReadsFolder(sql, dir);
+    if (result.reads) logger.info(`${where} reads the claimed files itself (it read a probe file in ${dir})`);
+    else logger.info(`${where} cannot read the claimed files itself, so they are streamed to it: ${result.reason}`, { fix: 'To force either way, set endpointReadsFiles (--endpoint-reads-files) to yes or no.' });
+    return result.reads;
+  } finally {
+    await sql.end({ timeout: 5 });
   }
 }
