@@ -61,7 +61,7 @@ export async function openWatcher(dir: string, table: string | TableName, option
   if (archiveProblem) throw new WatchConfigError(`${archiveProblem}; give a folder of its own, e.g. ${JSON.stringify('archive')}`);
   const registry = options.registry ?? defaultRegistry;
   registry.reserve(real);
-  const { db, owned: ownsDb } = watcherDb(options, resolved.logger);
+  const { db, owned: ownsDb } = watcherDb(options, resolved.logger, real);
   const handle = new WatcherHandle({
     dir: real,
     table: target,

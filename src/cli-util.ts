@@ -1,7 +1,7 @@
 /** Pieces every `hyperwatch` command shares: argument parsing, usage errors, printing rows. */
 import process from 'node:process';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
-import { checkDbChoice, createDbAdapter, readerDb, type ReaderDb } from './compose.ts';
+import { checkDbChoice, createDbAdapter, flagName, readerDb, type ReaderDb } from './compose.ts';
 import type { DbAdapter, Logger } from './types.ts';
 
 /** A mistake on the command line: exit code 2, and a pointer to --help. */
@@ -47,21 +47,33 @@ export const DB_FLAGS = {
   url: { type: 'string' },
   database: { type: 'string' },
   endpoint: { type: 'string' },
+  'endpoint-reads-files': { type: 'string' },
 } as const;
 
 export const DB_HELP = `  --adapter <hyper|postgres>  the database (default hyper)
   --database <file>       hyper: the .hyper file on the embedded hyperd (default ./hyperwatch.hyper)
   --endpoint <[user@]host:port>  hyper: use a running hyperd instead of the embedded one
                           (password, if it asks for one: HYPERWATCH_ENDPOINT_PASSWORD)
+  --endpoint-reads-files <auto|yes|no>  with --endpoint: whether that hyperd reads the
+                          claimed files itself (default auto: probed at start; else streamed)
   --url <postgres://...>  postgres: the server (default: the DATABASE_URL environment variable)`;
 
 /** The adapter the database flags name; a wrong mixture is a usage error naming the flag. */
-export function dbFromFlags(values: { adapter?: string; url?: string; database?: string; endpoint?: string; 'release-idle-ms'?: string }, logger?: Logger): DbAdapter {
+export function dbFromFlags(values: { adapter?: string; url?: string; database?: string; endpoint?: string; 'endpoint-reads-files'?: string; 'release-idle-ms'?: string }, logger?: Logger, dir?: string): DbAdapter {
+  const reads = values['endpoint-reads-files'];
   const idle = values['release-idle-ms'];
   if (idle !== undefined && !/^\d+$/.test(idle)) throw new UsageError(`--release-idle-ms expects a whole number of milliseconds (0: never let go), got ${JSON.stringify(idle)}`);
-  const choice = { adapter: values.adapter, url: values.url, database: values.database, endpoint: values.endpoint, ...(idle !== undefined ? { releaseIdleMs: Number(idle) } : {}) };
+  const choice = {
+    adapter: values.adapter,
+    url: values.url,
+    database: values.database,
+    endpoint: values.endpoint,
+    ...(reads !== undefined ? { endpointReadsFiles: reads } : {}),
+    ...(idle !== undefined ? { releaseIdleMs: Number(idle) } : {}),
+    ...(dir !== undefined ? { dir } : {}),
+  };
   const problems = checkDbChoice(choice, process.env, true);
-  if (problems.length > 0) throw new UsageError(problems.map((p) => `--${p.field} ${p.problem}. ${p.fix}`).join(' '));
+  if (problems.length > 0) throw new UsageError(problems.map((p) => `${flagName(p.field)} ${p.problem}. ${p.fix}`).join(' '));
   return createDbAdapter(choice, logger);
 }
 

@@ -175,7 +175,7 @@ async function watchCommand(args: string[]): Promise<number> {
     json: values['log-format'] === 'json',
     level: values.quiet ? 'warn' : 'info',
   });
-  const db = dbFromFlags(values, logger);
+  const db = dbFromFlags(values, logger, positionals[0]);
   try {
     handle = await openWatcher(positionals[0]!, values.table, {
       db,

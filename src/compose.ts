@@ -4,9 +4,9 @@
  * src/protocol/) knows only their contracts (src/types.ts); settings that concern one adapter
  * (Hyper's `database` and `endpoint`, PostgreSQL's `url`) are read here and nowhere in the core.
  */
-import { resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import process from 'node:process';
-import { createHyperAdapter, DEFAULT_DATABASE, type Holder, readHolder } from '../adapters/db/hyper/index.ts';
+import { createHyperAdapter, DEFAULT_DATABASE, ENDPOINT_READS_FILES, type EndpointReadsFiles, type Holder, readHolder } from '../adapters/db/hyper/index.ts';
 import { createPostgresAdapter } from '../adapters/db/postgres/index.ts';
 import { denoFsAdapter, isDenoRuntime } from '../adapters/fs/deno/index.ts';
 import { nodeFsAdapter } from '../adapters/fs/node/index.ts';
@@ -17,6 +17,7 @@ import { compressedIngester } from '../plugins/compressed/index.ts';
 import { csvIngester } from '../plugins/csv/index.ts';
 import { jsonIngester } from '../plugins/json/index.ts';
 import { parquetIngester } from '../plugins/parquet/index.ts';
+import { STAGING_DIR } from './constants.ts';
 import { PluginRegistry } from './plugins.ts';
 import { quoteIdent } from './sql.ts';
 import type { DbAdapter, DbPool, FsAdapter, IngesterPlugin, Logger } from './types.ts';
@@ -90,14 +91,18 @@ export interface DbChoice {
   readonly adapter?: AdapterName | string;
   readonly database?: string;
   readonly endpoint?: string;
+  /** Whether the endpoint reads the claimed files itself: `auto` (probe at start), `yes`, `no`. */
+  readonly endpointReadsFiles?: EndpointReadsFiles | string;
   readonly url?: string;
   /** Hyper: idle this long after a checkpoint, the watcher lets go of the `.hyper` file (0: never). */
   readonly releaseIdleMs?: number;
+  /** The watched folder: the `auto` probe checks that the endpoint can read its staging folder. */
+  readonly dir?: string;
 }
 
 /** A problem with a choice: the setting it concerns (`url`, `database`...), what is wrong, the fix. */
 export interface DbChoiceProblem {
-  readonly field: 'adapter' | 'database' | 'endpoint' | 'url' | 'releaseIdleMs';
+  readonly field: 'adapter' | 'database' | 'endpoint' | 'endpointReadsFiles' | 'url' | 'releaseIdleMs';
   readonly problem: string;
   readonly fix: string;
 }
@@ -107,14 +112,18 @@ export interface DbChoiceProblem {
  * names the settings as the CLI's flags (`--url`) in the fixes.
  */
 export function checkDbChoice(choice: DbChoice, env: Record<string, string | undefined> = process.env, flags = false): DbChoiceProblem[] {
-  const n = (field: string) => (flags ? `--${field === 'releaseIdleMs' ? 'release-idle-ms' : field}` : field);
+  const n = (field: string) => (flags ? flagName(field) : field);
   const adapter = choice.adapter ?? 'hyper';
   if (!(ADAPTERS as readonly string[]).includes(adapter)) {
     return [{ field: 'adapter', problem: `is ${JSON.stringify(adapter)}, not a known adapter`, fix: `Use ${n('adapter')} hyper or ${n('adapter')} postgres.` }];
   }
   const problems: DbChoiceProblem[] = [];
+  const reads = choice.endpointReadsFiles;
+  if (reads !== undefined && !(ENDPOINT_READS_FILES as readonly string[]).includes(reads)) {
+    problems.push({ field: 'endpointReadsFiles', problem: `is ${JSON.stringify(reads)}`, fix: `Use ${n('endpointReadsFiles')} auto, yes or no.` });
+  }
   if (adapter === 'postgres') {
-    for (const field of ['database', 'endpoint', 'releaseIdleMs'] as const) {
+    for (const field of ['database', 'endpoint', 'endpointReadsFiles', 'releaseIdleMs'] as const) {
       if (choice[field] !== undefined) problems.push({ field, problem: 'applies to the hyper adapter only', fix: `Remove ${n(field)}; give the PostgreSQL server as ${n('url')}.` });
     }
     if (choice.url === undefined && !env.DATABASE_URL) {
@@ -129,6 +138,11 @@ export function checkDbChoice(choice: DbChoice, env: Record<string, string | und
   return problems;
 }
 
+/** A setting's CLI flag: `endpointReadsFiles` → `--endpoint-reads-files`. */
+export function flagName(field: string): string {
+  return `--${field.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
+}
+
 /** Builds the adapter for a choice that `checkDbChoice` accepted. The caller closes it. */
 export function createDbAdapter(choice: DbChoice, logger?: Logger): DbAdapter {
   if (choice.adapter === 'postgres') return createPostgresAdapter({ ...(choice.url !== undefined ? { url: choice.url } : {}), ...(logger ? { logger } : {}) });
@@ -136,6 +150,8 @@ export function createDbAdapter(choice: DbChoice, logger?: Logger): DbAdapter {
     database: choice.database,
     endpoint: choice.endpoint,
     ...(choice.releaseIdleMs !== undefined ? { releaseIdleMs: choice.releaseIdleMs } : {}),
+    ...(choice.endpointReadsFiles !== undefined ? { endpointReadsFiles: choice.endpointReadsFiles as EndpointReadsFiles } : {}),
+    ...(choice.dir !== undefined ? { probeDir: join(resolve(choice.dir), STAGING_DIR) } : {}),
     ...(logger ? { logger } : {}),
   });
 }
@@ -160,9 +176,9 @@ export function readersEndpoint(choice: DbChoice): { readonly endpoint: string; 
  * The adapter a watcher uses: `options.db` when given (the caller closes it), else one built from
  * the Hyper settings `database` and `endpoint`, owned (closed) by the watcher.
  */
-export function watcherDb(options: { readonly db?: DbAdapter; readonly database?: string; readonly endpoint?: string }, logger: Logger): { db: DbAdapter; owned: boolean } {
+export function watcherDb(options: { readonly db?: DbAdapter; readonly database?: string; readonly endpoint?: string }, logger: Logger, dir?: string): { db: DbAdapter; owned: boolean } {
   if (options.db) return { db: options.db, owned: false };
-  return { db: createDbAdapter({ adapter: 'hyper', database: options.database, endpoint: options.endpoint }, logger), owned: true };
+  return { db: createDbAdapter({ adapter: 'hyper', database: options.database, endpoint: options.endpoint, ...(dir !== undefined ? { dir } : {}) }, logger), owned: true };
 }
 
 /** The database of a reader (`query`, `history`): the adapter, and how to let go of it. */

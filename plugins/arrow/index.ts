@@ -14,6 +14,9 @@
  *   into a temporary table of the exact Arrow types and is inserted from there with casts, because
  *   ARROWSTREAM refuses any type difference and matches names case-sensitively.
  *
+ * When Hyper can read the claimed file itself and it would go through untouched into its table,
+ * Hyper reads it from its path instead (server-read.ts).
+ *
  * Elsewhere the batches become CSV text for `COPY ... FORMAT csv`, in ~1 MiB strings.
  */
 import { ResultAsync } from 'neverthrow';
@@ -34,6 +37,7 @@ import { ChunkCollector, openIpc, readError, type IpcSource } from './source.ts'
 import { describeField, isSameType, mapArrowType, type FieldMapping } from './types.ts';
 import { fitsColumn } from '../../src/type-policy.ts';
 import { wireBatch, wireSchema, wireType } from './wire.ts';
+import { loadOnServer, serverMayRead } from './server-read.ts';
 
 /** Batches longer than this are rewritten for Hyper in slices of this many rows. */
 const SLICE_ROWS = 65_536;
@@ -197,6 +201,7 @@ async function loadHyper(conn: DbConnection, file: ClaimedFile, table: TableName
   const schema = wireSchema(plans.map((p) => ({ name: p.field.name, type: wireType(p.field.type), nullable: p.field.nullable || p.mapping.rewrite === 'null-to-utf8' })));
   const bytes = (): AsyncIterable<Uint8Array> => (rewrite ? reencode(source, schema) : source.streamBytes());
   const fields = columnList(plans.map((p) => ({ name: p.field.name })));
+  if (direct && serverMayRead(ctx, source, !rewrite)) return loadOnServer(conn, file, table, source, fields, ctx);
   ctx.logger.debug('arrow: loading through ARROWSTREAM', { file: file.name, format: source.format, passThrough: !rewrite, viaTempTable: !direct, notes: source.notes });
 
   const copy = async (target: string): Promise<number> => {

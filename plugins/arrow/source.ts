@@ -44,6 +44,8 @@ export interface IpcSource {
   readonly passThrough: boolean;
   /** Why not, for the log. */
   readonly notes: readonly string[];
+  /** Rows of all record batches, as their (checked) metadata gives them. */
+  readonly rows: number;
   /** The input as one IPC stream of checked messages (schema, dictionaries, record batches, end-of-stream marker). */
   streamBytes(): AsyncIterable<Uint8Array>;
   /** Decoded record batches, one at a time. */
@@ -179,28 +181,31 @@ interface Opened {
   readonly shape: SchemaShape;
   readonly blocks: readonly Block[];
   readonly notes: string[];
+  readonly rows: number;
 }
 
 function source(file: ClaimedFile, opened: Opened): IpcSource {
-  const { schema, shape, blocks, notes } = opened;
+  const { schema, shape, blocks, notes, rows } = opened;
   const header = schemaMessage(schema);
   const streamBytes = (): AsyncIterable<Uint8Array> => guarded(file, safeMessages(file, header, blocks, shape));
-  return { format: opened.format, schema, passThrough: notes.length === 0, notes, streamBytes, batches: () => decode(file, streamBytes) };
+  return { format: opened.format, schema, passThrough: notes.length === 0, notes, rows, streamBytes, batches: () => decode(file, streamBytes) };
 }
 
-/** Checks every block's metadata and notes what keeps the data from going to Hyper as it is. */
 /** The block alone (its metadata is read again when its body is: one message's metadata in memory at a time). */
 function blockOf(framed: Block): Block {
   return { offset: framed.offset, prefix: framed.prefix, metadataLength: framed.metadataLength, bodyLength: framed.bodyLength, header: framed.header };
 }
 
-async function checkAll(file: ClaimedFile, blocks: readonly Block[], shape: SchemaShape, notes: string[]): Promise<void> {
+/** Checks every block's metadata, notes what keeps the data from going to Hyper as it is; the rows of the record batches. */
+async function checkAll(file: ClaimedFile, blocks: readonly Block[], shape: SchemaShape, notes: string[]): Promise<number> {
   const breathe = makeBreather();
   let compressed = false;
   let legacy = false;
+  let rows = 0;
   for (const block of blocks) {
     const metadata = await file.read(block.offset + block.prefix, block.metadataLength);
     const checked = checkBatchMessage(block, metadata, shape);
+    if (!checked.dictionary) rows += checked.header.length;
     compressed ||= checked.header.codec !== null;
     legacy ||= block.prefix === 4 || readFlatbuffer('message metadata', () => fbMessage(metadata).version()) < 4;
     await breathe();
@@ -208,6 +213,7 @@ async function checkAll(file: ClaimedFile, blocks: readonly Block[], shape: Sche
   if (shape.bigEndian) notes.push('big-endian: swapped to little-endian');
   if (compressed) notes.push('compressed: decompressed');
   if (legacy) notes.push('pre-1.0 framing or metadata: re-encoded');
+  return rows;
 }
 
 /** Opens `file` as Arrow IPC; rejects with an `IngestFailure` (data or schema error) when it is not one this reader takes. */
@@ -264,8 +270,8 @@ async function openFileFormat(file: ClaimedFile): Promise<Opened> {
     blocks.push(blockOf(message));
   }
   const notes: string[] = [];
-  await checkAll(file, blocks, shape, notes);
-  return { format: 'file', schema, shape, blocks, notes };
+  const rows = await checkAll(file, blocks, shape, notes);
+  return { format: 'file', schema, shape, blocks, notes, rows };
 }
 
 async function openStreamFormat(file: ClaimedFile, head: Uint8Array): Promise<Opened> {
@@ -296,6 +302,6 @@ async function openStreamFormat(file: ClaimedFile, head: Uint8Array): Promise<Op
     await breathe();
   }
   const notes: string[] = [];
-  await checkAll(file, blocks, shape, notes);
-  return { format: 'stream', schema, shape, blocks, notes };
+  const rows = await checkAll(file, blocks, shape, notes);
+  return { format: 'stream', schema, shape, blocks, notes, rows };
 }

@@ -28,6 +28,7 @@ export interface WatcherConfig {
   readonly adapter?: AdapterName;
   readonly database?: string;
   readonly endpoint?: string;
+  readonly endpointReadsFiles?: 'auto' | 'yes' | 'no';
   readonly url?: string;
   readonly maxConcurrent?: number;
   readonly fs?: string;

@@ -18,12 +18,19 @@ export interface StandaloneHyperd {
  * Starts `hyperd run` with `--init-user=<user>`; with `password` it is typed on hyperd's prompt
  * (hyperd then asks every client for it), without it `--no-password`.
  */
-export async function startStandaloneHyperd(options: { user: string; password?: string; logDir: string }): Promise<StandaloneHyperd> {
+export async function startStandaloneHyperd(options: {
+  user: string;
+  password?: string;
+  logDir: string;
+  /** Runs hyperd through another command (e.g. in a mount namespace of its own): the argv to spawn. */
+  wrap?: (command: string, args: readonly string[]) => readonly string[];
+}): Promise<StandaloneHyperd> {
   const located = locateHyperd();
   if (!located.ok) throw new Error(located.message);
   const args = ['run', '--skip-license', `--init-user=${options.user}`, '--listen-connection', 'tab.tcp://127.0.0.1:0', `--log-dir=${options.logDir}`];
   if (options.password === undefined) args.push('--no-password');
-  const child = spawn(located.path, args, { stdio: ['pipe', 'pipe', 'pipe'] });
+  const [command, ...rest] = options.wrap ? options.wrap(located.path, args) : [located.path, ...args];
+  const child = spawn(command!, rest, { stdio: ['pipe', 'pipe', 'pipe'] });
   if (options.password !== undefined) child.stdin!.write(`${options.password}\n${options.password}\n`);
   child.stdin!.end();
   let output = '';

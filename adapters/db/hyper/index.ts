@@ -19,11 +19,13 @@ import { databaseEntry, DatabaseHeldError } from './databases.ts';
 import { announcerFor, checkNotHeld } from './holder.ts';
 import { fileSignature, NotWrittenError, trackingWrites } from './written.ts';
 import { idleRelease, watchedBy } from './idle.ts';
+import { decideReadsFiles, type EndpointReadsFiles } from './probe.ts';
 
 export { HYPERD_MISSING_MESSAGE, locateHyperd } from './locate.ts';
 export { type Holder, holderPath, readHolder } from './holder.ts';
 export { DatabaseHeldError } from './databases.ts';
 export { ENDPOINT_PASSWORD_ENV, type EndpointSpec, parseEndpoint } from './endpoint.ts';
+export { ENDPOINT_READS_FILES, type EndpointReadsFiles } from './probe.ts';
 
 export interface HyperAdapterOptions {
   /** The `.hyper` file; created when missing. Default `./hyperwatch.hyper`. */
@@ -36,8 +38,16 @@ export interface HyperAdapterOptions {
   readonly endpoint?: string;
   /** Password for the endpoint's user (default: `HYPERWATCH_ENDPOINT_PASSWORD`). Never logged. */
   readonly password?: string;
-  /** The running hyperd (endpoint) can read this machine's files at the watcher's paths. */
+  /** The running hyperd (endpoint) can read this machine's files at the watcher's paths (`endpointReadsFiles: 'yes'`). */
   readonly sharedFilesystem?: boolean;
+  /**
+   * Whether the running hyperd (endpoint) reads the claimed files itself at their paths, instead
+   * of having them streamed: `auto` (default) probes it when the first pool opens, with a file
+   * written into `probeDir`; `yes` and `no` force either way. The embedded hyperd always does.
+   */
+  readonly endpointReadsFiles?: EndpointReadsFiles;
+  /** The folder the endpoint must read files from (the watcher's staging folder), for the `auto` probe. */
+  readonly probeDir?: string;
   /** Path to the hyperd binary (default: `HYPERD_PATH`, the npm package, the cache). */
   readonly hyperdPath?: string;
   /**
@@ -127,8 +137,14 @@ export function createHyperAdapter(options: HyperAdapterOptions = {}): HyperAdap
     if (!fixed && options.announce !== false && !closed) announcer.announce(await endpoint());
   };
 
+  const readsFilesMode: EndpointReadsFiles = options.endpointReadsFiles ?? (options.sharedFilesystem === true ? 'yes' : 'auto');
+  // An endpoint in `auto` mode streams until the probe (first openPool) says it can read the files.
+  let readsFiles = fixed ? readsFilesMode === 'yes' : true;
+  let probed: Promise<void> | undefined;
   const capabilities: DbCapabilities = {
-    readsLocalFiles: fixed ? options.sharedFilesystem === true : true,
+    get readsLocalFiles() {
+      return readsFiles;
+    },
     arrowStream: true,
     parquet: true,
     // hyperd writes a database to its file only when it unloads it (no connection left): a
@@ -209,6 +225,20 @@ export function createHyperAdapter(options: HyperAdapterOptions = {}): HyperAdap
     return created;
   }
 
+  /** Endpoint, `auto`: asks hyperd once whether it can read the probe folder. */
+  function probeEndpoint(): Promise<void> {
+    probed ??= fixed && readsFilesMode === 'auto'
+      ? decideReadsFiles(() => postgres(connectOptions(database, 1)), options.probeDir, `hyperd at ${fixed.host}:${fixed.port}`, logger).then(
+          (reads) => void (readsFiles = reads),
+          (error: unknown) => {
+            probed = undefined;
+            throw error;
+          },
+        )
+      : Promise.resolve();
+    return probed;
+  }
+
   return {
     name: 'hyper',
     capabilities,
@@ -222,6 +252,7 @@ export function createHyperAdapter(options: HyperAdapterOptions = {}): HyperAdap
       if (closed) throw new Error('the Hyper adapter was closed');
       if (!fixed) checkNotHeld(database);
       await ensureDatabase();
+      await probeEndpoint();
       await announce();
       startIdle();
       const inner = poolOf(
