@@ -7,6 +7,7 @@
  * fields appended to each record of the CSV text streamed to `COPY ... FROM STDIN`.
  */
 import { err, ok, type Result } from 'neverthrow';
+import { concatBytes } from './bytes.ts';
 import { quoteLiteral } from './sql.ts';
 import type { ClaimedFile, ColumnSpec, IngestContext, LogicalType, SourceColumns } from './types.ts';
 
@@ -103,23 +104,13 @@ export async function* withSourceFields(source: AsyncIterable<Uint8Array | strin
       end--;
     }
     parts.push(bytes.subarray(from, end));
-    yield concat(parts);
+    yield concatBytes(parts);
   }
   // A last record without a line break still gets its fields.
   if (inRecord) yield suffix;
   if (pendingCr) yield cr;
 }
 
-function concat(parts: readonly Uint8Array[]): Uint8Array {
-  const total = parts.reduce((n, p) => n + p.length, 0);
-  const out = new Uint8Array(total);
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.length;
-  }
-  return out;
-}
 
 /**
  * Parses the CLI's `--source-column KEY=NAME` values (`file=_source_file`, `claim=_claim_id`,

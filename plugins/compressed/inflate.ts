@@ -11,6 +11,7 @@
  * ratio (an RLE block: 4 bytes for 128 KiB). Past `limit` output bytes the file fails.
  */
 import { Decompress } from 'fzstd';
+import { concatBytes } from '../../src/bytes.ts';
 import { ingestError, IngestFailure } from '../../src/errors.ts';
 import type { IngestError } from '../../src/types.ts';
 
@@ -81,15 +82,7 @@ class Gather {
   }
   take(): Uint8Array | undefined {
     if (this.#bytes === 0) return undefined;
-    const parts = this.#parts;
-    const out = parts.length === 1 ? parts[0]! : new Uint8Array(this.#bytes);
-    if (parts.length > 1) {
-      let at = 0;
-      for (const p of parts) {
-        out.set(p, at);
-        at += p.length;
-      }
-    }
+    const out = this.#parts.length === 1 ? this.#parts[0]! : concatBytes(this.#parts);
     this.#parts = [];
     this.#bytes = 0;
     return out;

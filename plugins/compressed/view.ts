@@ -5,6 +5,7 @@
  * so small compressed files are grouped and scanned like plain ones. A larger file is decompressed
  * again as the plugin streams it, and a fault found there fails the transaction it is in.
  */
+import { concatBytes } from '../../src/bytes.ts';
 import type { ClaimedFile } from '../../src/types.ts';
 import { type Codec, inflate } from './inflate.ts';
 
@@ -64,18 +65,8 @@ export class DecompressedFile implements ClaimedFile {
     const end = position + Math.max(0, length);
     if (this.complete || end <= this.head.length) return this.head.subarray(Math.min(position, this.head.length), Math.min(end, this.head.length));
     const parts: Uint8Array[] = [];
-    let total = 0;
-    for await (const part of this.stream({ start: position, end })) {
-      parts.push(part);
-      total += part.length;
-    }
-    const out = new Uint8Array(total);
-    let at = 0;
-    for (const p of parts) {
-      out.set(p, at);
-      at += p.length;
-    }
-    return out;
+    for await (const part of this.stream({ start: position, end })) parts.push(part);
+    return concatBytes(parts);
   }
 
   #options() {
