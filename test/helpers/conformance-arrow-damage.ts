@@ -7,8 +7,9 @@ import { ByteBuffer } from 'flatbuffers';
 import { Field, Int32, List, Schema, Table, tableToIPC, vectorFromArray } from 'apache-arrow';
 import { Message as FbMessage } from 'apache-arrow/fb/message';
 import { Schema as FbSchema } from 'apache-arrow/fb/schema';
-import { BodyCompression, BufferRegion, concat, FieldNode, joinStream, Message, type RawMessage, RecordBatch, splitStream, withBatch, withDictionaryId } from './conformance-arrow-ipc.ts';
+import { BodyCompression, BufferRegion, FieldNode, joinStream, Message, type RawMessage, RecordBatch, splitStream, withBatch, withDictionaryId } from './conformance-arrow-ipc.ts';
 import { dictionaryTable, inBatches, plainTable } from './conformance-arrow-writers.ts';
+import { concatBytes } from '../../src/bytes.ts';
 
 export interface Damaged {
   readonly name: string;
@@ -117,7 +118,7 @@ function compressedHeader(m: RawMessage, k: number, announced: bigint): { metada
     at += 8 + data.length + padding.length;
   });
   const batch = new RecordBatch(header.length, header.nodes, regions, new BodyCompression(1), header.variadicBufferCounts);
-  return { metadata: Message.encode(Message.from(batch, at)), body: concat(parts) };
+  return { metadata: Message.encode(Message.from(batch, at)), body: concatBytes(parts) };
 }
 
 /** A large stream (1M rows, 16 batches) whose last batch has a string offset past its data. */

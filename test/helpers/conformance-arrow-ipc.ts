@@ -11,6 +11,7 @@ import { Message as FbMessage } from 'apache-arrow/fb/message';
 import { Schema as FbSchema } from 'apache-arrow/fb/schema';
 import { FileBlock, Footer } from 'apache-arrow/ipc/metadata/file';
 import { BodyCompression, BufferRegion, DictionaryBatch, FieldNode, Message, RecordBatch } from 'apache-arrow/ipc/metadata/message';
+import { concatBytes } from '../../src/bytes.ts';
 
 /** One message of a stream: its decoded metadata and its body. */
 export interface RawMessage {
@@ -48,21 +49,11 @@ function framed(metadata: Uint8Array, body: Uint8Array): Uint8Array[] {
   return [prefix, meta, body];
 }
 
-export function concat(parts: readonly Uint8Array[]): Uint8Array {
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.length;
-  }
-  return out;
-}
-
 /** Joins messages back into a stream; `eos` adds the end-of-stream marker. */
 export function joinStream(messages: readonly { metadata: Uint8Array; body: Uint8Array }[], eos = true): Uint8Array {
   const parts = messages.flatMap((m) => framed(m.metadata, m.body));
   if (eos) parts.push(Uint8Array.of(0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0));
-  return concat(parts);
+  return concatBytes(parts);
 }
 
 /** Runs `encode` with apache-arrow's schema encoder writing big-endian as the byte order. */
@@ -199,7 +190,7 @@ export function compressStream(stream: Uint8Array, codec: 'lz4' | 'zstd', encode
     }
     const compressed = new RecordBatch(batch.length, batch.nodes, regions, new BodyCompression(codec === 'lz4' ? 0 : 1), batch.variadicBufferCounts);
     const header = dictionary ? new DictionaryBatch(compressed, dictionary.id, dictionary.isDelta) : compressed;
-    out.push({ metadata: Message.encode(Message.from(header, at)), body: concat(parts) });
+    out.push({ metadata: Message.encode(Message.from(header, at)), body: concatBytes(parts) });
   }
   return joinStream(out);
 }
@@ -225,5 +216,5 @@ export function streamToFile(stream: Uint8Array): Uint8Array {
   const length = new Uint8Array(4);
   new DataView(length.buffer).setInt32(0, footer.length, true);
   parts.push(footer, length, new TextEncoder().encode('ARROW1'));
-  return concat(parts);
+  return concatBytes(parts);
 }
