@@ -14,7 +14,7 @@ import { parcelFsAdapter } from '../adapters/fs/parcel/index.ts';
 import { DEFAULT_POLL_INTERVAL_MS, pollFsAdapter } from '../adapters/fs/poll/index.ts';
 import { arrowIngester } from '../plugins/arrow/index.ts';
 import { compressedIngester } from '../plugins/compressed/index.ts';
-import { csvIngester } from '../plugins/csv/index.ts';
+import { createCsvIngester, type CsvDialect, csvIngester } from '../plugins/csv/index.ts';
 import { jsonIngester } from '../plugins/json/index.ts';
 import { parquetIngester } from '../plugins/parquet/index.ts';
 import { STAGING_DIR } from './constants.ts';
@@ -25,6 +25,8 @@ import type { DbAdapter, DbPool, FsAdapter, IngesterPlugin, Logger } from './typ
 // ---------------------------------------------------------------------------------------------
 // Ingester plugins
 // ---------------------------------------------------------------------------------------------
+
+export { delimiterProblem as csvDelimiterProblem } from '../plugins/csv/index.ts';
 
 /** The ingesters every watcher has unless `WatchOptions.plugins` replaces them. */
 export const builtinIngesters: readonly IngesterPlugin[] = [csvIngester, jsonIngester, parquetIngester, arrowIngester];
@@ -37,16 +39,21 @@ export const COMPRESSIBLE_EXTENSIONS = ['.csv', '.tsv', '.json', '.jsonl', '.ndj
  * off), then `extra`, which replace either for the extensions they list. A plugin in `extra` that
  * reads `.csv` also gets `.csv.gz` and `.csv.zst`.
  */
-export function watcherPlugins(extra: readonly IngesterPlugin[], compression: { readonly enabled: boolean; readonly maxDecompressedBytes: number }): PluginRegistry {
-  if (!compression.enabled) return new PluginRegistry(builtinIngesters, extra);
-  const plain = new PluginRegistry(builtinIngesters, extra);
+export function watcherPlugins(
+  extra: readonly IngesterPlugin[],
+  compression: { readonly enabled: boolean; readonly maxDecompressedBytes: number },
+  csv: CsvDialect = {},
+): PluginRegistry {
+  const builtins = csv.delimiter === undefined ? builtinIngesters : builtinIngesters.map((p) => (p === csvIngester ? createCsvIngester(csv) : p));
+  if (!compression.enabled) return new PluginRegistry(builtins, extra);
+  const plain = new PluginRegistry(builtins, extra);
   const byPlugin = new Map<IngesterPlugin, string[]>();
   for (const ext of COMPRESSIBLE_EXTENSIONS) {
     const match = plain.match(`x${ext}`);
     if (match?.extension === ext) byPlugin.set(match.plugin, [...(byPlugin.get(match.plugin) ?? []), ext]);
   }
   const compressed = [...byPlugin].map(([plugin, extensions]) => compressedIngester(plugin, { maxDecompressedBytes: compression.maxDecompressedBytes, extensions }));
-  return new PluginRegistry([...builtinIngesters, ...compressed], extra);
+  return new PluginRegistry([...builtins, ...compressed], extra);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -10,7 +10,7 @@ import process from 'node:process';
 import { fileURLToPath } from 'node:url';
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import { type OnBadRows, parseMaxBadRows } from '../bad-rows.ts';
-import { checkDbChoice, type AdapterName } from '../compose.ts';
+import { checkDbChoice, csvDelimiterProblem, type AdapterName } from '../compose.ts';
 import { checkSourceColumns } from '../source-columns.ts';
 import { parseTableName } from '../sql.ts';
 import type { SchemaEvolution, SourceColumns } from '../types.ts';
@@ -52,6 +52,7 @@ export interface WatcherConfig {
   readonly archiveByDate?: boolean;
   readonly compression?: boolean;
   readonly maxDecompressedBytes?: number;
+  readonly csvDelimiter?: string;
   readonly leaseMs?: number;
   /** Hyper: let go of the `.hyper` file after this long idle (see `DbChoice.releaseIdleMs`). */
   readonly releaseIdleMs?: number;
@@ -221,6 +222,8 @@ function watcherIssues(w: WatcherConfig, path: string, env: Record<string, strin
   const maxBadRows = parseMaxBadRows(w.maxBadRows);
   if ('error' in maxBadRows) issues.push({ path: `${path}.maxBadRows`, problem: maxBadRows.error, fix: 'Use a whole number of rows (e.g. 100) or a fraction between 0 and 1 (e.g. 0.01).' });
   else if (w.maxBadRows !== undefined && w.onBadRows !== 'skip') issues.push({ path: `${path}.maxBadRows`, problem: 'is set but onBadRows is not "skip", so no row is ever skipped', fix: 'Set "onBadRows": "skip" too, or remove maxBadRows.' });
+  const delimiter = w.csvDelimiter === undefined ? undefined : csvDelimiterProblem(w.csvDelimiter);
+  if (delimiter) issues.push({ path: `${path}.csvDelimiter`, problem: delimiter, fix: 'Give one character other than the quote, e.g. ";" or "\\t" for a tab.' });
   if (w.fs === 'deno' && !('Deno' in globalThis)) issues.push({ path: `${path}.fs`, problem: '"deno" works on Deno only', fix: 'Use "node", "parcel" or "poll".' });
   if (w.retryDelayMs?.initial !== undefined && w.retryDelayMs.max !== undefined && w.retryDelayMs.initial > w.retryDelayMs.max) {
     issues.push({ path: `${path}.retryDelayMs`, problem: `initial (${w.retryDelayMs.initial}) is above max (${w.retryDelayMs.max})`, fix: 'Make initial at most max.' });

@@ -88,6 +88,7 @@ export class ServeInstance {
         archiveByDate: config.archiveByDate,
         compression: config.compression,
         maxDecompressedBytes: config.maxDecompressedBytes,
+        csvDelimiter: config.csvDelimiter,
         leaseMs: config.leaseMs,
       });
       this.#served.set(handle, { handle, db, config });

@@ -18,6 +18,7 @@ import { clampMaxConcurrent } from '../../src/options.ts';
 import { POISON_FILE_ATTEMPTS } from '../../src/watcher/retry.ts';
 import { defineIngester } from '../../src/plugins.ts';
 import { archiveCases } from './archive-suite.ts';
+import { csvDialectCases } from './csv-dialect-suite.ts';
 import { compressionCases } from './compression-suite.ts';
 import { csv, drop, failedEntries, leftovers, stagedEntries, waitFor } from './drop.ts';
 import { columnsOf, count, sqlTypes } from './env.ts';
@@ -519,5 +520,6 @@ export function protocolCases(t: WatchBench, expect: ProtocolExpectations): void
   });
 
   archiveCases(t);
+  csvDialectCases(t);
   compressionCases(t);
 }
