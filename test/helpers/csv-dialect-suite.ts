@@ -106,6 +106,25 @@ export function csvDialectCases(t: WatchBench): void {
     assert.equal(await count(t.pool, explicit.table), 2);
   });
 
+  it('a file not in UTF-8 (a spreadsheet saved in Windows-1252) and a line with too many fields fail naming the line and what to do', async () => {
+    const { dir, table, opts } = await t.inbox();
+    await drop(dir, 'good.csv', 'id,city\n1,Bonn\n');
+    await drop(dir, 'latin1.csv', new Uint8Array([...new TextEncoder().encode('id,city\n1,K'), 0xf6, ...new TextEncoder().encode('ln\n')]));
+    await drop(dir, 'wide.csv', 'id,city\n2,Bonn\n3,Frankfurt, am Main\n');
+    const stats = await startWatching(dir, table, { ...opts, batchFiles: 1 });
+    await stopWatching(dir, { registry: t.registry });
+    assert.equal(stats.filesIngested, 1);
+    const latin1 = await report(dir, 'latin1.csv');
+    assert.equal(latin1.code, 'DB_22021');
+    assert.equal(latin1.line, 2);
+    assert.match(latin1.hint, /not UTF-8.*Windows-1252.*CSV UTF-8/);
+    const wide = await report(dir, 'wide.csv');
+    assert.match(wide.code, /^DB_22/);
+    assert.equal(wide.line, 3);
+    assert.match(wide.hint, /more or fewer fields than the header.*--csv-delimiter/);
+    assert.equal(await count(t.pool, table), 1);
+  });
+
   it('csvDelimiter must be one character other than the quote or a line break', async () => {
     const { dir, table, opts } = await t.inbox();
     for (const bad of [';;', '', '"', '\n', 'é']) {
