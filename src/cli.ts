@@ -12,7 +12,7 @@ import { ON_BAD_ROWS, type OnBadRows, parseMaxBadRows } from './bad-rows.ts';
 import { DB_FLAGS, DB_HELP, dbFromFlags, parse, printRows, readerDbFromFlags, toJson, UsageError } from './cli-util.ts';
 import { dropCommand, historyCommand, replayCommand } from './cli-producer.ts';
 import { serveCommand, statusCommand } from './cli-serve.ts';
-import { csvDelimiterProblem, fsAdapterByName } from './compose.ts';
+import { csvDelimiterProblem, encodingProblem, fsAdapterByName } from './compose.ts';
 import { lineLogger } from './log.ts';
 import { parseSourceColumns } from './source-columns.ts';
 import { startProgress } from './progress.ts';
@@ -67,6 +67,9 @@ ${DB_HELP}
   --csv-delimiter <char>  the field delimiter of .csv files, e.g. ';' (spreadsheets' exports
                           where the decimal separator is a comma), '|' or tab (default ','; .tsv
                           files are always tab-separated)
+  --encoding <charset>    the character set of CSV, TSV and JSON files, e.g. windows-1252 (what
+                          spreadsheets save as "CSV" in much of Europe and the Americas),
+                          shift_jis, utf-16le; decoded as they stream (default utf-8)
   --lease <ms>            lease of this process when several watch one directory: another
                           takes its files over when it stops renewing it for this long (default 30000)
   --release-idle-ms <ms>  hyper: idle this long after a checkpoint, let go of the .hyper file so
@@ -153,6 +156,7 @@ async function watchCommand(args: string[]): Promise<number> {
     'no-compression': { type: 'boolean' },
     'max-decompressed-bytes': { type: 'string' },
     'csv-delimiter': { type: 'string' },
+    encoding: { type: 'string' },
     lease: { type: 'string' },
     'release-idle-ms': { type: 'string' },
     once: { type: 'boolean' },
@@ -182,6 +186,9 @@ async function watchCommand(args: string[]): Promise<number> {
   const maxDecompressedBytes = byteCount(values['max-decompressed-bytes'], '--max-decompressed-bytes');
   const leaseMs = positiveInt(values.lease, '--lease');
   const csvDelimiter = csvDelimiterFlag(values['csv-delimiter']);
+  const encoding = values.encoding;
+  const charsetProblem = encoding === undefined ? undefined : encodingProblem(encoding);
+  if (charsetProblem) throw new UsageError(`--encoding: ${charsetProblem}`);
   let handle: WatcherHandle | undefined;
   // A live progress line for long files, on a terminal only; log lines clear it first.
   const progress = startProgress(process.stderr, () => handle?.activeFiles() ?? []);
@@ -204,6 +211,7 @@ async function watchCommand(args: string[]): Promise<number> {
       ...(maxDecompressedBytes ? { maxDecompressedBytes } : {}),
       ...(leaseMs !== undefined ? { leaseMs } : {}),
       ...(csvDelimiter !== undefined ? { csvDelimiter } : {}),
+      ...(encoding !== undefined ? { encoding } : {}),
       ...(fs ? { fs } : {}),
     });
     if (!values.once) {

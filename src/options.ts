@@ -101,6 +101,12 @@ export interface WatchOptions {
    */
   readonly csvDelimiter?: string;
   /**
+   * The character set of text files (CSV, TSV, JSON, JSON lines), e.g. `'windows-1252'` for what
+   * spreadsheets save as "CSV" in much of Europe and the Americas, `'shift_jis'`, `'utf-16le'`;
+   * decoded to UTF-8 as they stream. Default UTF-8, read as it is.
+   */
+  readonly encoding?: string;
+  /**
    * Several processes may watch one directory (README: Running several processes). Each renews a
    * lease in the database every third of this; when one stops renewing for this long, another
    * takes its claimed files over. Default 30000 ms.

@@ -1,10 +1,10 @@
 /**
- * `--csv-delimiter` as a user sets it up: `hyperwatch watch` run as a command on a real embedded
- * hyperd with a `;`-separated spreadsheet export, the flag's errors, `--help`, and the serve
- * config's `csvDelimiter` (checked, and handed to the watcher).
+ * `--csv-delimiter` and `--encoding` as a user sets them up: `hyperwatch watch` run as a command on
+ * a real embedded hyperd with spreadsheet exports, the flags' errors, `--help`, and the serve
+ * config's `csvDelimiter` and `encoding` (checked, and handed to the watcher).
  */
 import assert from 'node:assert/strict';
-import { readdir, readFile } from 'node:fs/promises';
+import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { ConfigError, validateConfig } from '../src/serve/config.ts';
@@ -16,7 +16,7 @@ import { cli } from './helpers/proc.ts';
 
 const EXPORT = '\ufeffid;city;amount\r\n1;"Köln; Mitte";1,5\r\n2;Bonn;2,25\r\n';
 
-describe('--csv-delimiter from the CLI and the serve config', () => {
+describe('--csv-delimiter and --encoding from the CLI and the serve config', () => {
   const tmp = useTempDir('hyperwatch-delimiter-cli-');
 
   it("watch --csv-delimiter ';' loads a spreadsheet export; without it the file fails as CSV_DELIMITER and the command says so", async () => {
@@ -48,6 +48,24 @@ describe('--csv-delimiter from the CLI and the serve config', () => {
     assert.deepEqual(JSON.parse(query.stdout), [{ note: 'a, b' }]);
   });
 
+  it("watch --encoding windows-1252 --csv-delimiter ';' loads what a German spreadsheet saves as CSV", async () => {
+    const inbox = await tmp.dir('cp1252');
+    // "id;Straße;Betrag" / "1;Köln €;1,5" in Windows-1252 (ß 0xdf, ö 0xf6, € 0x80).
+    const bytes = Uint8Array.from([...'id;Stra'].map((c) => c.charCodeAt(0)).concat([0xdf], [...'e;Betrag\r\n1;K'].map((c) => c.charCodeAt(0)), [0xf6], [...'ln '].map((c) => c.charCodeAt(0)), [0x80], [...';1,5\r\n'].map((c) => c.charCodeAt(0))));
+    await drop(inbox, 'export.csv', bytes);
+    const run = await cli(['watch', inbox, '--table', 'de', '--database', tmp.path('de.hyper'), '--once', '--encoding', 'windows-1252', '--csv-delimiter', ';']).done;
+    assert.equal(run.code, 0, run.stderr);
+    const query = await cli(['query', '--database', tmp.path('de.hyper'), '--json', 'SELECT "Straße" AS s, "Betrag" AS b FROM de']).done;
+    assert.deepEqual(JSON.parse(query.stdout), [{ s: 'Köln €', b: '1,5' }]);
+  });
+
+  it('exits 2 with a one-line error for --encoding klingon', async () => {
+    const run = await cli(['watch', '.', '--table', 't', '--encoding', 'klingon']).done;
+    assert.equal(run.code, 2);
+    assert.match(run.stderr, /--encoding: "klingon" is not a known character set/);
+    assert.equal(run.stderr.trim().split('\n').length, 1, run.stderr);
+  });
+
   for (const [value, message] of [
     [';;', /--csv-delimiter must be one ASCII character, got ";;" \(for a tab: --csv-delimiter tab\)/],
     ['"', /--csv-delimiter cannot be "\\"" \(the quote or a line break\)/],
@@ -63,13 +81,21 @@ describe('--csv-delimiter from the CLI and the serve config', () => {
   it('--help lists the flag', async () => {
     const run = await cli(['watch', '--help']).done;
     assert.ok(run.stdout.includes('--csv-delimiter <char>'));
+    assert.ok(run.stdout.includes('--encoding <charset>'));
   });
 
-  it('the serve config takes csvDelimiter, refuses a bad one by name, and hands it to the watcher', async () => {
+  it('the serve config takes csvDelimiter and encoding, refuses bad ones by name, and hands them to the watcher', async () => {
     const root = tmp.path();
     const dir = await tmp.dir('served');
-    const good = await validateConfig({ watchers: [{ dir: 'served', table: 't', csvDelimiter: ';' }] }, 'c.json', { baseDir: root, env: {} });
+    const good = await validateConfig({ watchers: [{ dir: 'served', table: 't', csvDelimiter: ';', encoding: 'windows-1252' }] }, 'c.json', { baseDir: root, env: {} });
     assert.equal(good.watchers[0]!.csvDelimiter, ';');
+    assert.equal(good.watchers[0]!.encoding, 'windows-1252');
+    const wrongCharset = await validateConfig({ watchers: [{ dir: 'served', table: 't', encoding: 'klingon' }] }, 'c.json', { baseDir: root, env: {} }).catch((error: unknown) => error);
+    assert.ok(wrongCharset instanceof ConfigError);
+    assert.deepEqual(
+      wrongCharset.issues.map((i) => i.path),
+      ['watchers[0].encoding'],
+    );
     for (const bad of ['"', ';;']) {
       const issues = await validateConfig({ watchers: [{ dir: 'served', table: 't', csvDelimiter: bad }] }, 'c.json', { baseDir: root, env: {} }).then(
         () => assert.fail(`accepted ${bad}`),
@@ -83,12 +109,13 @@ describe('--csv-delimiter from the CLI and the serve config', () => {
         ['watchers[0].csvDelimiter'],
       );
     }
-    await drop(dir, 'export.csv', EXPORT);
+    // ';'-separated Windows-1252 ("Köln", ö 0xf6): both settings must reach the watcher.
+    await drop(dir, 'cp1252.csv', Uint8Array.from([...'id;city;amount\n9;K'].map((c) => c.charCodeAt(0)).concat([0xf6], [...'ln;1\n'].map((c) => c.charCodeAt(0)))));
     const serve = new ServeInstance({ logger: silentLogger, baseDir: root });
-    const handle = await serve.add({ dir, table: 'served', database: tmp.path('serve.hyper'), csvDelimiter: ';' });
-    assert.equal(handle.stats.filesIngested, 1);
-    assert.equal(handle.stats.rowsIngested, 2);
+    const handle = await serve.add({ dir, table: 'served', database: tmp.path('serve.hyper'), csvDelimiter: ';', encoding: 'windows-1252' });
+    assert.equal(handle.stats.filesIngested, 1, JSON.stringify(handle.stats.lastError));
     await serve.remove(dir);
-    assert.equal(await readFile(join(dir, 'failed', 'export.csv.error'), 'utf8').catch(() => 'none'), 'none');
+    const query = await cli(['query', '--database', tmp.path('serve.hyper'), '--json', 'SELECT city FROM served']).done;
+    assert.deepEqual(JSON.parse(query.stdout), [{ city: 'Köln' }]);
   });
 });

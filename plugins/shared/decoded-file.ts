@@ -1,50 +1,52 @@
 /**
- * A compressed claimed file as its inner plugin sees it: the decompressed bytes, streamed. The
- * head (the first `HEAD_BYTES`) is decompressed once, before the plugin runs: a file that ends
- * within it is then checked whole (its CRC or structure) and kept in memory, with its exact size,
- * so small compressed files are grouped and scanned like plain ones. A larger file is decompressed
- * again as the plugin streams it, and a fault found there fails the transaction it is in.
+ * A claimed file as a plugin sees it after a decoding step (decompression, a character set): the
+ * decoded bytes, streamed. The head (the first `HEAD_BYTES` decoded) is decoded once, before the
+ * plugin runs: a file that ends within it is then checked whole (a CRC, every character) and kept
+ * in memory, with its exact size, so small files are grouped and scanned like plain ones. A larger
+ * file is decoded again as the plugin streams it, and a fault found there fails the transaction it
+ * is in. The database never reads such a file from its path: what is on disk is not what loads.
  */
 import { concatBytes } from '../../src/bytes.ts';
 import type { ClaimedFile } from '../../src/types.ts';
-import { type Codec, inflate } from './inflate.ts';
 
-/** Decompressed bytes read ahead and kept: what a CSV header and type sample need (256 KiB). */
+/** Decoded bytes read ahead and kept: what a CSV header and type sample need (256 KiB). */
 export const HEAD_BYTES = 256 << 10;
 
-export class DecompressedFile implements ClaimedFile {
+/** Decodes the whole of a file's bytes, as a stream; fails (an `IngestFailure`) on a fault. */
+export type Decode = (bytes: AsyncIterable<Uint8Array>) => AsyncIterable<Uint8Array>;
+
+export class DecodedFile implements ClaimedFile {
   readonly name: string;
   readonly mtimeMs: number;
   readonly claimId: string;
-  /** The compressed file: never read by the database (plugins are told it cannot read files). */
+  /** The file on disk: never read by the database (plugins are told it cannot read files). */
   readonly stagedPath: string;
 
   /**
-   * `size`: exact when the file was decompressed whole up front; else `limit`, an upper bound
-   * (the stream fails past it), so a plugin's "read the first N bytes" stays within the file.
+   * `size`: exact when the file was decoded whole up front; else an upper bound of the decoded
+   * size (a stream past it fails), so a plugin's "read the first N bytes" stays within the file.
    */
   constructor(
-    private readonly compressed: ClaimedFile,
+    private readonly source: ClaimedFile,
     readonly extension: string,
-    private readonly codec: Codec,
-    private readonly limit: number,
+    private readonly decode: Decode,
     private readonly head: Uint8Array,
     readonly size: number,
   ) {
-    this.name = compressed.name;
-    this.mtimeMs = compressed.mtimeMs;
-    this.claimId = compressed.claimId;
-    this.stagedPath = compressed.stagedPath;
+    this.name = source.name;
+    this.mtimeMs = source.mtimeMs;
+    this.claimId = source.claimId;
+    this.stagedPath = source.stagedPath;
   }
 
-  /** The whole file was decompressed (and checked) up front: `size` is exact. */
+  /** The whole file was decoded (and checked) up front: `size` is exact. */
   get complete(): boolean {
     return this.size === this.head.length;
   }
 
   async *stream(options: { readonly start?: number; readonly end?: number } = {}): AsyncIterable<Uint8Array> {
     const start = Math.max(0, options.start ?? 0);
-    // To the end of the file unless told otherwise: past `limit` the decoder itself fails.
+    // To the end of the file unless told otherwise: past its bound the decoder itself fails.
     const end = options.end ?? Number.POSITIVE_INFINITY;
     if (start >= end) return;
     if (this.complete || end <= this.head.length) {
@@ -52,7 +54,7 @@ export class DecompressedFile implements ClaimedFile {
       return;
     }
     let at = 0;
-    for await (const chunk of inflate(this.compressed.stream(), this.#options())) {
+    for await (const chunk of this.decode(this.source.stream())) {
       const from = Math.max(start - at, 0);
       const to = Math.min(end - at, chunk.length);
       at += chunk.length;
@@ -68,21 +70,18 @@ export class DecompressedFile implements ClaimedFile {
     for await (const part of this.stream({ start: position, end })) parts.push(part);
     return concatBytes(parts);
   }
-
-  #options() {
-    return { codec: this.codec, name: this.name, size: this.compressed.size, limit: this.limit };
-  }
 }
 
 /**
- * Decompresses the head of `compressed` (and the whole file when it is that small). Rejects with
- * the decoder's error (an `IngestFailure`) when the head is already bad.
+ * Decodes the head of `source` (and the whole file when it is that small). `bound` is an upper
+ * bound of the decoded size (a decoder fails past it). Rejects with the decoder's error (an
+ * `IngestFailure`) when the head is already bad.
  */
-export async function openDecompressed(compressed: ClaimedFile, extension: string, codec: Codec, limit: number): Promise<DecompressedFile> {
+export async function openDecoded(source: ClaimedFile, extension: string, decode: Decode, bound: number): Promise<DecodedFile> {
   const parts: Uint8Array[] = [];
   let total = 0;
   let complete = true;
-  for await (const chunk of inflate(compressed.stream(), { codec, name: compressed.name, size: compressed.size, limit })) {
+  for await (const chunk of decode(source.stream())) {
     parts.push(chunk);
     total += chunk.length;
     if (total > HEAD_BYTES) {
@@ -90,13 +89,7 @@ export async function openDecompressed(compressed: ClaimedFile, extension: strin
       break;
     }
   }
-  const head = new Uint8Array(Math.min(total, HEAD_BYTES));
-  let at = 0;
-  for (const p of parts) {
-    const take = Math.min(p.length, head.length - at);
-    head.set(p.subarray(0, take), at);
-    at += take;
-    if (at === head.length) break;
-  }
-  return new DecompressedFile(compressed, extension, codec, limit, head, complete ? head.length : Math.max(limit, head.length + 1));
+  // A copy: the decoder may hand out views of buffers it goes on using.
+  const head = concatBytes(parts).slice(0, Math.min(total, HEAD_BYTES));
+  return new DecodedFile(source, extension, decode, head, complete ? head.length : Math.max(bound, head.length + 1));
 }

@@ -89,6 +89,7 @@ export class ServeInstance {
         compression: config.compression,
         maxDecompressedBytes: config.maxDecompressedBytes,
         csvDelimiter: config.csvDelimiter,
+        encoding: config.encoding,
         leaseMs: config.leaseMs,
       });
       this.#served.set(handle, { handle, db, config });

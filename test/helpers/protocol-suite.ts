@@ -18,7 +18,7 @@ import { clampMaxConcurrent } from '../../src/options.ts';
 import { POISON_FILE_ATTEMPTS } from '../../src/watcher/retry.ts';
 import { defineIngester } from '../../src/plugins.ts';
 import { archiveCases } from './archive-suite.ts';
-import { csvDialectCases } from './csv-dialect-suite.ts';
+import { textFileCases } from './text-files-suite.ts';
 import { compressionCases } from './compression-suite.ts';
 import { csv, drop, failedEntries, leftovers, stagedEntries, waitFor } from './drop.ts';
 import { columnsOf, count, sqlTypes } from './env.ts';
@@ -520,6 +520,6 @@ export function protocolCases(t: WatchBench, expect: ProtocolExpectations): void
   });
 
   archiveCases(t);
-  csvDialectCases(t);
+  textFileCases(t);
   compressionCases(t);
 }
