@@ -7,6 +7,7 @@ import { tableLabel } from '../../src/sql.ts';
 import type { ClaimedFile, IngestContext, IngestError, LogicalType, TableName } from '../../src/types.ts';
 import type { JsonSkip } from './bad-rows.ts';
 import { encodeField } from './csv.ts';
+import { isLosslessNumber } from './exact.ts';
 import { widenFor } from './infer.ts';
 import type { Plan } from './plan.ts';
 import { describePosition, type JsonRecord } from './record.ts';
@@ -21,6 +22,7 @@ function schemaFailure(code: string, message: string, hint: string, extra: Parti
 }
 
 function describeValue(value: unknown): string {
+  if (isLosslessNumber(value)) return `number ${value.value.length > 60 ? `${value.value.slice(0, 57)}...` : value.value}`;
   if (Array.isArray(value)) return 'an array';
   if (typeof value === 'object') return 'an object';
   const text = JSON.stringify(value);

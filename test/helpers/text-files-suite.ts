@@ -224,6 +224,43 @@ export function textFileCases(t: WatchBench): void {
     await assert.rejects(openWatcher(u16.dir, u16.table, { ...u16.opts, encoding: 'klingon' }), /encoding: "klingon" is not a known character set/);
   });
 
+  it('JSON numbers land as the file wrote them: ids past 2^53, 18-digit decimals into NUMERIC, big numbers nested in a JSON column; a line that is only a number is no record', async () => {
+    const { dir, table, opts } = await t.inbox();
+    // A new table: the column types come from the file.
+    await drop(dir, 'ids.jsonl', '{"id":9007199254740993,"obj":{"k":12345678901234567890123,"f":0.5}}\n{"id":-9223372036854775808,"obj":null}\n{"id":9223372036854775807,"obj":[1]}\n');
+    assert.equal((await startWatching(dir, table, opts)).filesIngested, 1);
+    await stopWatching(dir, { registry: t.registry });
+    const ids = await t.pool.query<{ id: string; obj: string | null }>(`SELECT CAST(id AS TEXT) AS id, CAST(obj AS TEXT) AS obj FROM ${table} ORDER BY id`);
+    assert.deepEqual(
+      ids.map((r) => [r.id, r.obj === null ? null : JSON.stringify(JSON.parse(r.obj.replace(/\d{16,}/g, (d) => `"${d}"`)))]),
+      [
+        ['-9223372036854775808', null],
+        ['9007199254740993', JSON.stringify({ k: '12345678901234567890123', f: 0.5 })],
+        ['9223372036854775807', '[1]'],
+      ],
+    );
+    // An existing table with exact columns: NUMERIC and TEXT receive every digit (as a double,
+    // 1234567890.12345679 would read 1234567890.1234567).
+    const exact = await t.inbox();
+    await t.pool.query(`CREATE TABLE ${exact.table} (id BIGINT, amount NUMERIC(18,8), note TEXT)`);
+    await drop(exact.dir, 'exact.json', '[{"id":1,"amount":1234567890.12345679,"note":12345678901234567890123456789},{"id":2,"amount":0.1,"note":"x"}]');
+    await drop(exact.dir, 'number.jsonl', '{"id":3,"amount":1}\n12345678901234567890\n');
+    const stats = await startWatching(exact.dir, exact.table, { ...exact.opts, batchFiles: 1 });
+    await stopWatching(exact.dir, { registry: t.registry });
+    assert.equal(stats.filesIngested, 1);
+    const rows = await t.pool.query<{ id: string; amount: string; note: string }>(`SELECT CAST(id AS TEXT) AS id, CAST(amount AS TEXT) AS amount, note FROM ${exact.table} ORDER BY id`);
+    assert.deepEqual(
+      rows.map((r) => [r.id, r.amount, r.note]),
+      [
+        ['1', '1234567890.12345679', '12345678901234567890123456789'],
+        ['2', '0.10000000', 'x'],
+      ],
+    );
+    const notRecord = await report(exact.dir, 'number.jsonl');
+    assert.equal(notRecord.code, 'JSON_NOT_OBJECT');
+    assert.equal(notRecord.line, 2);
+  });
+
   it('csvDelimiter must be one character other than the quote or a line break', async () => {
     const { dir, table, opts } = await t.inbox();
     for (const bad of [';;', '', '"', '\n', 'é']) {
