@@ -145,6 +145,9 @@ function specificHint(sqlState: string, message: string): string | undefined {
   if (sqlState === '22021') {
     return 'The file is not UTF-8: spreadsheets save "CSV" in the system\'s code page (e.g. Windows-1252) unless told otherwise. Save it as "CSV UTF-8", or convert it (iconv -f WINDOWS-1252 -t UTF-8), then replay the file.';
   }
+  if (/carriage return character without line feed|unquoted carriage return/i.test(message)) {
+    return 'The file ends its lines with a carriage return alone (as old Mac spreadsheets save CSV): save it with Windows (CRLF) or Unix (LF) line endings, then replay the file.';
+  }
   if (/too many columns|extra data after last expected column|missing data for column|too few columns/i.test(message)) {
     return 'A line has more or fewer fields than the header: a field holding the delimiter or a line break needs double quotes, and a file of another delimiter needs it set (--csv-delimiter, csvDelimiter). Fix the line (or the setting), then replay the file.';
   }

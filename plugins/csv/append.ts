@@ -98,7 +98,8 @@ function retryWidened(error: unknown, file: ClaimedFile, columns: readonly Colum
 
 /** Adds the column's name from the header to a database error that gives only its number. */
 export function nameColumn(error: IngestError, header: readonly string[]): IngestError {
-  if (typeof error.column !== 'number') return error;
+  // The watcher's own errors name their columns already.
+  if (typeof error.column !== 'number' || !error.code.startsWith('DB_')) return error;
   const name = header[error.column - 1];
   return name === undefined ? error : { ...error, message: `${error.message.replace(/\)$/, '')} "${name}")` };
 }

@@ -10,7 +10,9 @@ import { defineIngester } from '../../src/plugins.ts';
 import type { IngesterPlugin } from '../../src/types.ts';
 import { append, nameColumn } from './append.ts';
 import { appendMany } from './append-many.ts';
+import { streaming } from '../shared/decoded-file.ts';
 import { type CsvDialect, delimiterProblem } from './dialect.ts';
+import { withLineFeeds } from './line-ends.ts';
 
 export { type CsvDialect, delimiterProblem } from './dialect.ts';
 export { type Scan, scanCsv } from './scan.ts';
@@ -29,10 +31,18 @@ export function createCsvIngester(dialect: CsvDialect = {}): IngesterPlugin {
     extensions: ['.csv', '.tsv'],
     append(conn, file, table, ctx) {
       const header: string[] = [];
-      return ResultAsync.fromPromise(append(conn, file, table, ctx, header, dialect), (error) => nameColumn(fromDbError(error, file.name), header));
+      const load = async () => {
+        const view = await withLineFeeds(file);
+        return append(conn, view, table, view === file ? ctx : streaming(ctx), header, dialect);
+      };
+      return ResultAsync.fromPromise(load(), (error) => nameColumn(fromDbError(error, file.name), header));
     },
     appendMany(conn, files, table, ctx) {
-      return ResultAsync.fromPromise(appendMany(conn, files, table, ctx, dialect), groupFailure);
+      const load = async () => {
+        const views = await Promise.all(files.map(withLineFeeds));
+        return appendMany(conn, views, table, views.every((v, i) => v === files[i]) ? ctx : streaming(ctx), dialect);
+      };
+      return ResultAsync.fromPromise(load(), groupFailure);
     },
   });
 }

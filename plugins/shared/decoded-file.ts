@@ -7,7 +7,7 @@
  * is in. The database never reads such a file from its path: what is on disk is not what loads.
  */
 import { concatBytes } from '../../src/bytes.ts';
-import type { ClaimedFile } from '../../src/types.ts';
+import type { ClaimedFile, IngestContext } from '../../src/types.ts';
 
 /** Decoded bytes read ahead and kept: what a CSV header and type sample need (256 KiB). */
 export const HEAD_BYTES = 256 << 10;
@@ -92,4 +92,9 @@ export async function openDecoded(source: ClaimedFile, extension: string, decode
   // A copy: the decoder may hand out views of buffers it goes on using.
   const head = concatBytes(parts).slice(0, Math.min(total, HEAD_BYTES));
   return new DecodedFile(source, extension, decode, head, complete ? head.length : Math.max(bound, head.length + 1));
+}
+
+/** `ctx` for a plugin handed decoded views: the database must not read the files on disk itself. */
+export function streaming(ctx: IngestContext): IngestContext {
+  return { ...ctx, capabilities: { ...ctx.capabilities, readsLocalFiles: false } };
 }

@@ -7,7 +7,7 @@ import { ResultAsync } from 'neverthrow';
 import { fromDbError, groupFailure, IngestFailure } from '../../src/errors.ts';
 import { defineIngester } from '../../src/plugins.ts';
 import type { AppendResult, ClaimedFile, DbConnection, IngestContext, IngesterPlugin, TableName } from '../../src/types.ts';
-import type { DecodedFile } from './decoded-file.ts';
+import { type DecodedFile, streaming } from './decoded-file.ts';
 
 export interface DecodingIngester {
   readonly name: string;
@@ -15,10 +15,6 @@ export interface DecodingIngester {
   readonly inner: IngesterPlugin;
   /** The decoded view of a claimed file; rejects (an `IngestFailure`) when its head is bad. */
   readonly open: (file: ClaimedFile) => Promise<DecodedFile>;
-}
-
-function streaming(ctx: IngestContext): IngestContext {
-  return { ...ctx, capabilities: { ...ctx.capabilities, readsLocalFiles: false } };
 }
 
 async function appendMany(spec: DecodingIngester, conn: DbConnection, files: readonly ClaimedFile[], table: TableName, ctx: IngestContext): Promise<AppendResult[]> {

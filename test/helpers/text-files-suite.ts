@@ -128,7 +128,7 @@ export function textFileCases(t: WatchBench): void {
     assert.equal(await count(t.pool, explicit.table), 2);
   });
 
-  it('a file not in UTF-8 (a spreadsheet saved in Windows-1252) and a line with too many fields fail naming the line and what to do', async () => {
+  it('a file not in UTF-8 (a spreadsheet saved in Windows-1252), a line with too many fields and a trailing delimiter fail naming the line and what to do', async () => {
     const { dir, table, opts } = await t.inbox();
     await drop(dir, 'good.csv', 'id,city\n1,Bonn\n');
     await drop(dir, 'latin1.csv', new Uint8Array([...new TextEncoder().encode('id,city\n1,K'), 0xf6, ...new TextEncoder().encode('ln\n')]));
@@ -145,6 +145,18 @@ export function textFileCases(t: WatchBench): void {
     assert.equal(wide.line, 3);
     assert.match(wide.hint, /more or fewer fields than the header.*--csv-delimiter/);
     assert.equal(await count(t.pool, table), 1);
+
+    // A delimiter ending every line.
+    const other = await t.inbox();
+    await drop(other.dir, 'good.csv', 'id,name\n1,a\n');
+    await drop(other.dir, 'trailing.csv', 'id,name,\n4,d,\n');
+    const more = await startWatching(other.dir, other.table, { ...other.opts, batchFiles: 1 });
+    await stopWatching(other.dir, { registry: t.registry });
+    assert.equal(more.filesIngested, 1);
+    const trailing = await report(other.dir, 'trailing.csv');
+    assert.equal(trailing.code, 'EMPTY_COLUMN_NAME');
+    assert.equal(trailing.message, 'trailing.csv: column 3 of the header has no name');
+    assert.match(trailing.hint, /ends with a delimiter/);
   });
 
   it("encoding 'windows-1252': a German spreadsheet's CSV (';', decimal commas, €, umlauts, typographic quotes), alone, grouped and gzip-compressed, and JSON lines, land character for character", async () => {
@@ -222,6 +234,24 @@ export function textFileCases(t: WatchBench): void {
     assert.equal(odd.code, 'ENCODING_INVALID');
     assert.match(odd.message, /cut short|not valid utf-16le/);
     await assert.rejects(openWatcher(u16.dir, u16.table, { ...u16.opts, encoding: 'klingon' }), /encoding: "klingon" is not a known character set/);
+  });
+
+  it('lines ended by a carriage return alone (old Mac spreadsheets) land, alone and grouped, a CR inside quotes kept', async () => {
+    const { dir, table, opts } = await t.inbox();
+    await drop(dir, 'mac.csv', 'id,name\r1,a\r2,"two\rlines"\r');
+    assert.equal((await startWatching(dir, table, opts)).filesIngested, 1);
+    await stopWatching(dir, { registry: t.registry });
+    for (let i = 0; i < 4; i++) await writeFile(join(dir, `m${i}.csv`), `id,name\r${10 + i},m${i}\r`);
+    await writeFile(join(dir, 'unix.csv'), 'id,name\n20,u\n');
+    for (const name of ['m0.csv', 'm1.csv', 'm2.csv', 'm3.csv', 'unix.csv']) await writeFile(join(dir, `${name}.ready`), '');
+    const stats = await startWatching(dir, table, opts);
+    await stopWatching(dir, { registry: t.registry });
+    assert.equal(stats.filesIngested, 5, JSON.stringify(stats.lastError));
+    const rows = await t.pool.query<{ id: number | string; name: string }>(`SELECT id, name FROM ${table} ORDER BY id`);
+    assert.deepEqual(
+      rows.map((r) => [Number(r.id), r.name]),
+      [[1, 'a'], [2, 'two\rlines'], [10, 'm0'], [11, 'm1'], [12, 'm2'], [13, 'm3'], [20, 'u']],
+    );
   });
 
   it('JSON numbers land as the file wrote them: ids past 2^53, 18-digit decimals into NUMERIC, big numbers nested in a JSON column; a line that is only a number is no record', async () => {
