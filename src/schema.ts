@@ -46,11 +46,11 @@ export function matchColumns(
     used.add(column.name);
     matched.push(column);
   }
-  const missingRequired = tableColumns.filter((c) => !used.has(c.name) && !c.nullable);
+  const missingRequired = tableColumns.filter((c) => !used.has(c.name) && !c.nullable && c.filledByDatabase !== true);
   if (missingRequired.length > 0) {
     const names = missingRequired.map((c) => c.name).join(', ');
     return err(
-      ingestError('schema', 'MISSING_COLUMN', `${fileName}: the file lacks column(s) ${names}, which table ${tableLabel(table)} requires (NOT NULL)`, `Add column(s) ${names} to the file, then replay it.`, {
+      ingestError('schema', 'MISSING_COLUMN', `${fileName}: the file lacks column(s) ${names}, which table ${tableLabel(table)} requires (NOT NULL, no default)`, `Add column(s) ${names} to the file, then replay it.`, {
         file: fileName,
         column: missingRequired[0]!.name,
       }),

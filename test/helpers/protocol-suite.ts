@@ -41,6 +41,11 @@ export interface ProtocolExpectations {
    */
   readonly badNumberMessage: RegExp;
   /**
+   * The database fills a column with a DEFAULT that a load leaves out (PostgreSQL). hyperd's COPY
+   * does not: an omitted nullable column is NULL, and a NOT NULL one must be in the file.
+   */
+  readonly fillsDefaults: boolean;
+  /**
    * Writes a Parquet file of columns `id` BIGINT and `name` TEXT (ids 11 to 14, names `pq-<id>`)
    * to `path` and returns its bytes, where the database can write one (Hyper's COPY ... TO);
    * PostgreSQL writes no Parquet, and its own test file covers Parquet.
@@ -520,6 +525,6 @@ export function protocolCases(t: WatchBench, expect: ProtocolExpectations): void
   });
 
   archiveCases(t);
-  textFileCases(t);
+  textFileCases(t, expect.fillsDefaults);
   compressionCases(t);
 }

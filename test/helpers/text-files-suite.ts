@@ -43,7 +43,7 @@ async function report(dir: string, name: string): Promise<{ code: string; messag
   return JSON.parse(await readFile(join(dir, 'failed', `${name}.error`), 'utf8'));
 }
 
-export function textFileCases(t: WatchBench): void {
+export function textFileCases(t: WatchBench, fillsDefaults: boolean): void {
   it("csvDelimiter ';': a spreadsheet export (BOM, CRLF, ';' and commas inside quotes, decimal commas) lands value for value, alone and as a group; .tsv stays tab-separated", async () => {
     const { dir, table, opts } = await t.inbox();
     const logger = groupLogger();
@@ -252,6 +252,46 @@ export function textFileCases(t: WatchBench): void {
       rows.map((r) => [Number(r.id), r.name]),
       [[1, 'a'], [2, 'two\rlines'], [10, 'm0'], [11, 'm1'], [12, 'm2'], [13, 'm3'], [20, 'u']],
     );
+  });
+
+  it('a table another program made, with NOT NULL columns that have a DEFAULT: files without those columns land, the database fills them (PostgreSQL); hyperd says they are required', async () => {
+    const { dir, table, opts } = await t.inbox();
+    await t.pool.query(`CREATE TABLE ${table} (id BIGINT NOT NULL, name TEXT, source TEXT NOT NULL DEFAULT 'inbox', version INTEGER NOT NULL DEFAULT 1, tag TEXT DEFAULT 'none')`);
+    await drop(dir, 'a.csv', 'id,name\n1,a\n2,b\n');
+    // A key past the first 1,000 records names a defaulted column: retried with it loaded. COPY
+    // cannot ask for the default row by row, so the records without the key get NULL there.
+    const late = [...Array.from({ length: 3000 }, (_, i) => `{"id":${100 + i},"name":"n","version":2}`), '{"id":3,"name":"c","version":2,"tag":"late"}'].join('\n');
+    await drop(dir, 'b.jsonl', `${late}\n`);
+    const stats = await startWatching(dir, table, { ...opts, batchFiles: 1 });
+    await stopWatching(dir, { registry: t.registry });
+    if (!fillsDefaults) {
+      assert.equal(stats.filesFailed, 2);
+      const error = await report(dir, 'a.csv');
+      assert.equal(error.code, 'MISSING_COLUMN');
+      assert.match(error.message, /lacks column\(s\) source, version, which table .* requires \(NOT NULL, no default\)/);
+      return;
+    }
+    assert.equal(stats.filesIngested, 2, JSON.stringify(stats.lastError));
+    const rows = await t.pool.query<{ id: number | string; source: string; version: number | string; tag: string | null }>(`SELECT id, source, version, tag FROM ${table} WHERE id < 101 OR id = 3099 ORDER BY id`);
+    assert.deepEqual(
+      rows.map((r) => [Number(r.id), r.source, Number(r.version), r.tag]),
+      [
+        [1, 'inbox', 1, 'none'],
+        [2, 'inbox', 1, 'none'],
+        [3, 'inbox', 2, 'late'],
+        [100, 'inbox', 2, null],
+        [3099, 'inbox', 2, null],
+      ],
+    );
+    assert.equal(await count(t.pool, table), 3003);
+    // A NOT NULL column without a default is still required.
+    await drop(dir, 'noid.csv', 'name\nx\n');
+    const missing = await startWatching(dir, table, opts);
+    await stopWatching(dir, { registry: t.registry });
+    assert.equal(missing.filesFailed, 1);
+    const error = await report(dir, 'noid.csv');
+    assert.equal(error.code, 'MISSING_COLUMN');
+    assert.match(error.message, /lacks column\(s\) id, which table .* requires \(NOT NULL, no default\)/);
   });
 
   it('JSON numbers land as the file wrote them: ids past 2^53, 18-digit decimals into NUMERIC, big numbers nested in a JSON column; a line that is only a number is no record', async () => {
