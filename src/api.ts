@@ -4,7 +4,7 @@
  */
 import { realpath, stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import { defaultFsAdapter, watcherDb, watcherPlugins } from './compose.ts';
+import { csvDelimiterProblem, defaultFsAdapter, encodingProblem, watcherDb, watcherPlugins } from './compose.ts';
 import { ON_SUCCESS, resolveOptions, type WatchOptions } from './options.ts';
 import { defaultRegistry, type WatcherRegistry } from './registry.ts';
 import { parseTableName } from './sql.ts';
@@ -52,7 +52,16 @@ export async function openWatcher(dir: string, table: string | TableName, option
   }
   const sources = checkSourceColumns(options.sourceColumns);
   if (sources.isErr()) throw new WatchConfigError(`sourceColumns: ${sources.error}`);
-  const plugins = watcherPlugins(options.plugins ?? [], { enabled: resolved.compression, maxDecompressedBytes: resolved.maxDecompressedBytes });
+  const delimiterProblem = options.csvDelimiter === undefined ? undefined : csvDelimiterProblem(options.csvDelimiter);
+  if (delimiterProblem) throw new WatchConfigError(`csvDelimiter ${delimiterProblem}`);
+  const charsetProblem = options.encoding === undefined ? undefined : encodingProblem(options.encoding);
+  if (charsetProblem) throw new WatchConfigError(`encoding: ${charsetProblem}`);
+  const plugins = watcherPlugins(options.plugins ?? [], {
+    compression: resolved.compression,
+    maxDecompressedBytes: resolved.maxDecompressedBytes,
+    csvDelimiter: options.csvDelimiter,
+    encoding: options.encoding,
+  });
   const real = await realDirectory(dir);
   if (options.onSuccess !== undefined && !(ON_SUCCESS as readonly string[]).includes(options.onSuccess)) {
     throw new WatchConfigError(`onSuccess is ${JSON.stringify(options.onSuccess)}; use 'delete' or 'archive'`);

@@ -12,7 +12,7 @@ import { ON_BAD_ROWS, type OnBadRows, parseMaxBadRows } from './bad-rows.ts';
 import { DB_FLAGS, DB_HELP, dbFromFlags, parse, printRows, readerDbFromFlags, toJson, UsageError } from './cli-util.ts';
 import { dropCommand, historyCommand, replayCommand } from './cli-producer.ts';
 import { serveCommand, statusCommand } from './cli-serve.ts';
-import { fsAdapterByName } from './compose.ts';
+import { csvDelimiterProblem, encodingProblem, fsAdapterByName } from './compose.ts';
 import { lineLogger } from './log.ts';
 import { parseSourceColumns } from './source-columns.ts';
 import { startProgress } from './progress.ts';
@@ -64,6 +64,12 @@ ${DB_HELP}
   --no-compression        treat .gz/.zst files as unknown extensions instead of decompressing
   --max-decompressed-bytes <n>  a compressed file inflating past this fails (default 4G;
                           suffixes K, M, G, T: powers of 1024)
+  --csv-delimiter <char>  the field delimiter of .csv files, e.g. ';' (spreadsheets' exports
+                          where the decimal separator is a comma), '|' or tab (default ','; .tsv
+                          files are always tab-separated)
+  --encoding <charset>    the character set of CSV, TSV and JSON files, e.g. windows-1252 (what
+                          spreadsheets save as "CSV" in much of Europe and the Americas),
+                          shift_jis, utf-16le; decoded as they stream (default utf-8)
   --lease <ms>            lease of this process when several watch one directory: another
                           takes its files over when it stops renewing it for this long (default 30000)
   --release-idle-ms <ms>  hyper: idle this long after a checkpoint, let go of the .hyper file so
@@ -108,6 +114,15 @@ function positiveInt(value: string | undefined, flag: string): number | undefine
 }
 
 /** `--on-bad-rows` and `--max-bad-rows` as options, or a usage error naming the flag. */
+/** `--csv-delimiter`: one character; `tab` (or `\t` as typed) for a tab. */
+function csvDelimiterFlag(value: string | undefined): string | undefined {
+  if (value === undefined) return undefined;
+  const delimiter = value === 'tab' || value === '\\t' ? '\t' : value;
+  const problem = csvDelimiterProblem(delimiter);
+  if (problem) throw new UsageError(`--csv-delimiter ${problem} (for a tab: --csv-delimiter tab)`);
+  return delimiter;
+}
+
 function badRowFlags(onBadRows: string | undefined, maxBadRows: string | undefined): { onBadRows?: OnBadRows; maxBadRows?: number } {
   if (onBadRows !== undefined && !(ON_BAD_ROWS as readonly string[]).includes(onBadRows)) throw new UsageError(`--on-bad-rows is fail or skip, got ${JSON.stringify(onBadRows)}`);
   if (maxBadRows === undefined) return onBadRows === undefined ? {} : { onBadRows: onBadRows as OnBadRows };
@@ -140,6 +155,8 @@ async function watchCommand(args: string[]): Promise<number> {
     'archive-by-date': { type: 'boolean' },
     'no-compression': { type: 'boolean' },
     'max-decompressed-bytes': { type: 'string' },
+    'csv-delimiter': { type: 'string' },
+    encoding: { type: 'string' },
     lease: { type: 'string' },
     'release-idle-ms': { type: 'string' },
     once: { type: 'boolean' },
@@ -168,6 +185,10 @@ async function watchCommand(args: string[]): Promise<number> {
   if ((values['archive-dir'] !== undefined || values['archive-by-date']) && onSuccess !== 'archive') throw new UsageError('--archive-dir and --archive-by-date go with --on-success archive');
   const maxDecompressedBytes = byteCount(values['max-decompressed-bytes'], '--max-decompressed-bytes');
   const leaseMs = positiveInt(values.lease, '--lease');
+  const csvDelimiter = csvDelimiterFlag(values['csv-delimiter']);
+  const encoding = values.encoding;
+  const charsetProblem = encoding === undefined ? undefined : encodingProblem(encoding);
+  if (charsetProblem) throw new UsageError(`--encoding: ${charsetProblem}`);
   let handle: WatcherHandle | undefined;
   // A live progress line for long files, on a terminal only; log lines clear it first.
   const progress = startProgress(process.stderr, () => handle?.activeFiles() ?? []);
@@ -189,6 +210,8 @@ async function watchCommand(args: string[]): Promise<number> {
       compression: values['no-compression'] !== true,
       ...(maxDecompressedBytes ? { maxDecompressedBytes } : {}),
       ...(leaseMs !== undefined ? { leaseMs } : {}),
+      ...(csvDelimiter !== undefined ? { csvDelimiter } : {}),
+      ...(encoding !== undefined ? { encoding } : {}),
       ...(fs ? { fs } : {}),
     });
     if (!values.once) {

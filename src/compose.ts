@@ -14,7 +14,8 @@ import { parcelFsAdapter } from '../adapters/fs/parcel/index.ts';
 import { DEFAULT_POLL_INTERVAL_MS, pollFsAdapter } from '../adapters/fs/poll/index.ts';
 import { arrowIngester } from '../plugins/arrow/index.ts';
 import { compressedIngester } from '../plugins/compressed/index.ts';
-import { csvIngester } from '../plugins/csv/index.ts';
+import { createCsvIngester, csvIngester } from '../plugins/csv/index.ts';
+import { encodedIngester, isUtf8 } from '../plugins/encoding/index.ts';
 import { jsonIngester } from '../plugins/json/index.ts';
 import { parquetIngester } from '../plugins/parquet/index.ts';
 import { STAGING_DIR } from './constants.ts';
@@ -26,27 +27,57 @@ import type { DbAdapter, DbPool, FsAdapter, IngesterPlugin, Logger } from './typ
 // Ingester plugins
 // ---------------------------------------------------------------------------------------------
 
+export { delimiterProblem as csvDelimiterProblem } from '../plugins/csv/index.ts';
+export { encodingProblem } from '../plugins/encoding/index.ts';
+
 /** The ingesters every watcher has unless `WatchOptions.plugins` replaces them. */
 export const builtinIngesters: readonly IngesterPlugin[] = [csvIngester, jsonIngester, parquetIngester, arrowIngester];
 
-/** The text formats read compressed too (`.csv.gz`, `.jsonl.zst`, ...), by whichever plugin reads them plain. */
+/**
+ * The text formats: read compressed too (`.csv.gz`, `.jsonl.zst`, ...) and decoded from `encoding`,
+ * by whichever plugin reads them plain.
+ */
 export const COMPRESSIBLE_EXTENSIONS = ['.csv', '.tsv', '.json', '.jsonl', '.ndjson'] as const;
 
+/** How a watcher's plugins read text files (see `WatchOptions`). */
+export interface TextSettings {
+  readonly compression: boolean;
+  readonly maxDecompressedBytes: number;
+  /** The delimiter of `.csv` files; undefined: a comma. */
+  readonly csvDelimiter?: string;
+  /** The character set of text files; undefined or UTF-8: read as they are. */
+  readonly encoding?: string;
+}
+
 /**
- * The plugins a watcher uses: the built-ins, their compressed variants (unless `compression` is
- * off), then `extra`, which replace either for the extensions they list. A plugin in `extra` that
- * reads `.csv` also gets `.csv.gz` and `.csv.zst`.
+ * The plugins a watcher uses: the built-ins, then `extra`, which replace them for the extensions
+ * they list; the text formats (`COMPRESSIBLE_EXTENSIONS`, whichever plugin reads them) decoded
+ * from `encoding` when one is set, and read compressed too (`.csv.gz`) unless `compression` is off.
  */
-export function watcherPlugins(extra: readonly IngesterPlugin[], compression: { readonly enabled: boolean; readonly maxDecompressedBytes: number }): PluginRegistry {
-  if (!compression.enabled) return new PluginRegistry(builtinIngesters, extra);
-  const plain = new PluginRegistry(builtinIngesters, extra);
+export function watcherPlugins(extra: readonly IngesterPlugin[], text: TextSettings): PluginRegistry {
+  const builtins = text.csvDelimiter === undefined ? builtinIngesters : builtinIngesters.map((p) => (p === csvIngester ? createCsvIngester({ delimiter: text.csvDelimiter }) : p));
+  // Checks that no two extras claim one extension; then builtins, extras and the variants below
+  // in one list, where a later plugin replaces an earlier one for the extensions it lists.
+  let registry = new PluginRegistry(builtins, extra);
+  const layers: IngesterPlugin[] = [...builtins, ...extra];
+  if (text.encoding !== undefined && !isUtf8(text.encoding)) {
+    const encoded = textPlugins(registry).map(([plugin, extensions]) => encodedIngester(plugin, { encoding: text.encoding!, extensions }));
+    layers.push(...encoded);
+    registry = new PluginRegistry(layers);
+  }
+  if (!text.compression) return registry;
+  const compressed = textPlugins(registry).map(([plugin, extensions]) => compressedIngester(plugin, { maxDecompressedBytes: text.maxDecompressedBytes, extensions }));
+  return new PluginRegistry([...layers, ...compressed]);
+}
+
+/** The plugin that reads each text extension in `registry`, with the text extensions it reads. */
+function textPlugins(registry: PluginRegistry): [IngesterPlugin, string[]][] {
   const byPlugin = new Map<IngesterPlugin, string[]>();
   for (const ext of COMPRESSIBLE_EXTENSIONS) {
-    const match = plain.match(`x${ext}`);
+    const match = registry.match(`x${ext}`);
     if (match?.extension === ext) byPlugin.set(match.plugin, [...(byPlugin.get(match.plugin) ?? []), ext]);
   }
-  const compressed = [...byPlugin].map(([plugin, extensions]) => compressedIngester(plugin, { maxDecompressedBytes: compression.maxDecompressedBytes, extensions }));
-  return new PluginRegistry([...builtinIngesters, ...compressed], extra);
+  return [...byPlugin];
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -159,15 +159,24 @@ export function dbAdapterContract(options: DbAdapterContractOptions): ContractSu
     },
     ...copyCases(p, nextTable, count),
     {
-      name: 'describes a table by its exact (case-sensitive) name, or null when it is missing',
+      name: 'describes a table by its exact (case-sensitive) name (and which columns the database fills), or null when it is missing',
       async run() {
         const name = nextTable('MiXed');
-        await p().query(`CREATE TABLE ${quoteIdent(name)} ("Id" BIGINT NOT NULL, note TEXT)`);
+        await p().query(`CREATE TABLE ${quoteIdent(name)} ("Id" BIGINT NOT NULL, note TEXT, n INTEGER NOT NULL DEFAULT 7)`);
         const cols = await p().transaction((conn) => conn.describeTable({ name }));
-        assert.deepEqual(cols, [
-          { name: 'Id', sqlType: 'bigint', nullable: false },
-          { name: 'note', sqlType: 'text', nullable: true },
-        ]);
+        assert.deepEqual(
+          cols?.map(({ name, sqlType, nullable }) => ({ name, sqlType, nullable })),
+          [
+            { name: 'Id', sqlType: 'bigint', nullable: false },
+            { name: 'note', sqlType: 'text', nullable: true },
+            { name: 'n', sqlType: 'integer', nullable: false },
+          ],
+        );
+        // Optional, but when said it must be right: a column with a DEFAULT is filled by the database.
+        assert.deepEqual(
+          cols?.map((c) => c.filledByDatabase ?? 'unsaid'),
+          cols?.[0]?.filledByDatabase === undefined ? ['unsaid', 'unsaid', 'unsaid'] : [false, false, true],
+        );
         assert.deepEqual(await p().transaction((conn) => conn.describeTable({ schema: 'public', name })), cols);
         assert.equal(await p().transaction((conn) => conn.describeTable({ name: name.toLowerCase() })), null);
       },

@@ -135,6 +135,25 @@ const HINTS: Record<string, string> = {
   '0A': 'The database does not support something this file needs.',
 };
 
+function lineInMessage(message: string): { line?: number } {
+  const line = /\bline (\d+)\b/.exec(message);
+  return line ? { line: Number(line[1]) } : {};
+}
+
+/** Hints for a database error that says more than its SQLSTATE class (`HINTS`) would. */
+function specificHint(sqlState: string, message: string): string | undefined {
+  if (sqlState === '22021') {
+    return 'The file is not UTF-8: spreadsheets save "CSV" in the system\'s code page (e.g. Windows-1252) unless told otherwise. Save it as "CSV UTF-8", or convert it (iconv -f WINDOWS-1252 -t UTF-8), then replay the file.';
+  }
+  if (/carriage return character without line feed|unquoted carriage return/i.test(message)) {
+    return 'The file ends its lines with a carriage return alone (as old Mac spreadsheets save CSV): save it with Windows (CRLF) or Unix (LF) line endings, then replay the file.';
+  }
+  if (/too many columns|extra data after last expected column|missing data for column|too few columns/i.test(message)) {
+    return 'A line has more or fewer fields than the header: a field holding the delimiter or a line break needs double quotes, and a file of another delimiter needs it set (--csv-delimiter, csvDelimiter). Fix the line (or the setting), then replay the file.';
+  }
+  return undefined;
+}
+
 /** Turns anything thrown by the database client into an `IngestError`. */
 export function fromDbError(error: unknown, file?: string, sql?: string): IngestError {
   if (isIngestFailure(error)) return error.error;
@@ -160,8 +179,10 @@ export function fromDbError(error: unknown, file?: string, sql?: string): Ingest
       kind,
       `DB_${sqlState}`,
       `${file ? `${file}: ` : ''}${message}${where}`,
-      HINTS[klass] ?? 'The database rejected the file; see the message, fix the file, then replay it.',
-      { ...base, sqlState, ...position },
+      specificHint(sqlState, message) ?? HINTS[klass] ?? 'The database rejected the file; see the message, fix the file, then replay it.',
+      // Hyper puts some positions in the message itself (`invalid UTF-8 sequence in line 2 (...)`),
+      // PostgreSQL in its context (`COPY t, line 2`).
+      { ...base, sqlState, ...lineInMessage(`${message} ${stringField(error, 'where') ?? ''}`), ...position },
     );
   }
   return ingestError('io', sqlState ?? 'UNEXPECTED', message, 'Unexpected error while ingesting; see the message and the watcher log.', base);

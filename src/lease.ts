@@ -11,8 +11,8 @@
  * PostgreSQL the second waits for the first and then re-reads the row. Each transaction of one
  * process updates a fence row of its own slot, so a process's own transactions never conflict.
  */
-import { LEASE_TABLE, FENCE_TABLE } from './constants.ts';
-import { fromDbError } from './errors.ts';
+import { FENCE_TABLE, LEASE_TABLE } from './constants.ts';
+import { ensureOwnTable } from './own-tables.ts';
 import { quoteIdent, quoteLiteral } from './sql.ts';
 import type { DbConnection, DbPool } from './types.ts';
 
@@ -46,47 +46,23 @@ export interface LeaseRow {
   readonly expired: boolean;
 }
 
-/**
- * Runs a `CREATE ... IF NOT EXISTS`, retried a few times: PostgreSQL can fail one of two concurrent
- * ones (23505 on its catalog), Hyper one of two concurrent transactions (40001).
- */
-export async function createRacing(pool: DbPool, sql: string): Promise<void> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      await pool.query(sql);
-      return;
-    } catch (error) {
-      if (attempt >= 5 || !isCreateRace(error)) throw error;
-      await new Promise((r) => setTimeout(r, 20 * attempt));
-    }
-  }
-}
-
-/** A concurrent creation of the same table or schema: the next try finds it there. */
-export function isCreateRace(error: unknown): boolean {
-  const code = (error as { code?: unknown } | null)?.code;
-  if (code === '42P07' || code === '40001') return true;
-  return fromDbError(error).kind === 'transient' && (code === '23505' || code === '42P06' || code === '42710');
-}
-
 export async function ensureLeaseTables(pool: DbPool): Promise<void> {
-  await createRacing(
+  await ensureOwnTable(
     pool,
-    `CREATE TABLE IF NOT EXISTS ${LEASES} (
-       owner TEXT NOT NULL,
-       host TEXT NOT NULL,
-       pid BIGINT NOT NULL,
-       directory TEXT NOT NULL,
-       target_table TEXT NOT NULL,
-       token BIGINT NOT NULL,
-       started_at TIMESTAMPTZ NOT NULL,
-       renewed_at TIMESTAMPTZ NOT NULL,
-       expires_at TIMESTAMPTZ NOT NULL,
-       taken_by TEXT,
-       holding BIGINT NOT NULL
-     )`,
+    LEASE_TABLE,
+    `owner TEXT NOT NULL,
+     host TEXT NOT NULL,
+     pid BIGINT NOT NULL,
+     directory TEXT NOT NULL,
+     target_table TEXT NOT NULL,
+     token BIGINT NOT NULL,
+     started_at TIMESTAMPTZ NOT NULL,
+     renewed_at TIMESTAMPTZ NOT NULL,
+     expires_at TIMESTAMPTZ NOT NULL,
+     taken_by TEXT,
+     holding BIGINT NOT NULL`,
   );
-  await createRacing(pool, `CREATE TABLE IF NOT EXISTS ${FENCES} (owner TEXT NOT NULL, slot BIGINT NOT NULL, token BIGINT NOT NULL, uses BIGINT NOT NULL)`);
+  await ensureOwnTable(pool, FENCE_TABLE, 'owner TEXT NOT NULL, slot BIGINT NOT NULL, token BIGINT NOT NULL, uses BIGINT NOT NULL');
 }
 
 /** `CURRENT_TIMESTAMP + ms`, in the database's clock (hosts' clocks may disagree). */

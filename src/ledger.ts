@@ -4,7 +4,7 @@
  * recovery and before a retry, the ledger tells "only clean-up missing" from "never committed".
  */
 import { LEDGER_TABLE } from './constants.ts';
-import { createRacing } from './lease.ts';
+import { ensureOwnTable } from './own-tables.ts';
 import { quoteIdent, quoteLiteral } from './sql.ts';
 import type { DbConnection, DbPool, Statement } from './types.ts';
 
@@ -29,20 +29,19 @@ export interface LedgerEntry {
  * lease.ts) and adds the columns later versions brought (`rows_rejected`, `owner`) to an older one.
  */
 export async function ensureLedger(pool: DbPool): Promise<void> {
-  await createRacing(
+  await ensureOwnTable(
     pool,
-    `CREATE TABLE IF NOT EXISTS ${LEDGER} (
-       claim_id TEXT NOT NULL,
-       file_name TEXT NOT NULL,
-       file_size BIGINT NOT NULL,
-       row_count BIGINT NOT NULL,
-       target_table TEXT NOT NULL,
-       directory TEXT NOT NULL,
-       committed_at TIMESTAMPTZ NOT NULL,
-       checksum TEXT,
-       rows_rejected BIGINT,
-       owner TEXT
-     )`,
+    LEDGER_TABLE,
+    `claim_id TEXT NOT NULL,
+     file_name TEXT NOT NULL,
+     file_size BIGINT NOT NULL,
+     row_count BIGINT NOT NULL,
+     target_table TEXT NOT NULL,
+     directory TEXT NOT NULL,
+     committed_at TIMESTAMPTZ NOT NULL,
+     checksum TEXT,
+     rows_rejected BIGINT,
+     owner TEXT`,
   );
   // A ledger from before rows_rejected or owner: add them (NULL for its rows). Another process may
   // add one at the same moment.

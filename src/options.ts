@@ -94,6 +94,19 @@ export interface WatchOptions {
   /** A compressed file that inflates past this many bytes fails (a decompression bomb). Default 4 GiB. */
   readonly maxDecompressedBytes?: number;
   /**
+   * The field delimiter of `.csv` files (one ASCII character, e.g. `';'` for spreadsheets' exports
+   * in locales with a decimal comma); `.tsv` files are tab-separated. Unset: a comma, and a `.csv`
+   * whose header is one field that `;`, tab or `|` split evenly on every line fails as
+   * `CSV_DELIMITER` instead of loading whole lines into one column.
+   */
+  readonly csvDelimiter?: string;
+  /**
+   * The character set of text files (CSV, TSV, JSON, JSON lines), e.g. `'windows-1252'` for what
+   * spreadsheets save as "CSV" in much of Europe and the Americas, `'shift_jis'`, `'utf-16le'`;
+   * decoded to UTF-8 as they stream. Default UTF-8, read as it is.
+   */
+  readonly encoding?: string;
+  /**
    * Several processes may watch one directory (README: Running several processes). Each renews a
    * lease in the database every third of this; when one stops renewing for this long, another
    * takes its claimed files over. Default 30000 ms.

@@ -46,11 +46,11 @@ export function matchColumns(
     used.add(column.name);
     matched.push(column);
   }
-  const missingRequired = tableColumns.filter((c) => !used.has(c.name) && !c.nullable);
+  const missingRequired = tableColumns.filter((c) => !used.has(c.name) && !c.nullable && c.filledByDatabase !== true);
   if (missingRequired.length > 0) {
     const names = missingRequired.map((c) => c.name).join(', ');
     return err(
-      ingestError('schema', 'MISSING_COLUMN', `${fileName}: the file lacks column(s) ${names}, which table ${tableLabel(table)} requires (NOT NULL)`, `Add column(s) ${names} to the file, then replay it.`, {
+      ingestError('schema', 'MISSING_COLUMN', `${fileName}: the file lacks column(s) ${names}, which table ${tableLabel(table)} requires (NOT NULL, no default)`, `Add column(s) ${names} to the file, then replay it.`, {
         file: fileName,
         column: missingRequired[0]!.name,
       }),
@@ -65,11 +65,15 @@ export function checkHeaderNames(names: readonly string[], fileName: string): Re
   for (const [index, name] of names.entries()) {
     if (name.trim() === '') {
       return err(
-        ingestError('data', 'EMPTY_COLUMN_NAME', `${fileName}: column ${index + 1} of the header has no name`, 'Give every column a name in the header line, then replay the file.', {
-          file: fileName,
-          line: 1,
-          column: index + 1,
-        }),
+        ingestError(
+          'data',
+          'EMPTY_COLUMN_NAME',
+          `${fileName}: column ${index + 1} of the header has no name`,
+          index === names.length - 1 && names.length > 1
+            ? 'The header line ends with a delimiter (some tools end every line with one): remove it from every line, or name that column, then replay the file.'
+            : 'Give every column a name in the header line, then replay the file.',
+          { file: fileName, line: 1, column: index + 1 },
+        ),
       );
     }
     if (seen.has(name)) {

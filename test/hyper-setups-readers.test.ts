@@ -1,8 +1,8 @@
 /**
  * Reading a database while `hyperwatch watch` fills it, as a user would: `query` and `history`
  * from other processes (idle and busy), psql through the endpoint the watcher publishes, a second
- * writer told what works, stale entries of dead processes, and a reader's session never costing a
- * committed file when the watcher is killed.
+ * writer told what works, stale entries of dead processes, a reader's session never costing a
+ * committed file when the watcher is killed, nor stopping a second watcher of the database from starting.
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -13,6 +13,8 @@ import { describe, it } from 'node:test';
 import postgres from 'postgres';
 import { holderPath } from '../adapters/db/hyper/holder.ts';
 import { dropFile } from '../src/drop.ts';
+import { silentLogger } from '../src/log.ts';
+import { ServeInstance } from '../src/serve/server.ts';
 import { csv, stagedEntries, waitFor } from './helpers/drop.ts';
 import { useTempDir } from './helpers/env.ts';
 import { cli, isRunning, ROOT } from './helpers/proc.ts';
@@ -155,5 +157,33 @@ describe('reading while a watcher runs', () => {
     assert.equal(again.code, 0, again.stderr);
     assert.equal(await count(database), 3, 'the rows are there exactly once');
     assert.deepEqual(await stagedEntries(inbox), []);
+  });
+
+  it('a second watcher of the same database (serve) starts while a reader session holds it attached, and its files land', async () => {
+    const one = await tmp.dir('serve-one');
+    const two = await tmp.dir('serve-two');
+    const database = tmp.path('served.hyper');
+    const serve = new ServeInstance({ logger: silentLogger, baseDir: tmp.path() });
+    try {
+      await dropFile(one, 'a.csv', csv('id', [[1]]));
+      const first = await serve.add({ dir: one, table: 'one', database });
+      assert.equal(first.stats.filesIngested, 1);
+      const [host, port] = (JSON.parse(readFileSync(holderPath(database), 'utf8')) as Holder).endpoint.split(':');
+      const reader = postgres({ host, port: Number(port), user: 'hyperwatch', database, fetch_types: false, max: 1, onnotice: () => {} });
+      try {
+        assert.equal(Number((await reader.unsafe('SELECT COUNT(*) AS n FROM one'))[0]!.n), 1);
+        await dropFile(two, 'b.csv', csv('id', [[2], [3]]));
+        // Its start-up checkpoint cannot write the file while the reader holds it: it starts anyway.
+        const second = await serve.add({ dir: two, table: 'two', database });
+        assert.equal(second.stats.filesIngested, 1);
+        assert.equal(Number((await reader.unsafe('SELECT COUNT(*) AS n FROM two'))[0]!.n), 2);
+      } finally {
+        await reader.end({ timeout: 1 }).catch(() => {});
+      }
+      // Once the reader is gone, a checkpoint writes the file and the staged files go.
+      await waitFor(async () => (await stagedEntries(two)).length === 0, 'the checkpoint after the reader left', 30000);
+    } finally {
+      await serve.stopAll();
+    }
   });
 });

@@ -206,6 +206,7 @@ describe('watcher on a real PostgreSQL server', () => {
   protocolCases(t, {
     description: () => `postgres 127.0.0.1:${pg.port}/${pg.database}`,
     durableCommit: true,
+    fillsDefaults: true,
     badNumberMessage: /^bad\.csv: invalid input syntax for type bigint: "not-a-number" \(line 3, column 2 "amount"\)$/,
   });
 

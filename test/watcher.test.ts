@@ -17,6 +17,7 @@ describe('watcher on a real hyperd', () => {
     description: () => `hyper ${join(t.root, 'test.hyper')} (embedded hyperd)`,
     // Hyper writes a database to disk only when it unloads it: a checkpoint does that.
     durableCommit: false,
+    fillsDefaults: false,
     badNumberMessage: /^bad.csv: invalid input syntax .*\(line 3, column 2 "amount"\)$/,
     // The Parquet file comes from hyperd's own COPY ... TO.
     mixedParquet: async (path) => {

@@ -1,16 +1,14 @@
 /**
  * Compressed files: `X.csv.gz`, `X.jsonl.zst` and the like go to the plugin of `X.csv`, `X.jsonl`,
- * which reads them decompressed (view.ts). The decompressed bytes always stream from here to the
- * database, also where hyperd could read the compressed file itself: hyperd loads the rows of a
+ * which reads them decompressed (plugins/shared/decoded-file.ts). The decompressed bytes always
+ * stream from here to the database, also where hyperd could read the compressed file itself: hyperd loads the rows of a
  * truncated gzip file without an error, and would load a decompression bomb whole; and streaming
  * measured faster anyway (BENCHMARKS.md).
  */
-import { ResultAsync } from 'neverthrow';
-import { fromDbError, groupFailure, IngestFailure } from '../../src/errors.ts';
-import { defineIngester } from '../../src/plugins.ts';
-import type { AppendResult, ClaimedFile, DbConnection, IngestContext, IngesterPlugin, TableName } from '../../src/types.ts';
-import { type Codec, CODEC_SUFFIX, CODECS } from './inflate.ts';
-import { type DecompressedFile, openDecompressed } from './view.ts';
+import type { ClaimedFile, IngesterPlugin } from '../../src/types.ts';
+import { type DecodedFile, openDecoded } from '../shared/decoded-file.ts';
+import { decodingIngester } from '../shared/decoding-ingester.ts';
+import { type Codec, CODEC_SUFFIX, CODECS, inflate } from './inflate.ts';
 
 export { CODEC_SUFFIX, CODECS, type Codec } from './inflate.ts';
 
@@ -31,40 +29,10 @@ export function splitCodec(extension: string): { codec: Codec; inner: string } |
   return undefined;
 }
 
-/** The plugin never hands the database a path: the compressed file on disk is not what it loads. */
-function streaming(ctx: IngestContext): IngestContext {
-  return { ...ctx, capabilities: { ...ctx.capabilities, readsLocalFiles: false } };
-}
-
-async function open(file: ClaimedFile, limit: number): Promise<DecompressedFile> {
+async function open(file: ClaimedFile, limit: number): Promise<DecodedFile> {
   const split = splitCodec(file.extension);
   if (!split) throw new Error(`${file.name}: ${file.extension} is not a compressed extension`);
-  return openDecompressed(file, split.inner, split.codec, limit);
-}
-
-async function appendMany(inner: IngesterPlugin, conn: DbConnection, files: readonly ClaimedFile[], table: TableName, ctx: IngestContext, limit: number): Promise<AppendResult[]> {
-  const views: DecompressedFile[] = [];
-  for (const [index, file] of files.entries()) {
-    try {
-      views.push(await open(file, limit));
-    } catch (error) {
-      throw new IngestFailure(fromDbError(error, file.name), index);
-    }
-  }
-  // Files checked whole up front go to the inner plugin together (one COPY for the lot, when it
-  // can); a larger one is streamed on its own, so a bad one fails alone.
-  if (inner.appendMany && views.every((v) => v.complete)) {
-    const many = await inner.appendMany(conn, views, table, ctx);
-    if (many.isErr()) throw new IngestFailure(many.error.error, many.error.index);
-    return [...many.value];
-  }
-  const results: AppendResult[] = [];
-  for (const [index, view] of views.entries()) {
-    const one = await inner.append(conn, view, table, ctx);
-    if (one.isErr()) throw new IngestFailure(one.error, index);
-    results.push(one.value);
-  }
-  return results;
+  return openDecoded(file, split.inner, (bytes) => inflate(bytes, { codec: split.codec, name: file.name, size: file.size, limit }), limit);
 }
 
 /**
@@ -75,14 +43,10 @@ async function appendMany(inner: IngesterPlugin, conn: DbConnection, files: read
  */
 export function compressedIngester(inner: IngesterPlugin, options: CompressedOptions): IngesterPlugin {
   const limit = options.maxDecompressedBytes;
-  return defineIngester({
+  return decodingIngester({
     name: `${inner.name}-compressed`,
     extensions: (options.extensions ?? inner.extensions).flatMap((ext) => CODECS.map((codec) => `${ext.toLowerCase()}${CODEC_SUFFIX[codec]}`)),
-    append(conn, file, table, ctx) {
-      return ResultAsync.fromPromise(open(file, limit), (error) => fromDbError(error, file.name)).andThen((view) => inner.append(conn, view, table, streaming(ctx)));
-    },
-    appendMany(conn, files, table, ctx) {
-      return ResultAsync.fromPromise(appendMany(inner, conn, files, table, streaming(ctx), limit), groupFailure);
-    },
+    inner,
+    open: (file) => open(file, limit),
   });
 }

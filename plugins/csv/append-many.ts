@@ -11,6 +11,7 @@ import { fitTable } from '../../src/table-fit.ts';
 import type { AppendResult, ClaimedFile, DbConnection, IngestContext, TableColumn, TableName } from '../../src/types.ts';
 import { append, copyOptions, nameColumn } from './append.ts';
 import { conversionFailure, likelyCulprit } from './culprit.ts';
+import { type CsvDialect, delimiterByte, delimiterOf, mayBeOtherDelimited } from './dialect.ts';
 import { addedTypes, parseRows } from './head.ts';
 import { LF, type Scan, scanCsv } from './scan.ts';
 
@@ -50,13 +51,13 @@ async function culpritOf(error: unknown, members: readonly ClaimedFile[], delimi
  * STDIN`. Each file's row count is its record count, checked against the server's total. Files
  * that cannot share a COPY (their own header, an irregular file, a new table) go one by one.
  */
-export async function appendMany(conn: DbConnection, files: readonly ClaimedFile[], table: TableName, ctx: IngestContext): Promise<AppendResult[]> {
+export async function appendMany(conn: DbConnection, files: readonly ClaimedFile[], table: TableName, ctx: IngestContext, dialect: CsvDialect): Promise<AppendResult[]> {
   const results: (AppendResult | undefined)[] = files.map(() => undefined);
   const one = async (index: number) => {
     const file = files[index]!;
     const header: string[] = [];
     try {
-      results[index] = await append(conn, file, table, ctx, header);
+      results[index] = await append(conn, file, table, ctx, header, dialect);
     } catch (error) {
       throw new IngestFailure(nameColumn(fromDbError(error, file.name), header), index);
     }
@@ -68,11 +69,12 @@ export async function appendMany(conn: DbConnection, files: readonly ClaimedFile
     return results as AppendResult[];
   }
   // A few reads at a time: small files, kept only as long as their scan takes.
-  const scans = await mapLimit(files, 8, async (file) => scanCsv(await file.read(0, file.size), file.extension === '.tsv' ? 0x09 : 0x2c));
+  const scans = await mapLimit(files, 8, async (file) => scanCsv(await file.read(0, file.size), delimiterByte(delimiterOf(file, dialect))));
   const shared = new Map<string, number[]>();
   for (const [i, file] of files.entries()) {
     const scan = scans[i]!;
-    if (file.size === 0 || scan.irregular) continue;
+    // Such a file may be of another delimiter: it goes alone, through the check in append.
+    if (file.size === 0 || scan.irregular || mayBeOtherDelimited(file, dialect, scan.header)) continue;
     const key = `${file.extension}\n${scan.header}`;
     shared.set(key, [...(shared.get(key) ?? []), i]);
   }
@@ -81,7 +83,7 @@ export async function appendMany(conn: DbConnection, files: readonly ClaimedFile
   for (const group of shared.values()) {
     if (group.length < 2) continue;
     const first = files[group[0]!]!;
-    const delimiter = first.extension === '.tsv' ? '\t' : ',';
+    const delimiter = delimiterOf(first, dialect);
     const header = parseRows(scans[group[0]!]!.header, delimiter, 1)[0] ?? [];
     // A header problem is the same for every file of the group: the first one fails alone with it.
     const names = checkHeaderNames(header, first.name);

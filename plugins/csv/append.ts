@@ -11,6 +11,7 @@ import { createTableFor, fitTable, tableMissing } from '../../src/table-fit.ts';
 import type { AppendResult, ClaimedFile, ColumnSpec, DbConnection, IngestContext, IngestError, LogicalType, TableName } from '../../src/types.ts';
 import { widen } from '../shared/infer-text.ts';
 import { loadSkipping, skipBadRows, skipping } from './bad-rows.ts';
+import { type CsvDialect, delimiterOf, otherDelimiter, wrongDelimiter } from './dialect.ts';
 import { addedTypes, inferColumns, readHead } from './head.ts';
 import { loadWithSource } from './source.ts';
 
@@ -32,7 +33,7 @@ async function load(conn: DbConnection, file: ClaimedFile, table: TableName, col
 }
 
 /** `header` receives the file's column names, for naming columns in errors. */
-export async function append(conn: DbConnection, file: ClaimedFile, table: TableName, ctx: IngestContext, header: string[]): Promise<AppendResult> {
+export async function append(conn: DbConnection, file: ClaimedFile, table: TableName, ctx: IngestContext, header: string[], dialect: CsvDialect): Promise<AppendResult> {
   if (file.size === 0) {
     throw new IngestFailure(
       ingestError('data', 'EMPTY_FILE', `${file.name} is empty (0 bytes)`, 'A CSV file needs at least a header line naming its columns; write the file completely before creating its .ready.', {
@@ -40,9 +41,11 @@ export async function append(conn: DbConnection, file: ClaimedFile, table: Table
       }),
     );
   }
-  const delimiter = file.extension === '.tsv' ? '\t' : ',';
+  const delimiter = delimiterOf(file, dialect);
   const existing = await conn.describeTable(table);
   const head = await readHead(file, delimiter, existing === null);
+  const other = otherDelimiter(file, dialect, head.header, head.text);
+  if (other !== undefined) throw wrongDelimiter(file, other);
   header.push(...head.header);
   const names = checkHeaderNames(head.header, file.name);
   if (names.isErr()) throw new IngestFailure(names.error);
@@ -95,7 +98,8 @@ function retryWidened(error: unknown, file: ClaimedFile, columns: readonly Colum
 
 /** Adds the column's name from the header to a database error that gives only its number. */
 export function nameColumn(error: IngestError, header: readonly string[]): IngestError {
-  if (typeof error.column !== 'number') return error;
+  // The watcher's own errors name their columns already.
+  if (typeof error.column !== 'number' || !error.code.startsWith('DB_')) return error;
   const name = header[error.column - 1];
   return name === undefined ? error : { ...error, message: `${error.message.replace(/\)$/, '')} "${name}")` };
 }

@@ -20,6 +20,8 @@ export interface Head {
   readonly rows: string[][];
   /** The sample is the whole file. */
   readonly complete: boolean;
+  /** The sample's text (byte order mark dropped), header first. */
+  readonly text: string;
 }
 
 const decoder = new TextDecoder('utf-8');
@@ -54,7 +56,7 @@ export async function readHead(file: ClaimedFile, delimiter: string, wantRows: b
     const [header = [], ...data] = rows;
     // A sample that stops mid-file may stop mid-row: that last row says nothing reliable.
     if (!complete && data.length > 0 && data.length < SAMPLE_ROWS) data.pop();
-    return { header, rows: data, complete: complete && data.length < SAMPLE_ROWS };
+    return { header, rows: data, complete: complete && data.length < SAMPLE_ROWS, text };
   }
 }
 

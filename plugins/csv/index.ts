@@ -10,20 +10,44 @@ import { defineIngester } from '../../src/plugins.ts';
 import type { IngesterPlugin } from '../../src/types.ts';
 import { append, nameColumn } from './append.ts';
 import { appendMany } from './append-many.ts';
+import { streaming } from '../shared/decoded-file.ts';
+import { type CsvDialect, delimiterProblem } from './dialect.ts';
+import { withLineFeeds } from './line-ends.ts';
 
+export { type CsvDialect, delimiterProblem } from './dialect.ts';
 export { type Scan, scanCsv } from './scan.ts';
 
-/** CSV (`.csv`) and tab-separated (`.tsv`) files with a header line. */
-export const csvIngester: IngesterPlugin = defineIngester({
-  name: 'csv',
-  extensions: ['.csv', '.tsv'],
-  append(conn, file, table, ctx) {
-    const header: string[] = [];
-    return ResultAsync.fromPromise(append(conn, file, table, ctx, header), (error) => nameColumn(fromDbError(error, file.name), header));
-  },
-  appendMany(conn, files, table, ctx) {
-    return ResultAsync.fromPromise(appendMany(conn, files, table, ctx), groupFailure);
-  },
-});
+/**
+ * CSV (`.csv`) and tab-separated (`.tsv`) files with a header line; `dialect.delimiter` sets the
+ * delimiter of `.csv` files (e.g. `';'` for spreadsheets' exports in locales with a decimal comma).
+ */
+export function createCsvIngester(dialect: CsvDialect = {}): IngesterPlugin {
+  if (dialect.delimiter !== undefined) {
+    const problem = delimiterProblem(dialect.delimiter);
+    if (problem) throw new TypeError(`csv delimiter ${problem}`);
+  }
+  return defineIngester({
+    name: 'csv',
+    extensions: ['.csv', '.tsv'],
+    append(conn, file, table, ctx) {
+      const header: string[] = [];
+      const load = async () => {
+        const view = await withLineFeeds(file);
+        return append(conn, view, table, view === file ? ctx : streaming(ctx), header, dialect);
+      };
+      return ResultAsync.fromPromise(load(), (error) => nameColumn(fromDbError(error, file.name), header));
+    },
+    appendMany(conn, files, table, ctx) {
+      const load = async () => {
+        const views = await Promise.all(files.map(withLineFeeds));
+        return appendMany(conn, views, table, views.every((v, i) => v === files[i]) ? ctx : streaming(ctx), dialect);
+      };
+      return ResultAsync.fromPromise(load(), groupFailure);
+    },
+  });
+}
+
+/** CSV and TSV with the default dialect (comma-separated `.csv`). */
+export const csvIngester: IngesterPlugin = createCsvIngester();
 
 export default csvIngester;

@@ -3,6 +3,7 @@
  * only tracks strings, escapes and bracket nesting; `JSON.parse` does the real validation.
  */
 import type { IngestFailure } from '../../src/errors.ts';
+import { parseExact } from './exact.ts';
 import { type JsonRecord, MAX_RECORD_CHARS } from './record.ts';
 import { ACCEPTED_SHAPES, dataFailure, describeValue, errorLine, errorText, isComplete, isRecord, NEWLINE, type Splitter } from './splitter.ts';
 
@@ -161,7 +162,7 @@ export class ArraySplitter implements Splitter {
     this.#afterComma = false;
     let value: unknown;
     try {
-      value = JSON.parse(text);
+      value = parseExact(text);
     } catch (error) {
       const line = errorLine(text, this.#elementLine, error);
       throw this.#syntax(`invalid JSON in element [${index}] at line ${line}: ${errorText(error)}`, line);

@@ -13,6 +13,7 @@ import { parseSqlType } from '../../src/sql-types.ts';
 import type { ClaimedFile, IngestContext, IngestError, RejectedRow, TableColumn } from '../../src/types.ts';
 import { fileStateMap } from '../shared/file-state.ts';
 import { type ValueCheck, valueCheck } from '../shared/value-check.ts';
+import { isLosslessNumber, stringifyExact } from './exact.ts';
 import type { JsonRecord } from './record.ts';
 import { readBatches } from './records.ts';
 
@@ -41,7 +42,8 @@ function refusedLines(ctx: IngestContext): Map<number, string> {
 
 /** A JSON value as the text its column receives (objects and arrays as JSON). */
 function textOf(value: unknown): string {
-  return typeof value === 'string' ? value : typeof value === 'object' ? JSON.stringify(value) : String(value);
+  if (isLosslessNumber(value)) return value.value;
+  return typeof value === 'string' ? value : typeof value === 'object' ? stringifyExact(value) : String(value);
 }
 
 /**

@@ -3,6 +3,7 @@
  * in `plugins/shared/csv-text.ts`).
  */
 import { quoteCsv } from '../shared/csv-text.ts';
+import { isLosslessNumber, stringifyExact } from './exact.ts';
 
 /**
  * One value as a CSV field. Objects and arrays become JSON text; in a JSON column (`asJson`)
@@ -19,6 +20,9 @@ export function encodeField(value: unknown, asJson: boolean): string {
       // Never contain a quote, comma or line break, and are never empty.
       return String(value);
     default:
-      return value === null ? '' : quoteCsv(JSON.stringify(value));
+      if (value === null) return '';
+      // A number a double would change (exact.ts): its text, which never needs quotes either.
+      if (isLosslessNumber(value)) return value.value;
+      return quoteCsv(stringifyExact(value));
   }
 }

@@ -5,6 +5,7 @@
  */
 import type { LogicalType } from '../../src/types.ts';
 import { inferColumnType } from '../shared/infer-text.ts';
+import { isInt64Text, isLosslessNumber } from './exact.ts';
 
 /** Bounds of int64 as doubles: -2^63 is exact, 2^63 is the first value past the maximum. */
 const INT64_MIN = -9223372036854775808;
@@ -25,6 +26,11 @@ export function inferJsonType(values: Iterable<unknown>): LogicalType {
   const strings: string[] = [];
   for (const value of values) {
     if (value === null || value === undefined) continue;
+    if (isLosslessNumber(value)) {
+      if (isInt64Text(value)) integers = true;
+      else fractions = true;
+      continue;
+    }
     switch (typeof value) {
       case 'number':
         if (isInt64(value)) integers = true;
@@ -60,6 +66,10 @@ export function inferJsonType(values: Iterable<unknown>): LogicalType {
  */
 export function widenFor(type: LogicalType, value: unknown): LogicalType | undefined {
   if (value === null || value === undefined) return undefined;
+  if (isLosslessNumber(value)) {
+    if (type.kind === 'bigint') return isInt64Text(value) ? undefined : { kind: 'double' };
+    return type.kind === 'double' || type.kind === 'text' ? undefined : { kind: 'text' };
+  }
   switch (type.kind) {
     case 'bigint':
       if (typeof value === 'number') return isInt64(value) ? undefined : { kind: 'double' };

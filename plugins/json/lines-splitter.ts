@@ -4,6 +4,7 @@
  */
 import type { IngestFailure } from '../../src/errors.ts';
 import type { RejectedRow } from '../../src/types.ts';
+import { parseExact } from './exact.ts';
 import { type JsonRecord, MAX_RECORD_CHARS } from './record.ts';
 import { ACCEPTED_SHAPES, dataFailure, describeValue, errorText, isRecord, type Splitter, WS } from './splitter.ts';
 
@@ -79,7 +80,7 @@ export class LinesSplitter implements Splitter {
     if (!WS.test(text)) return;
     let value: unknown;
     try {
-      value = JSON.parse(text);
+      value = parseExact(text);
     } catch (error) {
       if (this.strictShape && this.#records === 0) {
         // A `.json` starting with `{` whose first line is no complete object is almost always one

@@ -23,11 +23,36 @@ export interface Plan {
   readonly asJson: readonly boolean[];
   readonly keys: KeyMap;
   readonly sampleSize: number;
+  /**
+   * Columns of an existing table the database fills (a DEFAULT, an identity) that no sampled key
+   * names: left out of the COPY so the database fills them. A later record naming one asks for a
+   * fresh attempt with it in (`includeLate`).
+   */
+  readonly filledLater?: KeyMap;
+}
+
+/** `fileState` key: columns the database fills that an earlier attempt found named late in the file. */
+const LATE = 'json.filledNamedLate';
+
+function namedLate(ctx: IngestContext): Set<string> {
+  const stored = ctx.fileState.get(LATE);
+  return stored instanceof Set ? (stored as Set<string>) : new Set<string>();
+}
+
+/** A record past the sample names column `column`, left to the database: retry with it in the COPY. */
+export function includeLate(ctx: IngestContext, file: ClaimedFile, column: string, line: number): IngestFailure {
+  const late = namedLate(ctx);
+  late.add(column);
+  ctx.fileState.set(LATE, late);
+  const reason = `line ${line} names column "${column}", which the first records left to the database's default; retrying with it loaded from the file`;
+  ctx.logger.info(reason, { file: file.name });
+  return new IngestFailure(ingestError('schema', 'JSON_KEY_LATE', `${file.name}: ${reason}`, 'The file is retried at once.', { file: file.name, column, line, retry: { reason } }));
 }
 
 /**
  * An existing table (fitted to the sampled keys, see table-fit.ts): every column but the source
- * columns is in the COPY, so a key first seen late still finds its column.
+ * columns is in the COPY, so a key first seen late still finds its column; but the columns the
+ * database fills are in it only when a key names them (else they would be loaded NULL).
  */
 export async function planExisting(conn: DbConnection, file: ClaimedFile, table: TableName, found: readonly TableColumn[], sample: Sample, ctx: IngestContext): Promise<Plan> {
   const inferAdded = (names: readonly string[]) => names.map((name) => ({ name, type: inferJsonType(sample.records.map((r) => r.value[name])) }));
@@ -40,13 +65,19 @@ export async function planExisting(conn: DbConnection, file: ClaimedFile, table:
     const seen = typeof error.column === 'string' ? sample.firstSeen.get(error.column) : undefined;
     throw new IngestFailure(seen ? { ...error, message: `${error.message} (first in ${describePosition(seen)})`, line: seen.line } : error);
   }
-  const keys = new KeyMap(existing);
+  const named = new KeyMap(existing);
+  const used = new Set(sample.keys.map((key) => named.lookup(key)));
+  const late = namedLate(ctx);
+  const columns = existing.filter((c, i) => c.filledByDatabase !== true || used.has(i) || late.has(c.name));
+  const omitted = existing.filter((c) => !columns.includes(c));
+  const keys = new KeyMap(columns);
   for (const key of sample.keys) keys.lookup(key);
   return {
-    columns: existing,
-    asJson: existing.map((c) => parseSqlType(c.sqlType).family === 'json'),
+    columns,
+    asJson: columns.map((c) => parseSqlType(c.sqlType).family === 'json'),
     keys,
     sampleSize: sample.records.length,
+    ...(omitted.length > 0 ? { filledLater: new KeyMap(omitted) } : {}),
   };
 }
 

@@ -7,8 +7,9 @@ import { tableLabel } from '../../src/sql.ts';
 import type { ClaimedFile, IngestContext, IngestError, LogicalType, TableName } from '../../src/types.ts';
 import type { JsonSkip } from './bad-rows.ts';
 import { encodeField } from './csv.ts';
+import { isLosslessNumber } from './exact.ts';
 import { widenFor } from './infer.ts';
-import type { Plan } from './plan.ts';
+import { includeLate, type Plan } from './plan.ts';
 import { describePosition, type JsonRecord } from './record.ts';
 import type { Sample } from './sample.ts';
 import { retryWider } from './widen-retry.ts';
@@ -21,6 +22,7 @@ function schemaFailure(code: string, message: string, hint: string, extra: Parti
 }
 
 function describeValue(value: unknown): string {
+  if (isLosslessNumber(value)) return `number ${value.value.length > 60 ? `${value.value.slice(0, 57)}...` : value.value}`;
   if (Array.isArray(value)) return 'an array';
   if (typeof value === 'object') return 'an object';
   const text = JSON.stringify(value);
@@ -47,7 +49,11 @@ export class RowEncoder {
     const fields = record.value;
     for (const key in fields) {
       const index = plan.keys.lookup(key);
-      if (index < 0) throw this.#keyFailure(record, key, index);
+      if (index < 0) {
+        const late = index === -1 ? (plan.filledLater?.lookup(key) ?? -1) : -1;
+        if (late >= 0) throw includeLate(this.ctx, this.file, plan.filledLater!.columns[late]!.name, record.line);
+        throw this.#keyFailure(record, key, index);
+      }
       values[index] = fields[key];
     }
     let row = '';

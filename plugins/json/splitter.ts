@@ -3,6 +3,7 @@
  * check a parsed record and report a file that does not hold records.
  */
 import { ingestError, IngestFailure } from '../../src/errors.ts';
+import { isLosslessNumber } from './exact.ts';
 import type { JsonRecord } from './record.ts';
 
 export const ACCEPTED_SHAPES =
@@ -14,12 +15,13 @@ export function dataFailure(fileName: string, code: string, message: string, hin
 
 export function describeValue(value: unknown): string {
   if (value === null) return 'null';
+  if (isLosslessNumber(value)) return 'a number';
   if (Array.isArray(value)) return 'an array';
   return typeof value === 'object' ? 'an object' : `a ${typeof value}`;
 }
 
 export function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
+  return typeof value === 'object' && value !== null && !Array.isArray(value) && !isLosslessNumber(value);
 }
 
 /**

@@ -4,17 +4,15 @@
  * directories that exist). Every problem is reported on its own, as path, what is wrong and the fix.
  */
 import { readFileSync } from 'node:fs';
-import { stat } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import process from 'node:process';
 import { fileURLToPath } from 'node:url';
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
-import { type OnBadRows, parseMaxBadRows } from '../bad-rows.ts';
-import { checkDbChoice, type AdapterName } from '../compose.ts';
-import { checkSourceColumns } from '../source-columns.ts';
-import { parseTableName } from '../sql.ts';
+import type { OnBadRows } from '../bad-rows.ts';
+import type { AdapterName } from '../compose.ts';
 import type { SchemaEvolution, SourceColumns } from '../types.ts';
 import { type Confinement, confineWatcher } from './confine.ts';
+import { directoryIssue, watcherIssues } from './watcher-issues.ts';
 
 export interface RetryDelayConfig {
   readonly initial?: number;
@@ -52,6 +50,8 @@ export interface WatcherConfig {
   readonly archiveByDate?: boolean;
   readonly compression?: boolean;
   readonly maxDecompressedBytes?: number;
+  readonly csvDelimiter?: string;
+  readonly encoding?: string;
   readonly leaseMs?: number;
   /** Hyper: let go of the `.hyper` file after this long idle (see `DbChoice.releaseIdleMs`). */
   readonly releaseIdleMs?: number;
@@ -208,33 +208,6 @@ export interface ValidateOptions {
 function resolvePaths(w: WatcherConfig, baseDir: string): WatcherConfig {
   const at = (p: string) => resolve(baseDir, p);
   return { ...w, dir: at(w.dir), ...(w.database !== undefined ? { database: at(w.database) } : {}) };
-}
-
-/** What the schema cannot check in one watcher (its entries at `path`). */
-function watcherIssues(w: WatcherConfig, path: string, env: Record<string, string | undefined>): ConfigIssue[] {
-  const issues: ConfigIssue[] = [];
-  const table = parseTableName(w.table);
-  if (table.isErr()) issues.push({ path: `${path}.table`, problem: table.error, fix: 'Use a name such as "events", "Order Items", "sales.orders" or "sales.\\"a.b\\"".' });
-  const sources = checkSourceColumns(w.sourceColumns);
-  if (sources.isErr()) issues.push({ path: `${path}.sourceColumns`, problem: sources.error, fix: 'Give each source column its own non-empty name, e.g. {"file": "_source_file", "claim": "_claim_id"}.' });
-  for (const p of checkDbChoice(w, env)) issues.push({ path: `${path}.${p.field}`, problem: p.problem, fix: p.fix });
-  const maxBadRows = parseMaxBadRows(w.maxBadRows);
-  if ('error' in maxBadRows) issues.push({ path: `${path}.maxBadRows`, problem: maxBadRows.error, fix: 'Use a whole number of rows (e.g. 100) or a fraction between 0 and 1 (e.g. 0.01).' });
-  else if (w.maxBadRows !== undefined && w.onBadRows !== 'skip') issues.push({ path: `${path}.maxBadRows`, problem: 'is set but onBadRows is not "skip", so no row is ever skipped', fix: 'Set "onBadRows": "skip" too, or remove maxBadRows.' });
-  if (w.fs === 'deno' && !('Deno' in globalThis)) issues.push({ path: `${path}.fs`, problem: '"deno" works on Deno only', fix: 'Use "node", "parcel" or "poll".' });
-  if (w.retryDelayMs?.initial !== undefined && w.retryDelayMs.max !== undefined && w.retryDelayMs.initial > w.retryDelayMs.max) {
-    issues.push({ path: `${path}.retryDelayMs`, problem: `initial (${w.retryDelayMs.initial}) is above max (${w.retryDelayMs.max})`, fix: 'Make initial at most max.' });
-  }
-  return issues;
-}
-
-async function directoryIssue(dir: string, path: string): Promise<ConfigIssue | undefined> {
-  try {
-    if ((await stat(dir)).isDirectory()) return undefined;
-    return { path, problem: `${dir} is not a directory`, fix: 'Give the path of a directory.' };
-  } catch {
-    return { path, problem: `${dir} does not exist`, fix: `Create it (mkdir -p ${dir}) or correct the path.` };
-  }
 }
 
 /**

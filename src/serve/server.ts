@@ -88,6 +88,8 @@ export class ServeInstance {
         archiveByDate: config.archiveByDate,
         compression: config.compression,
         maxDecompressedBytes: config.maxDecompressedBytes,
+        csvDelimiter: config.csvDelimiter,
+        encoding: config.encoding,
         leaseMs: config.leaseMs,
       });
       this.#served.set(handle, { handle, db, config });

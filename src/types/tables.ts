@@ -40,4 +40,10 @@ export interface TableColumn {
   /** The database's own spelling of the type, e.g. `bigint`, `numeric(18,3)`. */
   readonly sqlType: string;
   readonly nullable: boolean;
+  /**
+   * The database fills the column when an INSERT or COPY leaves it out: a DEFAULT (`serial`,
+   * `DEFAULT now()`), an identity or a generated column. Such a column is never required of a
+   * file. Undefined (an adapter that does not say) counts as false.
+   */
+  readonly filledByDatabase?: boolean;
 }

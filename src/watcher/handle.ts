@@ -136,8 +136,16 @@ export class WatcherHandle {
     // The lease row before the folder: a folder without a lease row is a dead owner's.
     await startLease(ctx);
     await ensureDir(ctx.staging, 0o700);
-    // The ledger table must survive a server crash before any file relies on it.
-    if (!db.capabilities.durableCommit) await db.checkpoint?.();
+    // The ledger table must survive a server crash before any file relies on it. A checkpoint that
+    // could not write because a reader holds the database is no reason not to start: until one
+    // writes, committed files stay staged, and a crash loses the ledger table with their rows, so
+    // recovery ingests them again.
+    if (!db.capabilities.durableCommit) {
+      await db.checkpoint?.().catch((error: unknown) => {
+        if ((error as { code?: unknown } | null)?.code !== 'DATABASE_NOT_WRITTEN') throw error;
+        ctx.log.warn('start-up checkpoint did not reach the file; committed files stay staged until one does', { error: String(error) });
+      });
+    }
     await warm(ctx);
     await describeAtStart(ctx);
     await recover(ctx);

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { it } from 'node:test';
 import { startWatching, stopWatching } from '../../src/api.ts';
 import { resolveOptions } from '../../src/options.ts';
-import { HEAD_BYTES } from '../../plugins/compressed/view.ts';
+import { HEAD_BYTES } from '../../plugins/shared/decoded-file.ts';
 import { csvIngester } from '../../plugins/csv/index.ts';
 import { defineIngester } from '../../src/plugins.ts';
 import { csv, drop, failedEntries, leftovers, stagedEntries } from './drop.ts';

@@ -18,6 +18,7 @@ import { clampMaxConcurrent } from '../../src/options.ts';
 import { POISON_FILE_ATTEMPTS } from '../../src/watcher/retry.ts';
 import { defineIngester } from '../../src/plugins.ts';
 import { archiveCases } from './archive-suite.ts';
+import { textFileCases } from './text-files-suite.ts';
 import { compressionCases } from './compression-suite.ts';
 import { csv, drop, failedEntries, leftovers, stagedEntries, waitFor } from './drop.ts';
 import { columnsOf, count, sqlTypes } from './env.ts';
@@ -39,6 +40,11 @@ export interface ProtocolExpectations {
    * the file, line and column are the watcher's, the wording between them the database's.
    */
   readonly badNumberMessage: RegExp;
+  /**
+   * The database fills a column with a DEFAULT that a load leaves out (PostgreSQL). hyperd's COPY
+   * does not: an omitted nullable column is NULL, and a NOT NULL one must be in the file.
+   */
+  readonly fillsDefaults: boolean;
   /**
    * Writes a Parquet file of columns `id` BIGINT and `name` TEXT (ids 11 to 14, names `pq-<id>`)
    * to `path` and returns its bytes, where the database can write one (Hyper's COPY ... TO);
@@ -519,5 +525,6 @@ export function protocolCases(t: WatchBench, expect: ProtocolExpectations): void
   });
 
   archiveCases(t);
+  textFileCases(t, expect.fillsDefaults);
   compressionCases(t);
 }

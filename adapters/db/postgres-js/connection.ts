@@ -7,10 +7,23 @@ import type { DbConnection, Row, Statement, TableColumn, TableName } from '../..
 import { copyFrom } from './copy-from.ts';
 import type { AnySql } from './sql.ts';
 
-/** Columns of `table`, or `null` when it does not exist. pg_catalog works on Hyper and PostgreSQL. */
+interface AttributeRow {
+  readonly name: string;
+  readonly sql_type: string;
+  readonly attnotnull: boolean;
+  readonly atthasdef: boolean;
+  /** PostgreSQL only (Hyper's pg_attribute has neither): 'a' or 'd' for an identity column, 's' for a generated one. */
+  readonly attidentity?: string;
+  readonly attgenerated?: string;
+}
+
+/**
+ * Columns of `table`, or `null` when it does not exist. pg_catalog works on Hyper and PostgreSQL;
+ * `a.*` because PostgreSQL's identity and generated columns are flagged in columns Hyper lacks.
+ */
 export async function describeTable(sql: AnySql, table: TableName): Promise<TableColumn[] | null> {
-  const rows = await sql.unsafe<{ name: string; sql_type: string; not_null: boolean }[]>(
-    `SELECT a.attname AS name, format_type(a.atttypid, a.atttypmod) AS sql_type, a.attnotnull AS not_null
+  const rows = await sql.unsafe<AttributeRow[]>(
+    `SELECT a.*, a.attname AS name, format_type(a.atttypid, a.atttypmod) AS sql_type
        FROM pg_catalog.pg_attribute a
        JOIN pg_catalog.pg_class c ON a.attrelid = c.oid
        JOIN pg_catalog.pg_namespace n ON c.relnamespace = n.oid
@@ -19,7 +32,14 @@ export async function describeTable(sql: AnySql, table: TableName): Promise<Tabl
     [table.schema ?? 'public', table.name],
   );
   if (rows.length === 0) return null;
-  return rows.map((r) => ({ name: r.name, sqlType: r.sql_type, nullable: !r.not_null }));
+  return rows.map((r) => ({
+    name: r.name,
+    sqlType: r.sql_type,
+    nullable: !r.attnotnull,
+    // Hyper's COPY leaves an omitted column NULL even when it has a DEFAULT (and refuses to omit a
+    // NOT NULL one): there (its pg_attribute has no attidentity) no column is said to be filled.
+    ...('attidentity' in r ? { filledByDatabase: r.atthasdef || r.attidentity !== '' || (r.attgenerated ?? '') !== '' } : {}),
+  }));
 }
 
 /**

@@ -1,0 +1,340 @@
+/**
+ * Text files as other tools write them, for any database (run by protocol-suite.ts: hyperd and
+ * PostgreSQL, Node, Deno and Bun). Another delimiter (spreadsheets in locales with a decimal comma
+ * export `;`-separated "CSV"): with `csvDelimiter` such files land value for value, alone and in
+ * groups; without it they fail as CSV_DELIMITER before anything is loaded, instead of landing whole
+ * lines in one column. Another character set (`encoding`: Windows-1252, UTF-16, Shift_JIS): every
+ * character lands as written, and bytes that mean nothing in it fail the file, naming where.
+ * The files' bytes are written here by hand, not by the decoder's library.
+ */
+import assert from 'node:assert/strict';
+import { readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { it } from 'node:test';
+import { openWatcher, startWatching, stopWatching } from '../../src/api.ts';
+import { drop, failedEntries, leftovers, waitFor } from './drop.ts';
+import { count, sqlTypes } from './env.ts';
+import { gzip } from './compression-suite.ts';
+import { groupLogger, type WatchBench } from './watch-bench.ts';
+
+const utf8 = new TextEncoder();
+
+/** Text as Windows-1252 bytes: ASCII as is, and the few other characters the tests use. */
+function cp1252(text: string): Uint8Array {
+  const table: Record<string, number> = { 'ä': 0xe4, 'ö': 0xf6, 'ü': 0xfc, 'ß': 0xdf, 'É': 0xc9, '€': 0x80, '“': 0x93, '”': 0x94, '–': 0x96 };
+  return Uint8Array.from([...text].map((c) => (c.charCodeAt(0) < 0x80 ? c.charCodeAt(0) : table[c]!)));
+}
+
+/** Text as UTF-16LE with a byte order mark, as spreadsheets save "Unicode text". */
+function utf16le(text: string): Uint8Array {
+  const out = new Uint8Array(2 + text.length * 2);
+  out.set([0xff, 0xfe]);
+  for (let i = 0; i < text.length; i++) {
+    out[2 + 2 * i] = text.charCodeAt(i) & 0xff;
+    out[3 + 2 * i] = text.charCodeAt(i) >> 8;
+  }
+  return out;
+}
+
+/** A spreadsheet's "CSV UTF-8" export where the decimal separator is a comma: BOM, CRLF, `;`. */
+const EXPORT = '\ufeffid;name;amount\r\n1;"Müller; Anna";1,5\r\n2;"O""Brien, Pat";2,25\r\n3;plain;\r\n';
+
+async function report(dir: string, name: string): Promise<{ code: string; message: string; hint: string; line?: number }> {
+  return JSON.parse(await readFile(join(dir, 'failed', `${name}.error`), 'utf8'));
+}
+
+export function textFileCases(t: WatchBench, fillsDefaults: boolean): void {
+  it("csvDelimiter ';': a spreadsheet export (BOM, CRLF, ';' and commas inside quotes, decimal commas) lands value for value, alone and as a group; .tsv stays tab-separated", async () => {
+    const { dir, table, opts } = await t.inbox();
+    const logger = groupLogger();
+    const semi = { ...opts, csvDelimiter: ';', logger };
+    await drop(dir, 'export.csv', EXPORT);
+    assert.equal((await startWatching(dir, table, semi)).filesIngested, 1);
+    await stopWatching(dir, { registry: t.registry });
+    const rows = await t.pool.query<{ id: number | string; name: string; amount: string | null }>(`SELECT id, name, amount FROM ${table} ORDER BY id`);
+    assert.deepEqual(
+      rows.map((r) => [Number(r.id), r.name, r.amount]),
+      [
+        [1, 'Müller; Anna', '1,5'],
+        [2, 'O"Brien, Pat', '2,25'],
+        [3, 'plain', null],
+      ],
+    );
+    // Decimal commas are not numbers: the column is text, so no value changes on the way.
+    assert.match((await sqlTypes(t.pool, table))![2]!, /^(text|character varying)/i);
+    // Small files ready together share one COPY with the same delimiter.
+    for (let i = 0; i < 6; i++) {
+      await writeFile(join(dir, `g${i}.csv`), `id;name;amount\r\n${10 + i};"g; ${i}";${i},5\r\n`);
+    }
+    await writeFile(join(dir, 'tabs.tsv'), 'id\tname\tamount\n20\tt;ab\t7\n');
+    for (const name of ['g0.csv', 'g1.csv', 'g2.csv', 'g3.csv', 'g4.csv', 'g5.csv', 'tabs.tsv']) await writeFile(join(dir, `${name}.ready`), '');
+    const handle = await openWatcher(dir, table, semi);
+    await waitFor(() => handle.stats.filesIngested === 7, 'the six grouped files and the .tsv');
+    await handle.stop();
+    assert.ok(logger.groups.some((g) => g > 1), `some files shared a transaction: ${logger.groups.join(', ')}`);
+    const added = await t.pool.query<{ id: number | string; name: string; amount: string }>(`SELECT id, name, amount FROM ${table} WHERE id >= 10 ORDER BY id`);
+    assert.deepEqual(
+      added.map((r) => [Number(r.id), r.name, r.amount]),
+      [...[0, 1, 2, 3, 4, 5].map((i) => [10 + i, `g; ${i}`, `${i},5`]), [20, 't;ab', '7']],
+    );
+    assert.deepEqual(await leftovers(dir), []);
+  });
+
+  it("without csvDelimiter, a ';'-separated .csv fails as CSV_DELIMITER before anything loads (with or without commas in it), alone and in a group; a one-column file still loads", async () => {
+    const { dir, table, opts } = await t.inbox();
+    await drop(dir, 'nocomma.csv', 'id;name\r\n1;a\r\n2;b\r\n');
+    await drop(dir, 'export.csv', EXPORT);
+    const first = await startWatching(dir, table, opts);
+    await stopWatching(dir, { registry: t.registry });
+    assert.equal(first.filesFailed, 2);
+    await assert.rejects(count(t.pool, table), 'no table was created from either file');
+    for (const name of ['nocomma.csv', 'export.csv']) {
+      const error = await report(dir, name);
+      assert.equal(error.code, 'CSV_DELIMITER', name);
+      assert.match(error.message, new RegExp(`^${name.replace('.', '\\.')}: .*looks ';'-separated`), name);
+      assert.match(error.hint, /--csv-delimiter ';'/);
+      assert.equal(error.line, 1);
+    }
+    // Into an existing table, small files ready together: each such file fails alone, the rest land.
+    await drop(dir, 'good.csv', 'id,name\n1,a\n');
+    assert.equal((await startWatching(dir, table, opts)).filesIngested, 1);
+    await stopWatching(dir, { registry: t.registry });
+    for (let i = 0; i < 4; i++) await writeFile(join(dir, `ok${i}.csv`), `id,name\n${10 + i},ok\n`);
+    await writeFile(join(dir, 'pipe.csv'), 'id|name\n20|x\n21|y\n');
+    for (const name of ['ok0.csv', 'ok1.csv', 'pipe.csv', 'ok2.csv', 'ok3.csv']) await writeFile(join(dir, `${name}.ready`), '');
+    const second = await startWatching(dir, table, opts);
+    await stopWatching(dir, { registry: t.registry });
+    assert.equal(second.filesIngested, 4);
+    assert.equal(second.filesFailed, 1);
+    assert.equal((await report(dir, 'pipe.csv')).code, 'CSV_DELIMITER');
+    assert.match((await report(dir, 'pipe.csv')).hint, /--csv-delimiter '\|'/);
+    assert.equal(await count(t.pool, table), 5);
+    assert.deepEqual(
+      (await failedEntries(dir)).filter((n) => n.endsWith('.error')),
+      ['export.csv.error', 'nocomma.csv.error', 'pipe.csv.error'],
+    );
+
+    // A one-column file whose values hold ';' is not a file of another delimiter.
+    const other = await t.inbox();
+    await drop(other.dir, 'notes.csv', 'note\r\nhello; world\r\nbye\r\n');
+    assert.equal((await startWatching(other.dir, other.table, other.opts)).filesIngested, 1);
+    await stopWatching(other.dir, { registry: t.registry });
+    assert.equal(await count(t.pool, other.table), 2);
+    // Said explicitly, the comma is taken at its word: the lines land as one column.
+    const explicit = await t.inbox();
+    await drop(explicit.dir, 'semi.csv', 'id;name\n1;a\n2;b\n');
+    assert.equal((await startWatching(explicit.dir, explicit.table, { ...explicit.opts, csvDelimiter: ',' })).filesIngested, 1);
+    await stopWatching(explicit.dir, { registry: t.registry });
+    assert.equal(await count(t.pool, explicit.table), 2);
+  });
+
+  it('a file not in UTF-8 (a spreadsheet saved in Windows-1252), a line with too many fields and a trailing delimiter fail naming the line and what to do', async () => {
+    const { dir, table, opts } = await t.inbox();
+    await drop(dir, 'good.csv', 'id,city\n1,Bonn\n');
+    await drop(dir, 'latin1.csv', new Uint8Array([...new TextEncoder().encode('id,city\n1,K'), 0xf6, ...new TextEncoder().encode('ln\n')]));
+    await drop(dir, 'wide.csv', 'id,city\n2,Bonn\n3,Frankfurt, am Main\n');
+    const stats = await startWatching(dir, table, { ...opts, batchFiles: 1 });
+    await stopWatching(dir, { registry: t.registry });
+    assert.equal(stats.filesIngested, 1);
+    const latin1 = await report(dir, 'latin1.csv');
+    assert.equal(latin1.code, 'DB_22021');
+    assert.equal(latin1.line, 2);
+    assert.match(latin1.hint, /not UTF-8.*Windows-1252.*CSV UTF-8/);
+    const wide = await report(dir, 'wide.csv');
+    assert.match(wide.code, /^DB_22/);
+    assert.equal(wide.line, 3);
+    assert.match(wide.hint, /more or fewer fields than the header.*--csv-delimiter/);
+    assert.equal(await count(t.pool, table), 1);
+
+    // A delimiter ending every line.
+    const other = await t.inbox();
+    await drop(other.dir, 'good.csv', 'id,name\n1,a\n');
+    await drop(other.dir, 'trailing.csv', 'id,name,\n4,d,\n');
+    const more = await startWatching(other.dir, other.table, { ...other.opts, batchFiles: 1 });
+    await stopWatching(other.dir, { registry: t.registry });
+    assert.equal(more.filesIngested, 1);
+    const trailing = await report(other.dir, 'trailing.csv');
+    assert.equal(trailing.code, 'EMPTY_COLUMN_NAME');
+    assert.equal(trailing.message, 'trailing.csv: column 3 of the header has no name');
+    assert.match(trailing.hint, /ends with a delimiter/);
+  });
+
+  it("encoding 'windows-1252': a German spreadsheet's CSV (';', decimal commas, €, umlauts, typographic quotes), alone, grouped and gzip-compressed, and JSON lines, land character for character", async () => {
+    const { dir, table, opts } = await t.inbox();
+    const german = { ...opts, encoding: 'windows-1252', csvDelimiter: ';' };
+    const names = ['Müller', 'Weiß – “Chef”', 'Éclair € 5'];
+    await drop(dir, 'export.csv', cp1252(`id;name;amount\r\n${names.map((n, i) => `${i + 1};${n};${i},5`).join('\r\n')}\r\n`));
+    assert.equal((await startWatching(dir, table, german)).filesIngested, 1);
+    await stopWatching(dir, { registry: t.registry });
+    // Small files ready together, one of them compressed; and one past the read-ahead (streamed).
+    for (let i = 0; i < 4; i++) await writeFile(join(dir, `g${i}.csv`), cp1252(`id;name;amount\r\n${10 + i};Größe ${i} €;1,${i}\r\n`));
+    await writeFile(join(dir, 'z.csv.gz'), await gzip(cp1252('id;name;amount\r\n20;gezippt ä;2\r\n')));
+    const big = ['id;name;amount', ...Array.from({ length: 30000 }, (_, i) => `${1000 + i};Zeile ${i} äöü €;${i}`)].join('\r\n');
+    await writeFile(join(dir, 'big.csv'), cp1252(`${big}\r\n`));
+    for (const name of ['g0.csv', 'g1.csv', 'g2.csv', 'g3.csv', 'z.csv.gz', 'big.csv']) await writeFile(join(dir, `${name}.ready`), '');
+    const handle = await openWatcher(dir, table, german);
+    await waitFor(() => handle.stats.filesIngested === 6, 'the grouped, compressed and big files');
+    await handle.stop();
+    const rows = await t.pool.query<{ id: number | string; name: string }>(`SELECT id, name FROM ${table} WHERE id < 1000 ORDER BY id`);
+    assert.deepEqual(
+      rows.map((r) => [Number(r.id), r.name]),
+      [...names.map((n, i) => [i + 1, n]), ...[0, 1, 2, 3].map((i) => [10 + i, `Größe ${i} €`]), [20, 'gezippt ä']],
+    );
+    const big1 = await t.pool.query<{ n: number | string; bad: number | string }>(`SELECT COUNT(*) AS n, SUM(CASE WHEN name = 'Zeile ' || CAST(id - 1000 AS TEXT) || ' äöü €' THEN 0 ELSE 1 END) AS bad FROM ${table} WHERE id >= 1000`);
+    assert.deepEqual([Number(big1[0]!.n), Number(big1[0]!.bad)], [30000, 0]);
+    // JSON lines in the same character set.
+    const json = await t.inbox();
+    await drop(json.dir, 'events.jsonl', cp1252('{"id":1,"note":"Straße – “zu”"}\n{"id":2,"note":"€"}\n'));
+    assert.equal((await startWatching(json.dir, json.table, { ...json.opts, encoding: 'windows-1252' })).filesIngested, 1);
+    await stopWatching(json.dir, { registry: t.registry });
+    const notes = await t.pool.query<{ note: string }>(`SELECT note FROM ${json.table} ORDER BY id`);
+    assert.deepEqual(notes.map((r) => r.note), ['Straße – “zu”', '€']);
+  });
+
+  it("encoding 'utf-16le': a spreadsheet's Unicode text (.tsv with a byte order mark) lands, also past the read-ahead", async () => {
+    const { dir, table, opts } = await t.inbox();
+    const lines = ['id\tname', ...Array.from({ length: 20000 }, (_, i) => `${i}\t名前 ${i} 😀`)];
+    await drop(dir, 'unicode.tsv', utf16le(`${lines.join('\r\n')}\r\n`));
+    const stats = await startWatching(dir, table, { ...opts, encoding: 'UTF-16LE' });
+    await stopWatching(dir, { registry: t.registry });
+    assert.equal(stats.filesIngested, 1, JSON.stringify(stats.lastError));
+    const check = await t.pool.query<{ n: number | string; bad: number | string }>(`SELECT COUNT(*) AS n, SUM(CASE WHEN name = '名前 ' || CAST(id AS TEXT) || ' 😀' THEN 0 ELSE 1 END) AS bad FROM ${table}`);
+    assert.deepEqual([Number(check[0]!.n), Number(check[0]!.bad)], [20000, 0]);
+  });
+
+  it('encoding: bytes that mean nothing in the character set fail the file as ENCODING_INVALID, naming where; the others land', async () => {
+    const { dir, table, opts } = await t.inbox();
+    await drop(dir, 'good.csv', cp1252('id,name\n1,Köln\n'));
+    // 0x81 has no character in Windows-1252.
+    await drop(dir, 'undefined-byte.csv', Uint8Array.from([...utf8.encode('id,name\n2,K'), 0x81, ...utf8.encode('ln\n')]));
+    const stats = await startWatching(dir, table, { ...opts, encoding: 'windows-1252', batchFiles: 1 });
+    await stopWatching(dir, { registry: t.registry });
+    assert.equal(stats.filesIngested, 1);
+    const bad = await report(dir, 'undefined-byte.csv');
+    assert.equal(bad.code, 'ENCODING_INVALID');
+    assert.match(bad.message, /byte 11 \(0x81\) is not valid windows-1252/);
+    assert.match(bad.hint, /--encoding/);
+    assert.equal(await count(t.pool, table), 1);
+
+    const jp = await t.inbox();
+    // 日本 in Shift_JIS, then a lead byte (0x93) followed by a byte that cannot end it.
+    await drop(jp.dir, 'ok.csv', Uint8Array.from([...utf8.encode('id,name\n1,'), 0x93, 0xfa, 0x96, 0x7b, 0x0a]));
+    await drop(jp.dir, 'cut.csv', Uint8Array.from([...utf8.encode('id,name\n2,'), 0x93, 0x0a]));
+    const jpStats = await startWatching(jp.dir, jp.table, { ...jp.opts, encoding: 'shift_jis', batchFiles: 1 });
+    await stopWatching(jp.dir, { registry: t.registry });
+    assert.equal(jpStats.filesIngested, 1, JSON.stringify(jpStats.lastError));
+    assert.deepEqual((await t.pool.query<{ name: string }>(`SELECT name FROM ${jp.table}`)).map((r) => r.name), ['日本']);
+    assert.equal((await report(jp.dir, 'cut.csv')).code, 'ENCODING_INVALID');
+    const u16 = await t.inbox();
+    await drop(u16.dir, 'odd.tsv', Uint8Array.from([0xff, 0xfe, 0x61, 0x00, 0x0a, 0x00, 0x31]));
+    const u16Stats = await startWatching(u16.dir, u16.table, { ...u16.opts, encoding: 'utf-16le' });
+    await stopWatching(u16.dir, { registry: t.registry });
+    assert.equal(u16Stats.filesFailed, 1);
+    const odd = await report(u16.dir, 'odd.tsv');
+    assert.equal(odd.code, 'ENCODING_INVALID');
+    assert.match(odd.message, /cut short|not valid utf-16le/);
+    await assert.rejects(openWatcher(u16.dir, u16.table, { ...u16.opts, encoding: 'klingon' }), /encoding: "klingon" is not a known character set/);
+  });
+
+  it('lines ended by a carriage return alone (old Mac spreadsheets) land, alone and grouped, a CR inside quotes kept', async () => {
+    const { dir, table, opts } = await t.inbox();
+    await drop(dir, 'mac.csv', 'id,name\r1,a\r2,"two\rlines"\r');
+    assert.equal((await startWatching(dir, table, opts)).filesIngested, 1);
+    await stopWatching(dir, { registry: t.registry });
+    for (let i = 0; i < 4; i++) await writeFile(join(dir, `m${i}.csv`), `id,name\r${10 + i},m${i}\r`);
+    await writeFile(join(dir, 'unix.csv'), 'id,name\n20,u\n');
+    for (const name of ['m0.csv', 'm1.csv', 'm2.csv', 'm3.csv', 'unix.csv']) await writeFile(join(dir, `${name}.ready`), '');
+    const stats = await startWatching(dir, table, opts);
+    await stopWatching(dir, { registry: t.registry });
+    assert.equal(stats.filesIngested, 5, JSON.stringify(stats.lastError));
+    const rows = await t.pool.query<{ id: number | string; name: string }>(`SELECT id, name FROM ${table} ORDER BY id`);
+    assert.deepEqual(
+      rows.map((r) => [Number(r.id), r.name]),
+      [[1, 'a'], [2, 'two\rlines'], [10, 'm0'], [11, 'm1'], [12, 'm2'], [13, 'm3'], [20, 'u']],
+    );
+  });
+
+  it('a table another program made, with NOT NULL columns that have a DEFAULT: files without those columns land, the database fills them (PostgreSQL); hyperd says they are required', async () => {
+    const { dir, table, opts } = await t.inbox();
+    await t.pool.query(`CREATE TABLE ${table} (id BIGINT NOT NULL, name TEXT, source TEXT NOT NULL DEFAULT 'inbox', version INTEGER NOT NULL DEFAULT 1, tag TEXT DEFAULT 'none')`);
+    await drop(dir, 'a.csv', 'id,name\n1,a\n2,b\n');
+    // A key past the first 1,000 records names a defaulted column: retried with it loaded. COPY
+    // cannot ask for the default row by row, so the records without the key get NULL there.
+    const late = [...Array.from({ length: 3000 }, (_, i) => `{"id":${100 + i},"name":"n","version":2}`), '{"id":3,"name":"c","version":2,"tag":"late"}'].join('\n');
+    await drop(dir, 'b.jsonl', `${late}\n`);
+    const stats = await startWatching(dir, table, { ...opts, batchFiles: 1 });
+    await stopWatching(dir, { registry: t.registry });
+    if (!fillsDefaults) {
+      assert.equal(stats.filesFailed, 2);
+      const error = await report(dir, 'a.csv');
+      assert.equal(error.code, 'MISSING_COLUMN');
+      assert.match(error.message, /lacks column\(s\) source, version, which table .* requires \(NOT NULL, no default\)/);
+      return;
+    }
+    assert.equal(stats.filesIngested, 2, JSON.stringify(stats.lastError));
+    const rows = await t.pool.query<{ id: number | string; source: string; version: number | string; tag: string | null }>(`SELECT id, source, version, tag FROM ${table} WHERE id < 101 OR id = 3099 ORDER BY id`);
+    assert.deepEqual(
+      rows.map((r) => [Number(r.id), r.source, Number(r.version), r.tag]),
+      [
+        [1, 'inbox', 1, 'none'],
+        [2, 'inbox', 1, 'none'],
+        [3, 'inbox', 2, 'late'],
+        [100, 'inbox', 2, null],
+        [3099, 'inbox', 2, null],
+      ],
+    );
+    assert.equal(await count(t.pool, table), 3003);
+    // A NOT NULL column without a default is still required.
+    await drop(dir, 'noid.csv', 'name\nx\n');
+    const missing = await startWatching(dir, table, opts);
+    await stopWatching(dir, { registry: t.registry });
+    assert.equal(missing.filesFailed, 1);
+    const error = await report(dir, 'noid.csv');
+    assert.equal(error.code, 'MISSING_COLUMN');
+    assert.match(error.message, /lacks column\(s\) id, which table .* requires \(NOT NULL, no default\)/);
+  });
+
+  it('JSON numbers land as the file wrote them: ids past 2^53, 18-digit decimals into NUMERIC, big numbers nested in a JSON column; a line that is only a number is no record', async () => {
+    const { dir, table, opts } = await t.inbox();
+    // A new table: the column types come from the file.
+    await drop(dir, 'ids.jsonl', '{"id":9007199254740993,"obj":{"k":12345678901234567890123,"f":0.5}}\n{"id":-9223372036854775808,"obj":null}\n{"id":9223372036854775807,"obj":[1]}\n');
+    assert.equal((await startWatching(dir, table, opts)).filesIngested, 1);
+    await stopWatching(dir, { registry: t.registry });
+    const ids = await t.pool.query<{ id: string; obj: string | null }>(`SELECT CAST(id AS TEXT) AS id, CAST(obj AS TEXT) AS obj FROM ${table} ORDER BY id`);
+    assert.deepEqual(
+      ids.map((r) => [r.id, r.obj === null ? null : JSON.stringify(JSON.parse(r.obj.replace(/\d{16,}/g, (d) => `"${d}"`)))]),
+      [
+        ['-9223372036854775808', null],
+        ['9007199254740993', JSON.stringify({ k: '12345678901234567890123', f: 0.5 })],
+        ['9223372036854775807', '[1]'],
+      ],
+    );
+    // An existing table with exact columns: NUMERIC and TEXT receive every digit (as a double,
+    // 1234567890.12345679 would read 1234567890.1234567).
+    const exact = await t.inbox();
+    await t.pool.query(`CREATE TABLE ${exact.table} (id BIGINT, amount NUMERIC(18,8), note TEXT)`);
+    await drop(exact.dir, 'exact.json', '[{"id":1,"amount":1234567890.12345679,"note":12345678901234567890123456789},{"id":2,"amount":0.1,"note":"x"}]');
+    await drop(exact.dir, 'number.jsonl', '{"id":3,"amount":1}\n12345678901234567890\n');
+    const stats = await startWatching(exact.dir, exact.table, { ...exact.opts, batchFiles: 1 });
+    await stopWatching(exact.dir, { registry: t.registry });
+    assert.equal(stats.filesIngested, 1);
+    const rows = await t.pool.query<{ id: string; amount: string; note: string }>(`SELECT CAST(id AS TEXT) AS id, CAST(amount AS TEXT) AS amount, note FROM ${exact.table} ORDER BY id`);
+    assert.deepEqual(
+      rows.map((r) => [r.id, r.amount, r.note]),
+      [
+        ['1', '1234567890.12345679', '12345678901234567890123456789'],
+        ['2', '0.10000000', 'x'],
+      ],
+    );
+    const notRecord = await report(exact.dir, 'number.jsonl');
+    assert.equal(notRecord.code, 'JSON_NOT_OBJECT');
+    assert.equal(notRecord.line, 2);
+  });
+
+  it('csvDelimiter must be one character other than the quote or a line break', async () => {
+    const { dir, table, opts } = await t.inbox();
+    for (const bad of [';;', '', '"', '\n', 'é']) {
+      await assert.rejects(openWatcher(dir, table, { ...opts, csvDelimiter: bad }), /csvDelimiter must be one ASCII character|csvDelimiter cannot be/, JSON.stringify(bad));
+    }
+  });
+}
