@@ -14,7 +14,7 @@ import { DictionaryBatch as FbDictionaryBatch } from 'apache-arrow/fb/dictionary
 import { RecordBatch as FbRecordBatch } from 'apache-arrow/fb/record-batch';
 import { BufferRegion, DictionaryBatch, FieldNode, Message, RecordBatch } from 'apache-arrow/ipc/metadata/message';
 import type { ClaimedFile } from '../../src/types.ts';
-import { safeBody } from './body.ts';
+import { checkValues, safeBody, valueBuffers } from './body.ts';
 import { type BatchHeader, MAX_BODY, type NodePlan, planBatch, readBatchHeader, type Region } from './layout.ts';
 import { corrupt, IpcProblem, makeBreather } from './problem.ts';
 import { fbMessage, readFlatbuffer, type SchemaShape } from './shape.ts';
@@ -154,4 +154,55 @@ export async function* safeMessages(file: ClaimedFile, schemaMessage: Uint8Array
     await breathe();
   }
   yield EOS;
+}
+
+/**
+ * Runs the checks `safeMessages` runs on every message, for a file hyperd then reads itself from
+ * its path: the same metadata checks, and the same value checks, but reading from each body only
+ * the buffers those checks look at (`valueBuffers`: offsets, dictionary indices, views, union ids).
+ *
+ * Why that refuses every damaged file the full pass refuses, for the files this is used on
+ * (uncompressed, little-endian, so the bytes on disk are the bytes checked): the full pass reads
+ * the other buffers only to hand them on, and checks nothing in them. Their place was checked
+ * from the metadata alone (`readBatchHeader`, `planBatch`: each buffer inside its body, long
+ * enough for its node's rows; each body inside the file, `readMessageAt`), and a fixed-width
+ * value, a validity bit or a boolean is a value of its type whatever its bytes are: no bytes in
+ * them can make a reader go outside the file or read another row. Compressed or big-endian files
+ * are read whole here too (they never reach hyperd as they are).
+ */
+export async function checkMessages(file: ClaimedFile, blocks: readonly Block[], shape: SchemaShape): Promise<void> {
+  const breathe = makeBreather();
+  const sizes = new Map<bigint, number>();
+  for (const block of blocks) {
+    const metadataStart = block.offset + block.prefix;
+    const metadata = await file.read(metadataStart, block.metadataLength);
+    const checked = checkBatchMessage(block, metadata, shape);
+    const bodyStart = metadataStart + block.metadataLength;
+    if (checked.header.codec !== null || shape.bigEndian) {
+      const raw = await file.read(bodyStart, block.bodyLength);
+      if (raw.length !== block.bodyLength) throw truncated(`the Arrow data ends inside the body of the message at byte ${block.offset}`);
+      safeBody(checked.header, checked.plans, raw, shape.bigEndian, sizes);
+    } else {
+      const regions = checked.header.buffers;
+      const read = new Map<number, Uint8Array>();
+      for (const index of valueBuffers(checked.plans)) {
+        const region = regions[index]!;
+        const bytes = region.length === 0 ? new Uint8Array(0) : await file.read(bodyStart + region.offset, region.length);
+        if (bytes.length !== region.length) throw truncated(`the Arrow data ends inside the body of the message at byte ${block.offset}`);
+        read.set(index, bytes);
+      }
+      const bytesOf = (index: number): Uint8Array => {
+        const bytes = read.get(index);
+        // valueBuffers and checkValues name the same buffers; a miss is a bug here, not in the file.
+        if (!bytes) throw new Error(`buffer ${index} was not read for its value check`);
+        return bytes;
+      };
+      for (const plan of checked.plans) checkValues(plan, bytesOf, (index) => regions[index]!.length, sizes);
+    }
+    if (checked.dictionary) {
+      const { id, isDelta } = checked.dictionary;
+      sizes.set(id, (isDelta ? (sizes.get(id) ?? 0) : 0) + checked.header.length);
+    }
+    await breathe();
+  }
 }

@@ -8,8 +8,9 @@
  * framing, types Hyper reads as they are) and every column goes straight into the table column
  * of its name and type.
  *
- * hyperd's own reader is not trusted with damaged files: every message, bodies included, is first
- * checked here as it would be for streaming (without re-encoding anything), and the rows hyperd
+ * hyperd's own reader is not trusted with damaged files: every message is first checked here as
+ * it would be for streaming, values that point elsewhere included (offsets, indices, views: see
+ * `checkMessages` for why the other buffers need not be read for that), and the rows hyperd
  * loaded must be the rows the checked metadata announced. Anything hyperd refuses in a file that
  * passed the checks is retried in a fresh transaction with the bytes streamed, which gets the
  * last word.
@@ -26,11 +27,6 @@ export const NO_SERVER_READ = 'arrow.noServerRead';
 /** Whether hyperd may read this file itself (see the module comment). */
 export function serverMayRead(ctx: IngestContext, source: IpcSource, untouched: boolean): boolean {
   return ctx.capabilities.readsLocalFiles && untouched && source.passThrough && !ctx.fileState.has(NO_SERVER_READ);
-}
-
-/** Reads every message of the file through the checks of the streaming path, discarding the bytes. */
-async function checkBodies(source: IpcSource): Promise<void> {
-  for await (const chunk of source.streamBytes()) void chunk;
 }
 
 /** The retry that streams the file, after hyperd refused it or loaded other rows than announced. */
@@ -51,7 +47,7 @@ function streamInstead(file: ClaimedFile, reason: string, ctx: IngestContext, de
 
 /** Loads the file with hyperd reading it from its staged path; the rows loaded. */
 export async function loadOnServer(conn: DbConnection, file: ClaimedFile, table: TableName, source: IpcSource, fields: string, ctx: IngestContext): Promise<number> {
-  await checkBodies(source);
+  await source.check();
   const format = source.format === 'file' ? 'arrowfile' : 'arrowstream';
   const sql = `COPY ${qualifiedName(table)} (${fields}) FROM ${quoteLiteral(file.stagedPath)} WITH (FORMAT ${format})`;
   ctx.logger.debug('arrow: the database reads the file itself', { file: file.name, format: source.format, sql });

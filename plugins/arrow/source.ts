@@ -22,7 +22,7 @@ import { Footer } from 'apache-arrow/ipc/metadata/file';
 import { Message } from 'apache-arrow/ipc/metadata/message';
 import { ingestError, IngestFailure } from '../../src/errors.ts';
 import type { ClaimedFile, IngestError } from '../../src/types.ts';
-import { type Block, checkBatchMessage, readMessageAt, safeMessages } from './messages.ts';
+import { type Block, checkBatchMessage, checkMessages, readMessageAt, safeMessages } from './messages.ts';
 import { checkedSize, corrupt, IpcProblem, makeBreather } from './problem.ts';
 import { fbMessage, FbSchema, readFlatbuffer, type SchemaShape, shapeOfSchema } from './shape.ts';
 
@@ -50,6 +50,8 @@ export interface IpcSource {
   streamBytes(): AsyncIterable<Uint8Array>;
   /** Decoded record batches, one at a time. */
   batches(): AsyncIterable<RecordBatch>;
+  /** Runs every check `streamBytes()` runs, reading of the bodies only what the checks look at (see `checkMessages`). */
+  check(): Promise<void>;
 }
 
 function fail(code: string, file: ClaimedFile, message: string, hint: string, cause?: unknown, column?: string): IngestFailure {
@@ -188,7 +190,8 @@ function source(file: ClaimedFile, opened: Opened): IpcSource {
   const { schema, shape, blocks, notes, rows } = opened;
   const header = schemaMessage(schema);
   const streamBytes = (): AsyncIterable<Uint8Array> => guarded(file, safeMessages(file, header, blocks, shape));
-  return { format: opened.format, schema, passThrough: notes.length === 0, notes, rows, streamBytes, batches: () => decode(file, streamBytes) };
+  const check = (): Promise<void> => reported(file, () => checkMessages(file, blocks, shape));
+  return { format: opened.format, schema, passThrough: notes.length === 0, notes, rows, streamBytes, batches: () => decode(file, streamBytes), check };
 }
 
 /** The block alone (its metadata is read again when its body is: one message's metadata in memory at a time). */
