@@ -14,8 +14,9 @@
  *   into a temporary table of the exact Arrow types and is inserted from there with casts, because
  *   ARROWSTREAM refuses any type difference and matches names case-sensitively.
  *
- * When Hyper can read the claimed file itself and it would go through untouched into its table,
- * Hyper reads it from its path instead (server-read.ts).
+ * When Hyper can read the claimed file itself and its bytes need no rewrite, Hyper reads it from
+ * its path instead, with `COPY` or, for casts and other names or nullability, `INSERT ... SELECT
+ * FROM external(...)` (server-read.ts).
  *
  * Elsewhere the batches become CSV text for `COPY ... FORMAT csv`, in ~1 MiB strings.
  */
@@ -117,7 +118,8 @@ async function tableColumns(conn: DbConnection, file: ClaimedFile, table: TableN
   return created ?? specs.map((s) => ({ name: s.name, sqlType: ctx.sqlType(s.type), nullable: true }));
 }
 
-function plan(file: ClaimedFile, table: TableName, schema: Schema, mappings: readonly FieldMapping[], columns: readonly TableColumn[]): ColumnPlan[] {
+/** `nulls`: each field's NULLs, from the file's metadata (a Null-typed field's rows are all NULL). */
+function plan(file: ClaimedFile, table: TableName, schema: Schema, mappings: readonly FieldMapping[], columns: readonly TableColumn[], nulls: readonly number[]): ColumnPlan[] {
   const matched = matchColumns(
     schema.fields.map((f) => f.name),
     columns,
@@ -136,6 +138,16 @@ function plan(file: ClaimedFile, table: TableName, schema: Schema, mappings: rea
         file,
         `column "${field.name}" is ${describeField(field)} (${describeLogicalType(mapping.type)}) in the file, but ${column.sqlType} in table ${tableLabel(table)}`,
         `Write column "${field.name}" with a type that fits ${column.sqlType} (or change the table's column type), then replay the file.`,
+        field.name,
+      );
+    }
+    if (!column.nullable && nulls[k]! > 0) {
+      throw fileError(
+        'data',
+        'NULL_IN_NOT_NULL',
+        file,
+        `column "${field.name}" holds ${nulls[k]} NULL value(s) (as the file's metadata counts them), but column "${column.name}" of table ${tableLabel(table)} is NOT NULL`,
+        `Write a value in every row of column "${field.name}" (or let the table's column take NULL), then replay the file.`,
         field.name,
       );
     }
@@ -187,6 +199,11 @@ function selectExpression(p: ColumnPlan): string {
   return `CAST(${ref} AS ${p.column.sqlType})`;
 }
 
+/** Each file column with the SQL type of its exact Arrow type (what ARROWSTREAM requires). */
+function fieldTypes(plans: readonly ColumnPlan[]): string {
+  return plans.map((p) => `${quoteIdent(p.field.name)} ${standardSqlType(p.mapping.type)}`).join(', ');
+}
+
 function isArrowCorruption(error: IngestError): boolean {
   return error.sqlState === 'XX001' && /corrupt|unexpected end/i.test(error.message);
 }
@@ -201,7 +218,13 @@ async function loadHyper(conn: DbConnection, file: ClaimedFile, table: TableName
   const schema = wireSchema(plans.map((p) => ({ name: p.field.name, type: wireType(p.field.type), nullable: p.field.nullable || p.mapping.rewrite === 'null-to-utf8' })));
   const bytes = (): AsyncIterable<Uint8Array> => (rewrite ? reencode(source, schema) : source.streamBytes());
   const fields = columnList(plans.map((p) => ({ name: p.field.name })));
-  if (direct && serverMayRead(ctx, source, !rewrite)) return loadOnServer(conn, file, table, source, fields, ctx);
+  if (serverMayRead(ctx, source, !rewrite)) {
+    if (direct) return loadOnServer(conn, file, table, source, { kind: 'copy', fields }, ctx);
+    // Into varchar(n)/char(n) hyperd's INSERT may cut a long value without a word; COPY refuses it.
+    if (!plans.some((p) => p.columnType.family === 'text' && p.columnType.length !== undefined)) {
+      return loadOnServer(conn, file, table, source, { kind: 'insert', columns: columnList(plans.map((p) => p.column)), select: plans.map(selectExpression).join(', '), descriptor: fieldTypes(plans) }, ctx);
+    }
+  }
   ctx.logger.debug('arrow: loading through ARROWSTREAM', { file: file.name, format: source.format, passThrough: !rewrite, viaTempTable: !direct, notes: source.notes });
 
   const copy = async (target: string): Promise<number> => {
@@ -220,8 +243,7 @@ async function loadHyper(conn: DbConnection, file: ClaimedFile, table: TableName
   // first) and emptied after use (TRUNCATE counts as DML). `pg_temp.` so a real table of that
   // name is never touched.
   await conn.query(`DROP TABLE IF EXISTS ${TEMP_TABLE}`);
-  const defs = plans.map((p) => `${quoteIdent(p.field.name)} ${standardSqlType(p.mapping.type)}`).join(', ');
-  await conn.query(`CREATE TEMPORARY TABLE ${quoteIdent(TEMP_NAME)} (${defs})`);
+  await conn.query(`CREATE TEMPORARY TABLE ${quoteIdent(TEMP_NAME)} (${fieldTypes(plans)})`);
   const copied = await copy(TEMP_TABLE);
   const targets = columnList(plans.map((p) => p.column));
   const rows = await conn.execute(`INSERT INTO ${qualifiedName(table)} (${targets}) SELECT ${plans.map(selectExpression).join(', ')} FROM ${TEMP_TABLE}`);
@@ -312,7 +334,7 @@ async function append(conn: DbConnection, file: ClaimedFile, table: TableName, c
   checkFieldNames(schema, file);
   const mappings = mapFields(schema, file);
   const columns = await tableColumns(conn, file, table, schema, mappings, ctx);
-  const plans = plan(file, table, schema, mappings, columns);
+  const plans = plan(file, table, schema, mappings, columns, mappings.map((m, k) => (m.rewrite === 'null-to-utf8' ? source.rows : source.nulls[k]!)));
   // Source columns are constants ARROWSTREAM cannot add: such files go as CSV, the values appended.
   if (ctx.capabilities.arrowStream && !ctx.fileState.has(FORCE_CSV) && !hasSourceColumns(ctx)) {
     return { rows: await loadHyper(conn, file, table, source, plans, ctx) };

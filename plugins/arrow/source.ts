@@ -46,6 +46,8 @@ export interface IpcSource {
   readonly notes: readonly string[];
   /** Rows of all record batches, as their (checked) metadata gives them. */
   readonly rows: number;
+  /** NULLs of each top-level column over all record batches, as their metadata gives them. */
+  readonly nulls: readonly number[];
   /** The input as one IPC stream of checked messages (schema, dictionaries, record batches, end-of-stream marker). */
   streamBytes(): AsyncIterable<Uint8Array>;
   /** Decoded record batches, one at a time. */
@@ -184,14 +186,15 @@ interface Opened {
   readonly blocks: readonly Block[];
   readonly notes: string[];
   readonly rows: number;
+  readonly nulls: readonly number[];
 }
 
 function source(file: ClaimedFile, opened: Opened): IpcSource {
-  const { schema, shape, blocks, notes, rows } = opened;
+  const { schema, shape, blocks, notes, rows, nulls } = opened;
   const header = schemaMessage(schema);
   const streamBytes = (): AsyncIterable<Uint8Array> => guarded(file, safeMessages(file, header, blocks, shape));
   const check = (): Promise<void> => reported(file, () => checkMessages(file, blocks, shape));
-  return { format: opened.format, schema, passThrough: notes.length === 0, notes, rows, streamBytes, batches: () => decode(file, streamBytes), check };
+  return { format: opened.format, schema, passThrough: notes.length === 0, notes, rows, nulls, streamBytes, batches: () => decode(file, streamBytes), check };
 }
 
 /** The block alone (its metadata is read again when its body is: one message's metadata in memory at a time). */
@@ -199,16 +202,20 @@ function blockOf(framed: Block): Block {
   return { offset: framed.offset, prefix: framed.prefix, metadataLength: framed.metadataLength, bodyLength: framed.bodyLength, header: framed.header };
 }
 
-/** Checks every block's metadata, notes what keeps the data from going to Hyper as it is; the rows of the record batches. */
-async function checkAll(file: ClaimedFile, blocks: readonly Block[], shape: SchemaShape, notes: string[]): Promise<number> {
+/** Checks every block's metadata, notes what keeps the data from going to Hyper as it is; the rows and each column's NULLs of the record batches. */
+async function checkAll(file: ClaimedFile, blocks: readonly Block[], shape: SchemaShape, notes: string[]): Promise<{ rows: number; nulls: number[] }> {
   const breathe = makeBreather();
   let compressed = false;
   let legacy = false;
   let rows = 0;
+  const nulls = shape.fields.map(() => 0);
   for (const block of blocks) {
     const metadata = await file.read(block.offset + block.prefix, block.metadataLength);
     const checked = checkBatchMessage(block, metadata, shape);
-    if (!checked.dictionary) rows += checked.header.length;
+    if (!checked.dictionary) {
+      rows += checked.header.length;
+      checked.plans.forEach((plan, k) => (nulls[k]! += plan.nullCount));
+    }
     compressed ||= checked.header.codec !== null;
     legacy ||= block.prefix === 4 || readFlatbuffer('message metadata', () => fbMessage(metadata).version()) < 4;
     await breathe();
@@ -216,7 +223,7 @@ async function checkAll(file: ClaimedFile, blocks: readonly Block[], shape: Sche
   if (shape.bigEndian) notes.push('big-endian: swapped to little-endian');
   if (compressed) notes.push('compressed: decompressed');
   if (legacy) notes.push('pre-1.0 framing or metadata: re-encoded');
-  return rows;
+  return { rows, nulls };
 }
 
 /** Opens `file` as Arrow IPC; rejects with an `IngestFailure` (data or schema error) when it is not one this reader takes. */
@@ -273,8 +280,7 @@ async function openFileFormat(file: ClaimedFile): Promise<Opened> {
     blocks.push(blockOf(message));
   }
   const notes: string[] = [];
-  const rows = await checkAll(file, blocks, shape, notes);
-  return { format: 'file', schema, shape, blocks, notes, rows };
+  return { format: 'file', schema, shape, blocks, notes, ...(await checkAll(file, blocks, shape, notes)) };
 }
 
 async function openStreamFormat(file: ClaimedFile, head: Uint8Array): Promise<Opened> {
@@ -305,6 +311,5 @@ async function openStreamFormat(file: ClaimedFile, head: Uint8Array): Promise<Op
     await breathe();
   }
   const notes: string[] = [];
-  const rows = await checkAll(file, blocks, shape, notes);
-  return { format: 'stream', schema, shape, blocks, notes, rows };
+  return { format: 'stream', schema, shape, blocks, notes, ...(await checkAll(file, blocks, shape, notes)) };
 }
