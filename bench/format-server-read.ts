@@ -26,7 +26,7 @@ import { parquetIngester } from '../plugins/parquet/index.ts';
 import { IngestFailure } from '../src/errors.ts';
 import { claimFile } from '../src/files.ts';
 import { silentLogger } from '../src/log.ts';
-import type { DbPool, IngestContext, IngesterPlugin, Logger } from '../src/types.ts';
+import type { DbConnection, DbPool, IngestContext, IngesterPlugin, Logger } from '../src/types.ts';
 import { startServer } from './lib/server.ts';
 
 const ROWS = Number(process.argv[2] ?? 1_000_000);
@@ -119,6 +119,24 @@ function traceLogger(t0: () => number): Logger {
   return { debug: line('debug'), info: line('info'), warn: line('warn'), error: line('error') };
 }
 
+/** When tracing, the connection with each of its calls printed: its time since `t0`, how long it took, its statement. */
+function traced(conn: DbConnection, t0: number): DbConnection {
+  if (!TRACE) return conn;
+  const timed =
+    <A extends unknown[], R>(what: string, fn: (...args: A) => Promise<R>) =>
+    async (...args: A): Promise<R> => {
+      const start = performance.now();
+      try {
+        return await fn(...args);
+      } finally {
+        const sql = typeof args[0] === 'string' ? args[0] : JSON.stringify(args[0]);
+        console.log(`    ${(start - t0).toFixed(1)} ms +${(performance.now() - start).toFixed(1)} ms ${what} ${sql.slice(0, 90)}`);
+      }
+    };
+  const query = timed('query', (sql: string, params?: readonly unknown[]) => conn.query(sql, params));
+  return { query: query as DbConnection['query'], execute: timed('execute', conn.execute.bind(conn)), copyFrom: timed('copyFrom', conn.copyFrom.bind(conn)), describeTable: timed('describeTable', conn.describeTable.bind(conn)) };
+}
+
 /** hyperwatch: claim, BEGIN, ingester, COMMIT; ms. */
 async function hyperwatchLoad(db: HyperAdapter, pool: DbPool, root: string, source: string, c: Case, table: string): Promise<number> {
   const inbox = join(root, 'inbox');
@@ -138,7 +156,8 @@ async function hyperwatchLoad(db: HyperAdapter, pool: DbPool, root: string, sour
   let rows = 0;
   try {
     rows = await pool.transaction(async (conn) => {
-      const r = await c.ingester.append(conn, file, { name: table }, ctx);
+      if (TRACE) logger.debug('BEGIN returned');
+      const r = await c.ingester.append(traced(conn, started), file, { name: table }, ctx);
       if (r.isErr()) throw new IngestFailure(r.error);
       if (TRACE) logger.debug('appended, committing');
       return r.value.rows;
@@ -147,6 +166,7 @@ async function hyperwatchLoad(db: HyperAdapter, pool: DbPool, root: string, sour
     file.close();
   }
   const ms = performance.now() - started;
+  if (TRACE) logger.debug('committed');
   if (rows !== ROWS) throw new Error(`${c.name}: loaded ${rows} rows`);
   await rm(file.stagedPath, { force: true });
   return ms;
@@ -231,6 +251,9 @@ try {
         const times = await serverTimes(logDir);
         const inServer = (names: readonly string[]) => spread(names.map((t) => times.get(t) ?? NaN));
         console.log(`|  | | ${mode}, in hyperd (query log: the load statement) | ${inServer(tables.own)} | ${inServer(tables.fresh)} | | ${inServer(tables.existing)} | |`);
+        // What hyperwatch adds around hyperd's statement, run by run: less moved by the machine's load than the totals.
+        const outside = (runs: readonly number[], names: readonly string[]) => spread(runs.map((ms, k) => ms - (times.get(names[k]!) ?? NaN)));
+        console.log(`|  | | ${mode}, outside the load statement | ${outside(own, tables.own)} | ${outside(fresh, tables.fresh)} | | ${outside(existing, tables.existing)} | |`);
         if (TRACE) console.log(`  runs: own ${own.map((x) => x.toFixed(0)).join(' ')}; fresh ${fresh.map((x) => x.toFixed(0)).join(' ')}; existing ${existing.map((x) => x.toFixed(0)).join(' ')}`);
       }
     } finally {
