@@ -38,9 +38,13 @@ export type Framed = { readonly end: true; readonly prefix: number } | (Block & 
 
 const truncated = (message: string): IpcProblem => new IpcProblem('ARROW_TRUNCATED', message);
 
+/** Bytes read at once at a message's start: its framing and, mostly, its whole metadata (one read, not two). */
+const PEEK = 4096;
+
 /** Reads the message starting at `offset`; the file's data ends at `limit` (its footer, for the file format). */
 export async function readMessageAt(file: ClaimedFile, offset: number, limit: number): Promise<Framed> {
-  const head = await file.read(offset, Math.min(8, limit - offset));
+  const peek = await file.read(offset, Math.max(0, Math.min(PEEK, limit - offset)));
+  const head = peek.subarray(0, 8);
   if (head.length < 4) throw truncated(`the Arrow data ends inside a message's length prefix (at byte ${offset})`);
   const view = new DataView(head.buffer, head.byteOffset, head.byteLength);
   const modern = view.getInt32(0, true) === -1;
@@ -51,7 +55,7 @@ export async function readMessageAt(file: ClaimedFile, offset: number, limit: nu
   if (metadataLength < 0 || metadataLength > MAX_METADATA) throw corrupt(`the message at byte ${offset} gives a metadata length of ${metadataLength}`);
   const metadataStart = offset + prefix;
   if (metadataStart + metadataLength > limit) throw truncated(`the Arrow data ends inside the metadata of the message at byte ${offset}`);
-  const metadata = await file.read(metadataStart, metadataLength);
+  const metadata = prefix + metadataLength <= peek.length ? peek.slice(prefix, prefix + metadataLength) : await file.read(metadataStart, metadataLength);
   const { header, bodyLength } = readFlatbuffer(`the metadata of the message at byte ${offset}`, () => {
     const message = fbMessage(metadata);
     return { header: message.headerType(), bodyLength: message.bodyLength() };

@@ -197,33 +197,41 @@ function source(file: ClaimedFile, opened: Opened): IpcSource {
   return { format: opened.format, schema, passThrough: notes.length === 0, notes, rows, nulls, streamBytes, batches: () => decode(file, streamBytes), check };
 }
 
-/** The block alone (its metadata is read again when its body is: one message's metadata in memory at a time). */
+/** The block alone (its metadata, checked as it was read, is read again with its body: one message's metadata in memory at a time). */
 function blockOf(framed: Block): Block {
   return { offset: framed.offset, prefix: framed.prefix, metadataLength: framed.metadataLength, bodyLength: framed.bodyLength, header: framed.header };
 }
 
-/** Checks every block's metadata, notes what keeps the data from going to Hyper as it is; the rows and each column's NULLs of the record batches. */
-async function checkAll(file: ClaimedFile, blocks: readonly Block[], shape: SchemaShape, notes: string[]): Promise<{ rows: number; nulls: number[] }> {
-  const breathe = makeBreather();
+/** What checking every message's metadata found, message by message as they are read. */
+interface Tally {
+  /** Checks one message's metadata (read with it by `readMessageAt`) and counts it. */
+  add(block: Block, metadata: Uint8Array): void;
+  /** Notes what keeps the data from going to Hyper as it is; the rows and each column's NULLs of the record batches. */
+  finish(notes: string[]): { rows: number; nulls: number[] };
+}
+
+function tally(shape: SchemaShape): Tally {
   let compressed = false;
   let legacy = false;
   let rows = 0;
   const nulls = shape.fields.map(() => 0);
-  for (const block of blocks) {
-    const metadata = await file.read(block.offset + block.prefix, block.metadataLength);
-    const checked = checkBatchMessage(block, metadata, shape);
-    if (!checked.dictionary) {
-      rows += checked.header.length;
-      checked.plans.forEach((plan, k) => (nulls[k]! += plan.nullCount));
-    }
-    compressed ||= checked.header.codec !== null;
-    legacy ||= block.prefix === 4 || readFlatbuffer('message metadata', () => fbMessage(metadata).version()) < 4;
-    await breathe();
-  }
-  if (shape.bigEndian) notes.push('big-endian: swapped to little-endian');
-  if (compressed) notes.push('compressed: decompressed');
-  if (legacy) notes.push('pre-1.0 framing or metadata: re-encoded');
-  return { rows, nulls };
+  return {
+    add(block, metadata) {
+      const checked = checkBatchMessage(block, metadata, shape);
+      if (!checked.dictionary) {
+        rows += checked.header.length;
+        checked.plans.forEach((plan, k) => (nulls[k]! += plan.nullCount));
+      }
+      compressed ||= checked.header.codec !== null;
+      legacy ||= block.prefix === 4 || readFlatbuffer('message metadata', () => fbMessage(metadata).version()) < 4;
+    },
+    finish(notes) {
+      if (shape.bigEndian) notes.push('big-endian: swapped to little-endian');
+      if (compressed) notes.push('compressed: decompressed');
+      if (legacy) notes.push('pre-1.0 framing or metadata: re-encoded');
+      return { rows, nulls };
+    },
+  };
 }
 
 /** Opens `file` as Arrow IPC; rejects with an `IngestFailure` (data or schema error) when it is not one this reader takes. */
@@ -273,14 +281,18 @@ async function openFileFormat(file: ClaimedFile): Promise<Opened> {
   // Dictionaries and batches in file order: a dictionary (or delta) precedes the batches using it.
   places.sort((a, b) => a.offset - b.offset);
   const blocks: Block[] = [];
+  const checks = tally(shape);
+  const breathe = makeBreather();
   for (const place of places) {
     if (place.offset < FILE_HEAD) throw corrupt(`the Arrow file footer lists a ${place.what} block at byte ${place.offset}, inside the file's magic`);
     const message = await readMessageAt(file, place.offset, footerStart);
     if (message.end) throw corrupt(`the Arrow file footer lists a ${place.what} block at byte ${place.offset}, where the data ends`);
+    checks.add(message, message.metadata);
     blocks.push(blockOf(message));
+    await breathe();
   }
   const notes: string[] = [];
-  return { format: 'file', schema, shape, blocks, notes, ...(await checkAll(file, blocks, shape, notes)) };
+  return { format: 'file', schema, shape, blocks, notes, ...checks.finish(notes) };
 }
 
 async function openStreamFormat(file: ClaimedFile, head: Uint8Array): Promise<Opened> {
@@ -300,16 +312,18 @@ async function openStreamFormat(file: ClaimedFile, head: Uint8Array): Promise<Op
   });
   const schema = decodedSchema(first.metadata);
   const blocks: Block[] = [];
+  const checks = tally(shape);
   const breathe = makeBreather();
   let at = first.offset + first.prefix + first.metadataLength + first.bodyLength;
   // A stream ends with its end-of-stream marker, or where the file ends at a message boundary.
   while (at < file.size) {
     const message = await readMessageAt(file, at, file.size);
     if (message.end) break;
+    checks.add(message, message.metadata);
     blocks.push(blockOf(message));
     at = message.offset + message.prefix + message.metadataLength + message.bodyLength;
     await breathe();
   }
   const notes: string[] = [];
-  return { format: 'stream', schema, shape, blocks, notes, ...(await checkAll(file, blocks, shape, notes)) };
+  return { format: 'stream', schema, shape, blocks, notes, ...checks.finish(notes) };
 }
