@@ -1,7 +1,8 @@
 /**
- * The check pass run before hyperd reads an Arrow file itself (`IpcSource.check`, reading of the
- * bodies only the buffers whose values point elsewhere) must refuse exactly the files the
- * streaming path's full pass (`streamBytes`, every body read whole) refuses. Pure logic: damaged
+ * The check pass run before hyperd reads an Arrow file itself (`IpcSource.check`, or the same
+ * checks while opening: `openIpc(file, { checkValues: true })`; reading of the bodies only the
+ * buffers whose values point elsewhere) must refuse exactly the files the streaming path's full
+ * pass (`streamBytes`, every body read whole) refuses. Pure logic: damaged
  * copies of one small file, a 4-byte word overwritten at every aligned position, both passes run
  * on each.
  */
@@ -61,8 +62,11 @@ describe('Arrow check pass before a server read', () => {
     await rm(dir, { recursive: true, force: true });
   });
 
-  /** Both passes' verdicts on `bytes`; null when the file does not even open (its metadata is refused first). */
-  async function both(bytes: Uint8Array): Promise<{ check: Verdict; full: Verdict } | null> {
+  /**
+   * The verdicts on `bytes` of the check pass, of the same checks run while opening, and of the
+   * full pass; null when the file does not even open (its metadata is refused first).
+   */
+  async function both(bytes: Uint8Array): Promise<{ check: Verdict; atOpen: Verdict; full: Verdict } | null> {
     const name = `f${n++}.arrow`;
     await writeFile(join(dir, name), bytes);
     const claimed = claimFile(dir, name, join(dir, `staged-${name}`), { claimId: String(n), extension: '.arrow' });
@@ -72,12 +76,18 @@ describe('Arrow check pass before a server read', () => {
         if (error instanceof IngestFailure) return null;
         throw error;
       });
-      if (!source) return null;
+      const atOpen = await verdict(async () => {
+        await (await openIpc(claimed.file, { checkValues: true })).check();
+      });
+      if (!source) {
+        assert.notEqual(atOpen, 'ok', 'a file whose metadata is refused is refused with value checks too');
+        return null;
+      }
       const check = await verdict(() => source.check());
       const full = await verdict(async () => {
         for await (const chunk of source.streamBytes()) void chunk;
       });
-      return { check, full };
+      return { check, atOpen, full };
     } finally {
       claimed.file.close();
     }
@@ -86,7 +96,7 @@ describe('Arrow check pass before a server read', () => {
   for (const format of ['file', 'stream'] as const) {
     it(`refuses exactly what the full pass refuses, in damaged copies of an IPC ${format}`, async () => {
       const good = tableToIPC(table(), format);
-      assert.deepEqual(await both(good), { check: 'ok', full: 'ok' });
+      assert.deepEqual(await both(good), { check: 'ok', atOpen: 'ok', full: 'ok' });
       const words = [0x7fff0000, 0xffffffff, 0x00000000, 0x00000100];
       let opened = 0;
       let refused = 0;
@@ -99,6 +109,7 @@ describe('Arrow check pass before a server read', () => {
           opened++;
           if (got.full !== 'ok') refused++;
           assert.deepEqual(got.check, got.full, `word ${word.toString(16)} at byte ${at}`);
+          assert.deepEqual(got.atOpen, got.full, `word ${word.toString(16)} at byte ${at}, checked while opening`);
         }
       }
       // The comparison must have covered damage that only the body checks find.

@@ -38,7 +38,7 @@ import { ChunkCollector, openIpc, readError, type IpcSource } from './source.ts'
 import { describeField, isSameType, mapArrowType, type FieldMapping } from './types.ts';
 import { fitsColumn } from '../../src/type-policy.ts';
 import { wireBatch, wireSchema, wireType } from './wire.ts';
-import { loadOnServer, serverMayRead } from './server-read.ts';
+import { loadOnServer, NO_SERVER_READ, serverMayRead } from './server-read.ts';
 
 /** Batches longer than this are rewritten for Hyper in slices of this many rows. */
 const SLICE_ROWS = 65_536;
@@ -329,7 +329,8 @@ async function loadCsv(conn: DbConnection, file: ClaimedFile, table: TableName, 
 // ---------------------------------------------------------------------------------------------
 
 async function append(conn: DbConnection, file: ClaimedFile, table: TableName, ctx: IngestContext): Promise<AppendResult> {
-  const source = await openIpc(file);
+  // Where hyperd may read the file itself, its values are checked as it is opened (see server-read.ts).
+  const source = await openIpc(file, { checkValues: ctx.capabilities.readsLocalFiles && ctx.capabilities.arrowStream && !ctx.fileState.has(NO_SERVER_READ) });
   const schema = source.schema;
   checkFieldNames(schema, file);
   const mappings = mapFields(schema, file);

@@ -176,37 +176,43 @@ export async function* safeMessages(file: ClaimedFile, schemaMessage: Uint8Array
  */
 export async function checkMessages(file: ClaimedFile, blocks: readonly Block[], shape: SchemaShape): Promise<void> {
   const breathe = makeBreather();
-  const sizes = new Map<bigint, number>();
+  const sizes: DictionaryLengths = new Map();
   for (const block of blocks) {
-    const metadataStart = block.offset + block.prefix;
-    const metadata = await file.read(metadataStart, block.metadataLength);
-    const checked = checkBatchMessage(block, metadata, shape);
-    const bodyStart = metadataStart + block.metadataLength;
-    if (checked.header.codec !== null || shape.bigEndian) {
-      const raw = await file.read(bodyStart, block.bodyLength);
-      if (raw.length !== block.bodyLength) throw truncated(`the Arrow data ends inside the body of the message at byte ${block.offset}`);
-      safeBody(checked.header, checked.plans, raw, shape.bigEndian, sizes);
-    } else {
-      const regions = checked.header.buffers;
-      const read = new Map<number, Uint8Array>();
-      for (const index of valueBuffers(checked.plans)) {
-        const region = regions[index]!;
-        const bytes = region.length === 0 ? new Uint8Array(0) : await file.read(bodyStart + region.offset, region.length);
-        if (bytes.length !== region.length) throw truncated(`the Arrow data ends inside the body of the message at byte ${block.offset}`);
-        read.set(index, bytes);
-      }
-      const bytesOf = (index: number): Uint8Array => {
-        const bytes = read.get(index);
-        // valueBuffers and checkValues name the same buffers; a miss is a bug here, not in the file.
-        if (!bytes) throw new Error(`buffer ${index} was not read for its value check`);
-        return bytes;
-      };
-      for (const plan of checked.plans) checkValues(plan, bytesOf, (index) => regions[index]!.length, sizes);
-    }
-    if (checked.dictionary) {
-      const { id, isDelta } = checked.dictionary;
-      sizes.set(id, (isDelta ? (sizes.get(id) ?? 0) : 0) + checked.header.length);
-    }
+    const metadata = await file.read(block.offset + block.prefix, block.metadataLength);
+    await checkBlockValues(file, block, checkBatchMessage(block, metadata, shape), shape.bigEndian, sizes);
     await breathe();
+  }
+}
+
+/** The current length of each dictionary, by id, as the messages so far set it. */
+export type DictionaryLengths = Map<bigint, number>;
+
+/** One message's value checks (see `checkMessages`), its metadata already checked; counts its dictionary. */
+export async function checkBlockValues(file: ClaimedFile, block: Block, checked: CheckedBatch, bigEndian: boolean, sizes: DictionaryLengths): Promise<void> {
+  const bodyStart = block.offset + block.prefix + block.metadataLength;
+  if (checked.header.codec !== null || bigEndian) {
+    const raw = await file.read(bodyStart, block.bodyLength);
+    if (raw.length !== block.bodyLength) throw truncated(`the Arrow data ends inside the body of the message at byte ${block.offset}`);
+    safeBody(checked.header, checked.plans, raw, bigEndian, sizes);
+  } else {
+    const regions = checked.header.buffers;
+    const read = new Map<number, Uint8Array>();
+    for (const index of valueBuffers(checked.plans)) {
+      const region = regions[index]!;
+      const bytes = region.length === 0 ? new Uint8Array(0) : await file.read(bodyStart + region.offset, region.length);
+      if (bytes.length !== region.length) throw truncated(`the Arrow data ends inside the body of the message at byte ${block.offset}`);
+      read.set(index, bytes);
+    }
+    const bytesOf = (index: number): Uint8Array => {
+      const bytes = read.get(index);
+      // valueBuffers and checkValues name the same buffers; a miss is a bug here, not in the file.
+      if (!bytes) throw new Error(`buffer ${index} was not read for its value check`);
+      return bytes;
+    };
+    for (const plan of checked.plans) checkValues(plan, bytesOf, (index) => regions[index]!.length, sizes);
+  }
+  if (checked.dictionary) {
+    const { id, isDelta } = checked.dictionary;
+    sizes.set(id, (isDelta ? (sizes.get(id) ?? 0) : 0) + checked.header.length);
   }
 }

@@ -22,7 +22,7 @@ import { Footer } from 'apache-arrow/ipc/metadata/file';
 import { Message } from 'apache-arrow/ipc/metadata/message';
 import { ingestError, IngestFailure } from '../../src/errors.ts';
 import type { ClaimedFile, IngestError } from '../../src/types.ts';
-import { type Block, checkBatchMessage, checkMessages, readMessageAt, safeMessages } from './messages.ts';
+import { type Block, checkBatchMessage, checkBlockValues, checkMessages, type DictionaryLengths, readMessageAt, safeMessages } from './messages.ts';
 import { checkedSize, corrupt, IpcProblem, makeBreather } from './problem.ts';
 import { fbMessage, FbSchema, readFlatbuffer, type SchemaShape, shapeOfSchema } from './shape.ts';
 
@@ -189,11 +189,11 @@ interface Opened {
   readonly nulls: readonly number[];
 }
 
-function source(file: ClaimedFile, opened: Opened): IpcSource {
+function source(file: ClaimedFile, opened: Opened, valuesChecked: boolean): IpcSource {
   const { schema, shape, blocks, notes, rows, nulls } = opened;
   const header = schemaMessage(schema);
   const streamBytes = (): AsyncIterable<Uint8Array> => guarded(file, safeMessages(file, header, blocks, shape));
-  const check = (): Promise<void> => reported(file, () => checkMessages(file, blocks, shape));
+  const check = (): Promise<void> => (valuesChecked ? Promise.resolve() : reported(file, () => checkMessages(file, blocks, shape)));
   return { format: opened.format, schema, passThrough: notes.length === 0, notes, rows, nulls, streamBytes, batches: () => decode(file, streamBytes), check };
 }
 
@@ -204,20 +204,23 @@ function blockOf(framed: Block): Block {
 
 /** What checking every message's metadata found, message by message as they are read. */
 interface Tally {
-  /** Checks one message's metadata (read with it by `readMessageAt`) and counts it. */
-  add(block: Block, metadata: Uint8Array): void;
+  /** Checks one message's metadata (read with it by `readMessageAt`), and its values when asked; counts it. */
+  add(block: Block, metadata: Uint8Array): Promise<void>;
   /** Notes what keeps the data from going to Hyper as it is; the rows and each column's NULLs of the record batches. */
   finish(notes: string[]): { rows: number; nulls: number[] };
 }
 
-function tally(shape: SchemaShape): Tally {
+/** `file` is given when the values are checked too (`OpenOptions.checkValues`). */
+function tally(shape: SchemaShape, file: ClaimedFile | undefined): Tally {
+  const sizes: DictionaryLengths = new Map();
   let compressed = false;
   let legacy = false;
   let rows = 0;
   const nulls = shape.fields.map(() => 0);
   return {
-    add(block, metadata) {
+    async add(block, metadata) {
       const checked = checkBatchMessage(block, metadata, shape);
+      if (file) await checkBlockValues(file, block, checked, shape.bigEndian, sizes);
       if (!checked.dictionary) {
         rows += checked.header.length;
         checked.plans.forEach((plan, k) => (nulls[k]! += plan.nullCount));
@@ -234,13 +237,23 @@ function tally(shape: SchemaShape): Tally {
   };
 }
 
+export interface OpenOptions {
+  /**
+   * Run the value checks of `IpcSource.check` while opening, each message's buffers read right
+   * after its metadata (one read of the metadata per message, not two); `check()` then has
+   * nothing left to do. For a file hyperd will likely read itself.
+   */
+  readonly checkValues?: boolean;
+}
+
 /** Opens `file` as Arrow IPC; rejects with an `IngestFailure` (data or schema error) when it is not one this reader takes. */
-export async function openIpc(file: ClaimedFile): Promise<IpcSource> {
+export async function openIpc(file: ClaimedFile, options: OpenOptions = {}): Promise<IpcSource> {
   if (file.size === 0) {
     throw fail('EMPTY_FILE', file, 'is empty (0 bytes)', 'An Arrow file holds at least its schema; write the file completely before creating its .ready, then replay it.');
   }
   const head = await file.read(0, FILE_HEAD);
-  return source(file, await reported(file, () => (startsWithMagic(head) ? openFileFormat(file) : openStreamFormat(file, head))));
+  const opened = await reported(file, () => (startsWithMagic(head) ? openFileFormat(file, options) : openStreamFormat(file, head, options)));
+  return source(file, opened, options.checkValues === true);
 }
 
 function decodedSchema(metadata: Uint8Array): Schema {
@@ -253,7 +266,7 @@ function decodedSchema(metadata: Uint8Array): Schema {
   }
 }
 
-async function openFileFormat(file: ClaimedFile): Promise<Opened> {
+async function openFileFormat(file: ClaimedFile, options: OpenOptions): Promise<Opened> {
   if (file.size < FILE_HEAD + FILE_TAIL) throw new IpcProblem('ARROW_TRUNCATED', `starts like an Arrow IPC file but is only ${file.size} bytes long`);
   const tail = await file.read(file.size - FILE_TAIL, FILE_TAIL);
   if (!startsWithMagic(tail.subarray(4))) throw new IpcProblem('ARROW_TRUNCATED', 'starts like an Arrow IPC file (ARROW1) but does not end with its footer: the file is incomplete or truncated');
@@ -281,13 +294,13 @@ async function openFileFormat(file: ClaimedFile): Promise<Opened> {
   // Dictionaries and batches in file order: a dictionary (or delta) precedes the batches using it.
   places.sort((a, b) => a.offset - b.offset);
   const blocks: Block[] = [];
-  const checks = tally(shape);
+  const checks = tally(shape, options.checkValues ? file : undefined);
   const breathe = makeBreather();
   for (const place of places) {
     if (place.offset < FILE_HEAD) throw corrupt(`the Arrow file footer lists a ${place.what} block at byte ${place.offset}, inside the file's magic`);
     const message = await readMessageAt(file, place.offset, footerStart);
     if (message.end) throw corrupt(`the Arrow file footer lists a ${place.what} block at byte ${place.offset}, where the data ends`);
-    checks.add(message, message.metadata);
+    await checks.add(message, message.metadata);
     blocks.push(blockOf(message));
     await breathe();
   }
@@ -295,7 +308,7 @@ async function openFileFormat(file: ClaimedFile): Promise<Opened> {
   return { format: 'file', schema, shape, blocks, notes, ...checks.finish(notes) };
 }
 
-async function openStreamFormat(file: ClaimedFile, head: Uint8Array): Promise<Opened> {
+async function openStreamFormat(file: ClaimedFile, head: Uint8Array, options: OpenOptions): Promise<Opened> {
   const modern = head.length >= 4 && int32At(head, 0) === -1;
   const metadataLength = head.length >= (modern ? 8 : 4) ? int32At(head, modern ? 4 : 0) : -1;
   if (!modern && (metadataLength <= 0 || metadataLength > file.size - 4)) {
@@ -312,14 +325,14 @@ async function openStreamFormat(file: ClaimedFile, head: Uint8Array): Promise<Op
   });
   const schema = decodedSchema(first.metadata);
   const blocks: Block[] = [];
-  const checks = tally(shape);
+  const checks = tally(shape, options.checkValues ? file : undefined);
   const breathe = makeBreather();
   let at = first.offset + first.prefix + first.metadataLength + first.bodyLength;
   // A stream ends with its end-of-stream marker, or where the file ends at a message boundary.
   while (at < file.size) {
     const message = await readMessageAt(file, at, file.size);
     if (message.end) break;
-    checks.add(message, message.metadata);
+    await checks.add(message, message.metadata);
     blocks.push(blockOf(message));
     at = message.offset + message.prefix + message.metadataLength + message.bodyLength;
     await breathe();
