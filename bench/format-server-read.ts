@@ -179,20 +179,35 @@ async function logDirOf(pid: number | undefined): Promise<string | undefined> {
   return args.find((a) => a.startsWith('--log-dir='))?.slice('--log-dir='.length);
 }
 
-/** Server-side time (ms) of each load statement (COPY/INSERT) into each table, from hyperd's query log. */
-async function serverTimes(logDir: string | undefined): Promise<Map<string, number>> {
-  const out = new Map<string, number>();
-  if (!logDir) return out;
-  for (const name of await readdir(logDir)) {
+/**
+ * From hyperd's query log, per table: `load`, the server-side time (ms) of each load statement
+ * (COPY/INSERT) into it; `commit`, the time its commit took: for hyperd's own load (autocommit)
+ * the commit inside that statement, for hyperwatch the `COMMIT` that followed in its session.
+ */
+async function serverTimes(logDir: string | undefined): Promise<{ load: Map<string, number>; commit: Map<string, number> }> {
+  const load = new Map<string, number>();
+  const commit = new Map<string, number>();
+  if (!logDir) return { load, commit };
+  const lastTable = new Map<string, string>();
+  for (const name of (await readdir(logDir)).sort()) {
     if (!name.endsWith('.log')) continue;
     for (const line of (await readFile(join(logDir, name), 'utf8')).split('\n')) {
       if (!line.includes('"k":"query-end"')) continue;
-      const entry = JSON.parse(line) as { v: { elapsed: number; 'query-trunc'?: string } };
-      const match = /^\s*(?:COPY|INSERT INTO)\s+(?:"[^"]*"\.)?"?((?:own|hw)_\d+)"?/i.exec(entry.v['query-trunc'] ?? '');
-      if (match) out.set(match[1]!, (out.get(match[1]!) ?? 0) + entry.v.elapsed * 1000);
+      const entry = JSON.parse(line) as { sess?: string; v: { elapsed: number; 'commit-time'?: number; 'query-trunc'?: string } };
+      const sql = entry.v['query-trunc'] ?? '';
+      const match = /^\s*(?:COPY|INSERT INTO)\s+(?:"[^"]*"\.)?"?((?:own|hw)_\d+)"?/i.exec(sql);
+      if (match) {
+        const table = match[1]!;
+        load.set(table, (load.get(table) ?? 0) + entry.v.elapsed * 1000);
+        if (table.startsWith('own_')) commit.set(table, (entry.v['commit-time'] ?? 0) * 1000);
+        if (entry.sess) lastTable.set(entry.sess, table);
+      } else if (/^\s*COMMIT/i.test(sql) && entry.sess && lastTable.has(entry.sess)) {
+        commit.set(lastTable.get(entry.sess)!, entry.v.elapsed * 1000);
+        lastTable.delete(entry.sess);
+      }
     }
   }
-  return out;
+  return { load, commit };
 }
 
 const root = await mkdtemp(join(tmpdir(), 'hw-format-bench-'));
@@ -248,12 +263,14 @@ try {
         console.log(
           `| ${c.name} | ${mb.toFixed(1)} | ${mode} | ${spread(own)} | ${spread(fresh)} | ${(median(own) / median(fresh)).toFixed(2)}× | ${spread(existing)} | ${(median(own) / median(existing)).toFixed(2)}× |`,
         );
-        const times = await serverTimes(logDir);
+        const { load: times, commit } = await serverTimes(logDir);
         const inServer = (names: readonly string[]) => spread(names.map((t) => times.get(t) ?? NaN));
+        const commits = (names: readonly string[]) => spread(names.map((t) => commit.get(t) ?? NaN));
         console.log(`|  | | ${mode}, in hyperd (query log: the load statement) | ${inServer(tables.own)} | ${inServer(tables.fresh)} | | ${inServer(tables.existing)} | |`);
         // What hyperwatch adds around hyperd's statement, run by run: less moved by the machine's load than the totals.
         const outside = (runs: readonly number[], names: readonly string[]) => spread(runs.map((ms, k) => ms - (times.get(names[k]!) ?? NaN)));
         console.log(`|  | | ${mode}, outside the load statement | ${outside(own, tables.own)} | ${outside(fresh, tables.fresh)} | | ${outside(existing, tables.existing)} | |`);
+        console.log(`|  | | ${mode}, commit in hyperd (own: inside its statement; hyperwatch: its COMMIT) | ${commits(tables.own)} | ${commits(tables.fresh)} | | ${commits(tables.existing)} | |`);
         if (TRACE) console.log(`  runs: own ${own.map((x) => x.toFixed(0)).join(' ')}; fresh ${fresh.map((x) => x.toFixed(0)).join(' ')}; existing ${existing.map((x) => x.toFixed(0)).join(' ')}`);
       }
     } finally {
