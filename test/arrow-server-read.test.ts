@@ -19,11 +19,15 @@ const logger: Logger = {
   error: (message, fields) => void lines.push({ level: 'error', message, ...(fields ? { fields } : {}) }),
 };
 
-/** How the ingester loaded `name`: `server` (hyperd read the path) or `stream` (COPY FROM STDIN). */
-function pathOf(name: string): 'server' | 'stream' | 'none' {
-  const mine = lines.filter((l) => l.fields?.file === name);
-  if (mine.some((l) => l.message.startsWith('arrow: the database reads the file itself'))) return 'server';
-  if (mine.some((l) => l.message.startsWith('arrow: loading through ARROWSTREAM'))) return 'stream';
+/**
+ * How the ingester loaded `name`: `server` (hyperd read the path with COPY), `server-insert` (with
+ * INSERT ... SELECT FROM external) or `stream` (COPY FROM STDIN). The last load attempt counts.
+ */
+function pathOf(name: string): 'server' | 'server-insert' | 'stream' | 'none' {
+  const mine = lines.filter((l) => l.fields?.file === name && l.message.startsWith('arrow: '));
+  const last = mine.at(-1);
+  if (last?.message.startsWith('arrow: the database reads the file itself')) return last.fields?.via === 'insert' ? 'server-insert' : 'server';
+  if (last?.message.startsWith('arrow: loading through ARROWSTREAM')) return 'stream';
   return 'none';
 }
 
@@ -98,17 +102,46 @@ describe('Arrow files read by hyperd itself', () => {
     });
   }
 
-  it('streams a file whose columns need a rewrite (dictionary) or a cast (wider table column)', async () => {
+  it('streams a file whose columns need a rewrite (dictionary)', async () => {
     const dict = new Table({ id: vectorFromArray(IDS, new Int32()), name: makeVector(vectorFromArray(['x', 'y', 'x', 'y'], new Dictionary(new Utf8(), new Int32()))) });
     const name = 'dictionary.arrow';
     assert.equal((await bench.ingest(await bench.claim(name, tableToIPC(dict, 'file')), 'streamed_dict')).rows, 4);
     assert.equal(pathOf(name), 'stream');
+  });
 
-    await bench.pool.query('CREATE TABLE "streamed_wide" (id BIGINT, name TEXT, amount DOUBLE PRECISION)');
-    const wide = 'wide.arrow';
-    assert.equal((await bench.ingest(await bench.claim(wide, tableToIPC(plainTable(), 'file')), 'streamed_wide')).rows, 4);
-    assert.equal(pathOf(wide), 'stream');
-    assert.deepEqual(await rows('streamed_wide'), expected);
+  for (const format of ['file', 'stream'] as const) {
+    it(`has hyperd read an IPC ${format} itself into a table that needs casts, other letter case, other order or NOT NULL`, async () => {
+      // Wider id, columns in another order, NAME in capitals, amount NOT NULL.
+      await bench.pool.query(`CREATE TABLE "cast_${format}" (amount DOUBLE PRECISION NOT NULL, "NAME" TEXT, id BIGINT)`);
+      const name = `cast-${format}.arrow`;
+      assert.equal((await bench.ingest(await bench.claim(name, tableToIPC(plainTable(), format)), `cast_${format}`)).rows, 4);
+      assert.equal(pathOf(name), 'server-insert');
+      const got = await bench.pool.query<{ id: string; NAME: string | null; amount: number }>(`SELECT id, "NAME", amount FROM "cast_${format}" ORDER BY id`);
+      assert.deepEqual(
+        got.map((r) => `${r.id}|${r.NAME}|${r.amount}`),
+        expected,
+      );
+    });
+  }
+
+  it('reports a NULL bound for a NOT NULL column, naming the file, landing nothing', async () => {
+    await bench.pool.query('CREATE TABLE "not_null_name" (id INTEGER, name TEXT NOT NULL, amount DOUBLE PRECISION)');
+    const name = 'null-in-not-null.arrow';
+    const error = expectError(await bench.ingest(await bench.claim(name, tableToIPC(plainTable(), 'file')), 'not_null_name'));
+    assert.equal(error.file, name);
+    assert.equal(error.code, 'NULL_IN_NOT_NULL');
+    assert.equal(error.column, 'name');
+    assert.match(error.message, /column "name" holds 1 NULL value/);
+    assert.match(error.hint, /every row of column "name"/);
+    assert.equal(await count(bench.pool, 'not_null_name'), 0);
+  });
+
+  it('streams into a varchar(n) column, whose length limit only COPY checks', async () => {
+    await bench.pool.query('CREATE TABLE "limited" (id INTEGER, name VARCHAR(10), amount DOUBLE PRECISION NOT NULL)');
+    const name = 'limited.arrow';
+    assert.equal((await bench.ingest(await bench.claim(name, tableToIPC(plainTable(), 'file')), 'limited')).rows, 4);
+    assert.equal(pathOf(name), 'stream');
+    assert.deepEqual(await rows('limited'), expected);
   });
 
   it('streams when the database cannot read local files', async () => {

@@ -94,7 +94,8 @@ export function safeBody(header: BatchHeader, plans: readonly NodePlan[], raw: U
       else if (plan.swap.length > 0) swapParts(bytesOf(plan.index), plan.swap);
     }
   }
-  for (const plan of plans) checkValues(plan, bytesOf, sizes);
+  const lengthOf = (index: number): number => where[index]!.length;
+  for (const plan of plans) checkValues(plan, bytesOf, lengthOf, sizes);
   return { body, regions };
 }
 
@@ -144,24 +145,67 @@ function checkOffsets(bytes: Uint8Array, wide: boolean, length: number, limit: n
   if (previous > limit) throw corrupt(`${where(plan.shape)} has offsets up to ${previous}, past the end of its ${limit} ${what}`, plan.shape.column);
 }
 
-function checkValues(plan: NodePlan, bytesOf: (index: number) => Uint8Array, sizes: DictionarySizes): void {
+/**
+ * The buffers whose bytes the value checks read (`checkValues`), by index: offsets, dictionary
+ * indices and views with their validity, union type ids and offsets. Of the data behind offsets
+ * and views only the length counts, which the header gives. Every other buffer (fixed-width
+ * values, booleans, validity of other columns) is a run of values of its type whatever its bytes
+ * are, inside a region the header checks already bounded (layout.ts): nothing in it can point
+ * elsewhere, so there is nothing to check in it.
+ */
+export function valueBuffers(plans: readonly NodePlan[], out: number[] = []): number[] {
+  for (const plan of plans) {
+    const take = (...roles: BufferPlan['role'][]): void => {
+      for (const b of plan.buffers) if (roles.includes(b.role)) out.push(b.index);
+    };
+    switch (plan.shape.layout) {
+      case 'var32':
+      case 'var64':
+      case 'list32':
+      case 'list64':
+        take('offsets32', 'offsets64');
+        break;
+      case 'indices':
+        take('validity', 'values');
+        break;
+      case 'view':
+        take('validity', 'views');
+        break;
+      case 'sparse-union':
+      case 'dense-union':
+        take('type-ids', 'offsets32');
+        break;
+      default:
+        break;
+    }
+    valueBuffers(plan.children, out);
+  }
+  return out;
+}
+
+/**
+ * Checks the values that point elsewhere. `bytesOf` is asked only for the buffers `valueBuffers`
+ * lists; `lengthOf` gives any buffer's length.
+ */
+export function checkValues(plan: NodePlan, bytesOf: (index: number) => Uint8Array, lengthOf: (index: number) => number, sizes: DictionarySizes): void {
   const { shape, length, nullCount } = plan;
+  const find = (role: BufferPlan['role'], nth = 0): BufferPlan | undefined => plan.buffers.filter((b) => b.role === role)[nth];
   const roleBytes = (role: BufferPlan['role'], nth = 0): Uint8Array | undefined => {
-    const found = plan.buffers.filter((b) => b.role === role)[nth];
+    const found = find(role, nth);
     return found && bytesOf(found.index);
   };
-  const validity = roleBytes('validity');
   const column = shape.column;
   switch (shape.layout) {
     case 'var32':
     case 'var64':
-      checkOffsets(roleBytes(shape.layout === 'var64' ? 'offsets64' : 'offsets32')!, shape.layout === 'var64', length, roleBytes('bytes')!.length, plan, 'bytes of data');
+      checkOffsets(roleBytes(shape.layout === 'var64' ? 'offsets64' : 'offsets32')!, shape.layout === 'var64', length, lengthOf(find('bytes')!.index), plan, 'bytes of data');
       break;
     case 'list32':
     case 'list64':
       checkOffsets(roleBytes(shape.layout === 'list64' ? 'offsets64' : 'offsets32')!, shape.layout === 'list64', length, plan.children[0]!.length, plan, 'child values');
       break;
     case 'indices': {
+      const validity = roleBytes('validity');
       const size = sizes.get(shape.dictionaryId!);
       if (size === undefined) {
         if (length > nullCount) throw corrupt(`column "${column}" uses dictionary ${shape.dictionaryId} before any dictionary batch of that id`, column);
@@ -178,8 +222,9 @@ function checkValues(plan: NodePlan, bytesOf: (index: number) => Uint8Array, siz
       break;
     }
     case 'view': {
+      const validity = roleBytes('validity');
       const views = view(roleBytes('views')!);
-      const data = plan.buffers.filter((b) => b.role === 'variadic').map((b) => bytesOf(b.index).length);
+      const data = plan.buffers.filter((b) => b.role === 'variadic').map((b) => lengthOf(b.index));
       for (let row = 0; row < length; row++) {
         if (!isValid(validity, nullCount, row)) continue;
         const size = views.getInt32(row * 16, true);
@@ -208,5 +253,5 @@ function checkValues(plan: NodePlan, bytesOf: (index: number) => Uint8Array, siz
     default:
       break;
   }
-  for (const child of plan.children) checkValues(child, bytesOf, sizes);
+  for (const child of plan.children) checkValues(child, bytesOf, lengthOf, sizes);
 }

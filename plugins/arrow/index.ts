@@ -12,32 +12,32 @@
  *   batches are decoded, rewritten and re-encoded one at a time;
  * - when a table column differs (wider type, text, NOT NULL, another letter case), the file goes
  *   into a temporary table of the exact Arrow types and is inserted from there with casts, because
- *   ARROWSTREAM refuses any type difference and matches names case-sensitively.
+ *   ARROWSTREAM refuses any type difference and matches names case-sensitively (hyperd 9.1 then
+ *   moves only part of a large load out of that table: such a file is retried as CSV).
  *
- * When Hyper can read the claimed file itself and it would go through untouched into its table,
- * Hyper reads it from its path instead (server-read.ts).
+ * When Hyper can read the claimed file itself and its bytes need no rewrite, Hyper reads it from
+ * its path instead, with `COPY` or, for casts and other names or nullability, `INSERT ... SELECT
+ * FROM external(...)` (server-read.ts): no temporary table then, and no STDIN.
  *
  * Elsewhere the batches become CSV text for `COPY ... FORMAT csv`, in ~1 MiB strings.
  */
 import { ResultAsync } from 'neverthrow';
-import { RecordBatchStreamWriter, type Field, type RecordBatch, type Schema } from 'apache-arrow';
+import { RecordBatchStreamWriter, type RecordBatch, type Schema } from 'apache-arrow';
 import { fromDbError, ingestError, IngestFailure, isIngestFailure } from '../../src/errors.ts';
 import { defineIngester } from '../../src/plugins.ts';
-import { columnList, matchColumns } from '../../src/schema.ts';
-import { hasSourceColumns, isSourceColumn, sourceValues, withSourceFields } from '../../src/source-columns.ts';
-import { createTableFor, fitTable } from '../../src/table-fit.ts';
-import { describeLogicalType, qualifiedName, quoteIdent, standardSqlType, tableLabel } from '../../src/sql.ts';
-import { parseSqlType, type SqlType } from '../../src/sql-types.ts';
-import type { AppendResult, ClaimedFile, ColumnSpec, DbConnection, IngestContext, IngestError, IngesterPlugin, TableColumn, TableName } from '../../src/types.ts';
+import { columnList } from '../../src/schema.ts';
+import { hasSourceColumns, sourceValues, withSourceFields } from '../../src/source-columns.ts';
+import { qualifiedName, quoteIdent } from '../../src/sql.ts';
+import type { AppendResult, ClaimedFile, DbConnection, IngestContext, IngestError, IngesterPlugin, TableName } from '../../src/types.ts';
 import { BatchTooLarge } from './columns.ts';
 import { csvField } from '../shared/csv-text.ts';
 import { makeFormatter } from './format.ts';
 import { IpcProblem, makeBreather } from './problem.ts';
 import { ChunkCollector, openIpc, readError, type IpcSource } from './source.ts';
-import { describeField, isSameType, mapArrowType, type FieldMapping } from './types.ts';
-import { fitsColumn } from '../../src/type-policy.ts';
+import { isSameType } from './types.ts';
 import { wireBatch, wireSchema, wireType } from './wire.ts';
-import { loadOnServer, serverMayRead } from './server-read.ts';
+import { checkFieldNames, type ColumnPlan, fieldTypes, mapFields, plan, selectExpression, tableColumns } from './plan.ts';
+import { loadOnServer, NO_SERVER_READ, serverMayRead } from './server-read.ts';
 
 /** Batches longer than this are rewritten for Hyper in slices of this many rows. */
 const SLICE_ROWS = 65_536;
@@ -46,102 +46,9 @@ const CSV_CHUNK = 1 << 20;
 /** `fileState` key: Hyper refused the Arrow data of an earlier attempt; load this file as CSV. */
 const FORCE_CSV = 'arrow.csv';
 
-/** One file column, what it maps to, and the table column it fills. */
-interface ColumnPlan {
-  readonly field: Field;
-  readonly mapping: FieldMapping;
-  readonly column: TableColumn;
-  readonly columnType: SqlType;
-}
-
 /** The session's temporary table for loads that need casts (see `loadHyper`). */
 const TEMP_NAME = 'hyperwatch_arrow_load';
 const TEMP_TABLE = `pg_temp.${quoteIdent(TEMP_NAME)}`;
-
-function fileError(kind: 'data' | 'schema', code: string, file: ClaimedFile, message: string, hint: string, column?: string): IngestFailure {
-  return new IngestFailure(ingestError(kind, code, `${file.name}: ${message}`, hint, { file: file.name, ...(column === undefined ? {} : { column }) }));
-}
-
-/** Names are the only link between a file column and a table column: they must be distinct. */
-function checkFieldNames(schema: Schema, file: ClaimedFile): void {
-  if (schema.fields.length === 0) {
-    throw fileError('data', 'ARROW_NO_COLUMNS', file, 'the Arrow schema has no columns', 'Write at least one column, then replay the file.');
-  }
-  const seen = new Set<string>();
-  for (const [index, field] of schema.fields.entries()) {
-    if (field.name.trim() === '') {
-      throw fileError('data', 'EMPTY_COLUMN_NAME', file, `column ${index + 1} of the Arrow schema has no name`, 'Give every column a name, then replay the file.');
-    }
-    if (seen.has(field.name)) {
-      throw fileError('data', 'DUPLICATE_COLUMN', file, `column "${field.name}" appears twice in the Arrow schema`, 'Give every column a distinct name, then replay the file.', field.name);
-    }
-    seen.add(field.name);
-  }
-}
-
-function mapFields(schema: Schema, file: ClaimedFile): FieldMapping[] {
-  return schema.fields.map((field) => {
-    const mapped = mapArrowType(field.type);
-    if ('unsupported' in mapped) {
-      throw fileError(
-        'schema',
-        'ARROW_UNSUPPORTED_TYPE',
-        file,
-        `column "${field.name}" has Arrow type ${mapped.unsupported}, which has no column type here`,
-        `Convert column "${field.name}" in the producer (e.g. a union to one of its types), or drop it; then replay the file.`,
-        field.name,
-      );
-    }
-    return mapped;
-  });
-}
-
-/** The table's columns for this file: the existing table's, or a new table made from the schema. */
-async function tableColumns(conn: DbConnection, file: ClaimedFile, table: TableName, schema: Schema, mappings: readonly FieldMapping[], ctx: IngestContext): Promise<TableColumn[]> {
-  const existing = await conn.describeTable(table);
-  const specs: ColumnSpec[] = schema.fields.map((field, k) => ({ name: field.name, type: mappings[k]!.type }));
-  if (existing) {
-    const names = specs.map((s) => s.name);
-    return (await fitTable(conn, table, existing, names, (added) => specs.filter((s) => added.includes(s.name)), file, ctx)).columns;
-  }
-  if (!ctx.schema.createTable) {
-    throw new IngestFailure(
-      ingestError('schema', 'TABLE_MISSING', `table ${tableLabel(table)} does not exist and creating tables is disabled`, 'Create the table, or enable table creation, then replay the file.', {
-        file: file.name,
-      }),
-    );
-  }
-  await createTableFor(conn, table, specs, file, ctx);
-  // Read back the database's own spelling of the types, so both cases are planned the same way.
-  const created = (await conn.describeTable(table))?.filter((c) => !isSourceColumn(ctx, c.name));
-  return created ?? specs.map((s) => ({ name: s.name, sqlType: ctx.sqlType(s.type), nullable: true }));
-}
-
-function plan(file: ClaimedFile, table: TableName, schema: Schema, mappings: readonly FieldMapping[], columns: readonly TableColumn[]): ColumnPlan[] {
-  const matched = matchColumns(
-    schema.fields.map((f) => f.name),
-    columns,
-    file.name,
-    table,
-  );
-  if (matched.isErr()) throw new IngestFailure(matched.error);
-  return schema.fields.map((field, k) => {
-    const column = matched.value[k]!;
-    const mapping = mappings[k]!;
-    const columnType = parseSqlType(column.sqlType);
-    if (!fitsColumn(mapping.type, columnType)) {
-      throw fileError(
-        'schema',
-        'TYPE_MISMATCH',
-        file,
-        `column "${field.name}" is ${describeField(field)} (${describeLogicalType(mapping.type)}) in the file, but ${column.sqlType} in table ${tableLabel(table)}`,
-        `Write column "${field.name}" with a type that fits ${column.sqlType} (or change the table's column type), then replay the file.`,
-        field.name,
-      );
-    }
-    return { field, mapping, column, columnType };
-  });
-}
 
 // ---------------------------------------------------------------------------------------------
 // Hyper: Arrow in, as Arrow
@@ -175,18 +82,6 @@ async function* reencode(source: IpcSource, schema: Schema): AsyncIterable<Uint8
   if (sink.byteLength > 0) yield sink.take();
 }
 
-/**
- * What a column becomes in `INSERT ... SELECT` from the temporary table: the value as it is when
- * the types agree, else a cast to the table's type. Text with a length limit is cast to TEXT
- * only, so the database still checks the limit instead of cutting the value.
- */
-function selectExpression(p: ColumnPlan): string {
-  const ref = quoteIdent(p.field.name);
-  if (isSameType(p.mapping.type, p.columnType)) return ref;
-  if (p.columnType.family === 'text' && p.columnType.length !== undefined) return p.mapping.type.kind === 'text' || p.mapping.type.kind === 'json' ? ref : `CAST(${ref} AS TEXT)`;
-  return `CAST(${ref} AS ${p.column.sqlType})`;
-}
-
 function isArrowCorruption(error: IngestError): boolean {
   return error.sqlState === 'XX001' && /corrupt|unexpected end/i.test(error.message);
 }
@@ -201,7 +96,13 @@ async function loadHyper(conn: DbConnection, file: ClaimedFile, table: TableName
   const schema = wireSchema(plans.map((p) => ({ name: p.field.name, type: wireType(p.field.type), nullable: p.field.nullable || p.mapping.rewrite === 'null-to-utf8' })));
   const bytes = (): AsyncIterable<Uint8Array> => (rewrite ? reencode(source, schema) : source.streamBytes());
   const fields = columnList(plans.map((p) => ({ name: p.field.name })));
-  if (direct && serverMayRead(ctx, source, !rewrite)) return loadOnServer(conn, file, table, source, fields, ctx);
+  if (serverMayRead(ctx, source, !rewrite)) {
+    if (direct) return loadOnServer(conn, file, table, source, { kind: 'copy', fields }, ctx);
+    // Into varchar(n)/char(n) hyperd's INSERT may cut a long value without a word; COPY refuses it.
+    if (!plans.some((p) => p.columnType.family === 'text' && p.columnType.length !== undefined)) {
+      return loadOnServer(conn, file, table, source, { kind: 'insert', columns: columnList(plans.map((p) => p.column)), select: plans.map(selectExpression).join(', '), descriptor: fieldTypes(plans) }, ctx);
+    }
+  }
   ctx.logger.debug('arrow: loading through ARROWSTREAM', { file: file.name, format: source.format, passThrough: !rewrite, viaTempTable: !direct, notes: source.notes });
 
   const copy = async (target: string): Promise<number> => {
@@ -220,8 +121,7 @@ async function loadHyper(conn: DbConnection, file: ClaimedFile, table: TableName
   // first) and emptied after use (TRUNCATE counts as DML). `pg_temp.` so a real table of that
   // name is never touched.
   await conn.query(`DROP TABLE IF EXISTS ${TEMP_TABLE}`);
-  const defs = plans.map((p) => `${quoteIdent(p.field.name)} ${standardSqlType(p.mapping.type)}`).join(', ');
-  await conn.query(`CREATE TEMPORARY TABLE ${quoteIdent(TEMP_NAME)} (${defs})`);
+  await conn.query(`CREATE TEMPORARY TABLE ${quoteIdent(TEMP_NAME)} (${fieldTypes(plans)})`);
   const copied = await copy(TEMP_TABLE);
   const targets = columnList(plans.map((p) => p.column));
   const rows = await conn.execute(`INSERT INTO ${qualifiedName(table)} (${targets}) SELECT ${plans.map(selectExpression).join(', ')} FROM ${TEMP_TABLE}`);
@@ -307,12 +207,13 @@ async function loadCsv(conn: DbConnection, file: ClaimedFile, table: TableName, 
 // ---------------------------------------------------------------------------------------------
 
 async function append(conn: DbConnection, file: ClaimedFile, table: TableName, ctx: IngestContext): Promise<AppendResult> {
-  const source = await openIpc(file);
+  // Where hyperd may read the file itself, its values are checked as it is opened (see server-read.ts).
+  const source = await openIpc(file, { checkValues: ctx.capabilities.readsLocalFiles && ctx.capabilities.arrowStream && !ctx.fileState.has(NO_SERVER_READ) });
   const schema = source.schema;
   checkFieldNames(schema, file);
   const mappings = mapFields(schema, file);
   const columns = await tableColumns(conn, file, table, schema, mappings, ctx);
-  const plans = plan(file, table, schema, mappings, columns);
+  const plans = plan(file, table, schema, mappings, columns, mappings.map((m, k) => (m.rewrite === 'null-to-utf8' ? source.rows : source.nulls[k]!)));
   // Source columns are constants ARROWSTREAM cannot add: such files go as CSV, the values appended.
   if (ctx.capabilities.arrowStream && !ctx.fileState.has(FORCE_CSV) && !hasSourceColumns(ctx)) {
     return { rows: await loadHyper(conn, file, table, source, plans, ctx) };

@@ -14,7 +14,7 @@ import { DictionaryBatch as FbDictionaryBatch } from 'apache-arrow/fb/dictionary
 import { RecordBatch as FbRecordBatch } from 'apache-arrow/fb/record-batch';
 import { BufferRegion, DictionaryBatch, FieldNode, Message, RecordBatch } from 'apache-arrow/ipc/metadata/message';
 import type { ClaimedFile } from '../../src/types.ts';
-import { safeBody } from './body.ts';
+import { checkValues, safeBody, valueBuffers } from './body.ts';
 import { type BatchHeader, MAX_BODY, type NodePlan, planBatch, readBatchHeader, type Region } from './layout.ts';
 import { corrupt, IpcProblem, makeBreather } from './problem.ts';
 import { fbMessage, readFlatbuffer, type SchemaShape } from './shape.ts';
@@ -38,9 +38,13 @@ export type Framed = { readonly end: true; readonly prefix: number } | (Block & 
 
 const truncated = (message: string): IpcProblem => new IpcProblem('ARROW_TRUNCATED', message);
 
+/** Bytes read at once at a message's start: its framing and, mostly, its whole metadata (one read, not two). */
+const PEEK = 4096;
+
 /** Reads the message starting at `offset`; the file's data ends at `limit` (its footer, for the file format). */
 export async function readMessageAt(file: ClaimedFile, offset: number, limit: number): Promise<Framed> {
-  const head = await file.read(offset, Math.min(8, limit - offset));
+  const peek = await file.read(offset, Math.max(0, Math.min(PEEK, limit - offset)));
+  const head = peek.subarray(0, 8);
   if (head.length < 4) throw truncated(`the Arrow data ends inside a message's length prefix (at byte ${offset})`);
   const view = new DataView(head.buffer, head.byteOffset, head.byteLength);
   const modern = view.getInt32(0, true) === -1;
@@ -51,7 +55,7 @@ export async function readMessageAt(file: ClaimedFile, offset: number, limit: nu
   if (metadataLength < 0 || metadataLength > MAX_METADATA) throw corrupt(`the message at byte ${offset} gives a metadata length of ${metadataLength}`);
   const metadataStart = offset + prefix;
   if (metadataStart + metadataLength > limit) throw truncated(`the Arrow data ends inside the metadata of the message at byte ${offset}`);
-  const metadata = await file.read(metadataStart, metadataLength);
+  const metadata = prefix + metadataLength <= peek.length ? peek.slice(prefix, prefix + metadataLength) : await file.read(metadataStart, metadataLength);
   const { header, bodyLength } = readFlatbuffer(`the metadata of the message at byte ${offset}`, () => {
     const message = fbMessage(metadata);
     return { header: message.headerType(), bodyLength: message.bodyLength() };
@@ -154,4 +158,61 @@ export async function* safeMessages(file: ClaimedFile, schemaMessage: Uint8Array
     await breathe();
   }
   yield EOS;
+}
+
+/**
+ * Runs the checks `safeMessages` runs on every message, for a file hyperd then reads itself from
+ * its path: the same metadata checks, and the same value checks, but reading from each body only
+ * the buffers those checks look at (`valueBuffers`: offsets, dictionary indices, views, union ids).
+ *
+ * Why that refuses every damaged file the full pass refuses, for the files this is used on
+ * (uncompressed, little-endian, so the bytes on disk are the bytes checked): the full pass reads
+ * the other buffers only to hand them on, and checks nothing in them. Their place was checked
+ * from the metadata alone (`readBatchHeader`, `planBatch`: each buffer inside its body, long
+ * enough for its node's rows; each body inside the file, `readMessageAt`), and a fixed-width
+ * value, a validity bit or a boolean is a value of its type whatever its bytes are: no bytes in
+ * them can make a reader go outside the file or read another row. Compressed or big-endian files
+ * are read whole here too (they never reach hyperd as they are).
+ */
+export async function checkMessages(file: ClaimedFile, blocks: readonly Block[], shape: SchemaShape): Promise<void> {
+  const breathe = makeBreather();
+  const sizes: DictionaryLengths = new Map();
+  for (const block of blocks) {
+    const metadata = await file.read(block.offset + block.prefix, block.metadataLength);
+    await checkBlockValues(file, block, checkBatchMessage(block, metadata, shape), shape.bigEndian, sizes);
+    await breathe();
+  }
+}
+
+/** The current length of each dictionary, by id, as the messages so far set it. */
+export type DictionaryLengths = Map<bigint, number>;
+
+/** One message's value checks (see `checkMessages`), its metadata already checked; counts its dictionary. */
+export async function checkBlockValues(file: ClaimedFile, block: Block, checked: CheckedBatch, bigEndian: boolean, sizes: DictionaryLengths): Promise<void> {
+  const bodyStart = block.offset + block.prefix + block.metadataLength;
+  if (checked.header.codec !== null || bigEndian) {
+    const raw = await file.read(bodyStart, block.bodyLength);
+    if (raw.length !== block.bodyLength) throw truncated(`the Arrow data ends inside the body of the message at byte ${block.offset}`);
+    safeBody(checked.header, checked.plans, raw, bigEndian, sizes);
+  } else {
+    const regions = checked.header.buffers;
+    const read = new Map<number, Uint8Array>();
+    for (const index of valueBuffers(checked.plans)) {
+      const region = regions[index]!;
+      const bytes = region.length === 0 ? new Uint8Array(0) : await file.read(bodyStart + region.offset, region.length);
+      if (bytes.length !== region.length) throw truncated(`the Arrow data ends inside the body of the message at byte ${block.offset}`);
+      read.set(index, bytes);
+    }
+    const bytesOf = (index: number): Uint8Array => {
+      const bytes = read.get(index);
+      // valueBuffers and checkValues name the same buffers; a miss is a bug here, not in the file.
+      if (!bytes) throw new Error(`buffer ${index} was not read for its value check`);
+      return bytes;
+    };
+    for (const plan of checked.plans) checkValues(plan, bytesOf, (index) => regions[index]!.length, sizes);
+  }
+  if (checked.dictionary) {
+    const { id, isDelta } = checked.dictionary;
+    sizes.set(id, (isDelta ? (sizes.get(id) ?? 0) : 0) + checked.header.length);
+  }
 }

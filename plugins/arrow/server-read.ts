@@ -8,8 +8,9 @@
  * framing, types Hyper reads as they are) and every column goes straight into the table column
  * of its name and type.
  *
- * hyperd's own reader is not trusted with damaged files: every message, bodies included, is first
- * checked here as it would be for streaming (without re-encoding anything), and the rows hyperd
+ * hyperd's own reader is not trusted with damaged files: every message is first checked here as
+ * it would be for streaming, values that point elsewhere included (offsets, indices, views: see
+ * `checkMessages` for why the other buffers need not be read for that), and the rows hyperd
  * loaded must be the rows the checked metadata announced. Anything hyperd refuses in a file that
  * passed the checks is retried in a fresh transaction with the bytes streamed, which gets the
  * last word.
@@ -28,11 +29,6 @@ export function serverMayRead(ctx: IngestContext, source: IpcSource, untouched: 
   return ctx.capabilities.readsLocalFiles && untouched && source.passThrough && !ctx.fileState.has(NO_SERVER_READ);
 }
 
-/** Reads every message of the file through the checks of the streaming path, discarding the bytes. */
-async function checkBodies(source: IpcSource): Promise<void> {
-  for await (const chunk of source.streamBytes()) void chunk;
-}
-
 /** The retry that streams the file, after hyperd refused it or loaded other rows than announced. */
 function streamInstead(file: ClaimedFile, reason: string, ctx: IngestContext, details: { readonly sql: string; readonly sqlState?: string | undefined; readonly cause?: unknown }): IngestFailure {
   const message = `hyperd could not read ${file.name} itself (${reason}); retrying with the file streamed`;
@@ -49,12 +45,30 @@ function streamInstead(file: ClaimedFile, reason: string, ctx: IngestContext, de
   );
 }
 
+/**
+ * How hyperd reads the file into the table:
+ * - `copy`: every column goes as it is into the table column of its very name and type:
+ *   `COPY t (fields) FROM 'path'`, hyperd's own fastest load;
+ * - `insert`: some column needs a cast (a wider type), goes into a column of another letter case,
+ *   or into a NOT NULL column from a nullable field, which `COPY ... (FORMAT arrow...)` refuses:
+ *   `INSERT INTO t (columns) SELECT expressions FROM external('path', COLUMNS => DESCRIPTOR(...))`,
+ *   the descriptor giving each field's exact Arrow type (hyperd infers no Arrow schema there).
+ *   A NULL bound for a NOT NULL column fails the INSERT, and the streamed retry reports it.
+ */
+export type ServerLoad =
+  | { readonly kind: 'copy'; readonly fields: string }
+  | { readonly kind: 'insert'; readonly columns: string; readonly select: string; readonly descriptor: string };
+
+function statement(table: TableName, path: string, format: 'arrowfile' | 'arrowstream', load: ServerLoad): string {
+  if (load.kind === 'copy') return `COPY ${qualifiedName(table)} (${load.fields}) FROM ${quoteLiteral(path)} WITH (FORMAT ${format})`;
+  return `INSERT INTO ${qualifiedName(table)} (${load.columns}) SELECT ${load.select} FROM external(${quoteLiteral(path)}, COLUMNS => DESCRIPTOR(${load.descriptor}), FORMAT => '${format}')`;
+}
+
 /** Loads the file with hyperd reading it from its staged path; the rows loaded. */
-export async function loadOnServer(conn: DbConnection, file: ClaimedFile, table: TableName, source: IpcSource, fields: string, ctx: IngestContext): Promise<number> {
-  await checkBodies(source);
-  const format = source.format === 'file' ? 'arrowfile' : 'arrowstream';
-  const sql = `COPY ${qualifiedName(table)} (${fields}) FROM ${quoteLiteral(file.stagedPath)} WITH (FORMAT ${format})`;
-  ctx.logger.debug('arrow: the database reads the file itself', { file: file.name, format: source.format, sql });
+export async function loadOnServer(conn: DbConnection, file: ClaimedFile, table: TableName, source: IpcSource, load: ServerLoad, ctx: IngestContext): Promise<number> {
+  await source.check();
+  const sql = statement(table, file.stagedPath, source.format === 'file' ? 'arrowfile' : 'arrowstream', load);
+  ctx.logger.debug('arrow: the database reads the file itself', { file: file.name, format: source.format, via: load.kind, sql });
   let rows: number;
   try {
     rows = await conn.execute(sql);

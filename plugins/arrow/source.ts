@@ -22,7 +22,7 @@ import { Footer } from 'apache-arrow/ipc/metadata/file';
 import { Message } from 'apache-arrow/ipc/metadata/message';
 import { ingestError, IngestFailure } from '../../src/errors.ts';
 import type { ClaimedFile, IngestError } from '../../src/types.ts';
-import { type Block, checkBatchMessage, readMessageAt, safeMessages } from './messages.ts';
+import { type Block, checkBatchMessage, checkBlockValues, checkMessages, type DictionaryLengths, readMessageAt, safeMessages } from './messages.ts';
 import { checkedSize, corrupt, IpcProblem, makeBreather } from './problem.ts';
 import { fbMessage, FbSchema, readFlatbuffer, type SchemaShape, shapeOfSchema } from './shape.ts';
 
@@ -46,10 +46,14 @@ export interface IpcSource {
   readonly notes: readonly string[];
   /** Rows of all record batches, as their (checked) metadata gives them. */
   readonly rows: number;
+  /** NULLs of each top-level column over all record batches, as their metadata gives them. */
+  readonly nulls: readonly number[];
   /** The input as one IPC stream of checked messages (schema, dictionaries, record batches, end-of-stream marker). */
   streamBytes(): AsyncIterable<Uint8Array>;
   /** Decoded record batches, one at a time. */
   batches(): AsyncIterable<RecordBatch>;
+  /** Runs every check `streamBytes()` runs, reading of the bodies only what the checks look at (see `checkMessages`). */
+  check(): Promise<void>;
 }
 
 function fail(code: string, file: ClaimedFile, message: string, hint: string, cause?: unknown, column?: string): IngestFailure {
@@ -182,47 +186,74 @@ interface Opened {
   readonly blocks: readonly Block[];
   readonly notes: string[];
   readonly rows: number;
+  readonly nulls: readonly number[];
 }
 
-function source(file: ClaimedFile, opened: Opened): IpcSource {
-  const { schema, shape, blocks, notes, rows } = opened;
+function source(file: ClaimedFile, opened: Opened, valuesChecked: boolean): IpcSource {
+  const { schema, shape, blocks, notes, rows, nulls } = opened;
   const header = schemaMessage(schema);
   const streamBytes = (): AsyncIterable<Uint8Array> => guarded(file, safeMessages(file, header, blocks, shape));
-  return { format: opened.format, schema, passThrough: notes.length === 0, notes, rows, streamBytes, batches: () => decode(file, streamBytes) };
+  const check = (): Promise<void> => (valuesChecked ? Promise.resolve() : reported(file, () => checkMessages(file, blocks, shape)));
+  return { format: opened.format, schema, passThrough: notes.length === 0, notes, rows, nulls, streamBytes, batches: () => decode(file, streamBytes), check };
 }
 
-/** The block alone (its metadata is read again when its body is: one message's metadata in memory at a time). */
+/** The block alone (its metadata, checked as it was read, is read again with its body: one message's metadata in memory at a time). */
 function blockOf(framed: Block): Block {
   return { offset: framed.offset, prefix: framed.prefix, metadataLength: framed.metadataLength, bodyLength: framed.bodyLength, header: framed.header };
 }
 
-/** Checks every block's metadata, notes what keeps the data from going to Hyper as it is; the rows of the record batches. */
-async function checkAll(file: ClaimedFile, blocks: readonly Block[], shape: SchemaShape, notes: string[]): Promise<number> {
-  const breathe = makeBreather();
+/** What checking every message's metadata found, message by message as they are read. */
+interface Tally {
+  /** Checks one message's metadata (read with it by `readMessageAt`), and its values when asked; counts it. */
+  add(block: Block, metadata: Uint8Array): Promise<void>;
+  /** Notes what keeps the data from going to Hyper as it is; the rows and each column's NULLs of the record batches. */
+  finish(notes: string[]): { rows: number; nulls: number[] };
+}
+
+/** `file` is given when the values are checked too (`OpenOptions.checkValues`). */
+function tally(shape: SchemaShape, file: ClaimedFile | undefined): Tally {
+  const sizes: DictionaryLengths = new Map();
   let compressed = false;
   let legacy = false;
   let rows = 0;
-  for (const block of blocks) {
-    const metadata = await file.read(block.offset + block.prefix, block.metadataLength);
-    const checked = checkBatchMessage(block, metadata, shape);
-    if (!checked.dictionary) rows += checked.header.length;
-    compressed ||= checked.header.codec !== null;
-    legacy ||= block.prefix === 4 || readFlatbuffer('message metadata', () => fbMessage(metadata).version()) < 4;
-    await breathe();
-  }
-  if (shape.bigEndian) notes.push('big-endian: swapped to little-endian');
-  if (compressed) notes.push('compressed: decompressed');
-  if (legacy) notes.push('pre-1.0 framing or metadata: re-encoded');
-  return rows;
+  const nulls = shape.fields.map(() => 0);
+  return {
+    async add(block, metadata) {
+      const checked = checkBatchMessage(block, metadata, shape);
+      if (file) await checkBlockValues(file, block, checked, shape.bigEndian, sizes);
+      if (!checked.dictionary) {
+        rows += checked.header.length;
+        checked.plans.forEach((plan, k) => (nulls[k]! += plan.nullCount));
+      }
+      compressed ||= checked.header.codec !== null;
+      legacy ||= block.prefix === 4 || readFlatbuffer('message metadata', () => fbMessage(metadata).version()) < 4;
+    },
+    finish(notes) {
+      if (shape.bigEndian) notes.push('big-endian: swapped to little-endian');
+      if (compressed) notes.push('compressed: decompressed');
+      if (legacy) notes.push('pre-1.0 framing or metadata: re-encoded');
+      return { rows, nulls };
+    },
+  };
+}
+
+export interface OpenOptions {
+  /**
+   * Run the value checks of `IpcSource.check` while opening, each message's buffers read right
+   * after its metadata (one read of the metadata per message, not two); `check()` then has
+   * nothing left to do. For a file hyperd will likely read itself.
+   */
+  readonly checkValues?: boolean;
 }
 
 /** Opens `file` as Arrow IPC; rejects with an `IngestFailure` (data or schema error) when it is not one this reader takes. */
-export async function openIpc(file: ClaimedFile): Promise<IpcSource> {
+export async function openIpc(file: ClaimedFile, options: OpenOptions = {}): Promise<IpcSource> {
   if (file.size === 0) {
     throw fail('EMPTY_FILE', file, 'is empty (0 bytes)', 'An Arrow file holds at least its schema; write the file completely before creating its .ready, then replay it.');
   }
   const head = await file.read(0, FILE_HEAD);
-  return source(file, await reported(file, () => (startsWithMagic(head) ? openFileFormat(file) : openStreamFormat(file, head))));
+  const opened = await reported(file, () => (startsWithMagic(head) ? openFileFormat(file, options) : openStreamFormat(file, head, options)));
+  return source(file, opened, options.checkValues === true);
 }
 
 function decodedSchema(metadata: Uint8Array): Schema {
@@ -235,7 +266,7 @@ function decodedSchema(metadata: Uint8Array): Schema {
   }
 }
 
-async function openFileFormat(file: ClaimedFile): Promise<Opened> {
+async function openFileFormat(file: ClaimedFile, options: OpenOptions): Promise<Opened> {
   if (file.size < FILE_HEAD + FILE_TAIL) throw new IpcProblem('ARROW_TRUNCATED', `starts like an Arrow IPC file but is only ${file.size} bytes long`);
   const tail = await file.read(file.size - FILE_TAIL, FILE_TAIL);
   if (!startsWithMagic(tail.subarray(4))) throw new IpcProblem('ARROW_TRUNCATED', 'starts like an Arrow IPC file (ARROW1) but does not end with its footer: the file is incomplete or truncated');
@@ -263,18 +294,21 @@ async function openFileFormat(file: ClaimedFile): Promise<Opened> {
   // Dictionaries and batches in file order: a dictionary (or delta) precedes the batches using it.
   places.sort((a, b) => a.offset - b.offset);
   const blocks: Block[] = [];
+  const checks = tally(shape, options.checkValues ? file : undefined);
+  const breathe = makeBreather();
   for (const place of places) {
     if (place.offset < FILE_HEAD) throw corrupt(`the Arrow file footer lists a ${place.what} block at byte ${place.offset}, inside the file's magic`);
     const message = await readMessageAt(file, place.offset, footerStart);
     if (message.end) throw corrupt(`the Arrow file footer lists a ${place.what} block at byte ${place.offset}, where the data ends`);
+    await checks.add(message, message.metadata);
     blocks.push(blockOf(message));
+    await breathe();
   }
   const notes: string[] = [];
-  const rows = await checkAll(file, blocks, shape, notes);
-  return { format: 'file', schema, shape, blocks, notes, rows };
+  return { format: 'file', schema, shape, blocks, notes, ...checks.finish(notes) };
 }
 
-async function openStreamFormat(file: ClaimedFile, head: Uint8Array): Promise<Opened> {
+async function openStreamFormat(file: ClaimedFile, head: Uint8Array, options: OpenOptions): Promise<Opened> {
   const modern = head.length >= 4 && int32At(head, 0) === -1;
   const metadataLength = head.length >= (modern ? 8 : 4) ? int32At(head, modern ? 4 : 0) : -1;
   if (!modern && (metadataLength <= 0 || metadataLength > file.size - 4)) {
@@ -291,17 +325,18 @@ async function openStreamFormat(file: ClaimedFile, head: Uint8Array): Promise<Op
   });
   const schema = decodedSchema(first.metadata);
   const blocks: Block[] = [];
+  const checks = tally(shape, options.checkValues ? file : undefined);
   const breathe = makeBreather();
   let at = first.offset + first.prefix + first.metadataLength + first.bodyLength;
   // A stream ends with its end-of-stream marker, or where the file ends at a message boundary.
   while (at < file.size) {
     const message = await readMessageAt(file, at, file.size);
     if (message.end) break;
+    await checks.add(message, message.metadata);
     blocks.push(blockOf(message));
     at = message.offset + message.prefix + message.metadataLength + message.bodyLength;
     await breathe();
   }
   const notes: string[] = [];
-  const rows = await checkAll(file, blocks, shape, notes);
-  return { format: 'stream', schema, shape, blocks, notes, rows };
+  return { format: 'stream', schema, shape, blocks, notes, ...checks.finish(notes) };
 }
