@@ -82,13 +82,13 @@ export async function attemptOne(ctx: WatchContext, file: OpenedFile, plugin: In
   const badRows = badRowsOf(ctx, file);
   const pctx = { ...ingestContext(ctx, attempt, fileState, added), ...(badRows ? { badRows } : {}) };
   const epoch = epochOf(ctx);
-  const begun = takeEarly(ctx, file, known.exists);
+  const early = takeEarly(ctx, file, known.exists);
   const release = known.exists ? undefined : await known.schemaLock.acquire();
   const existedBefore = release ? await tableIsThere(ctx) : true;
   const described: Described = { columns: undefined, usedCache: false };
-  const slot = takeSlot(ctx);
+  const slot = takeSlot(ctx, early?.sentAt);
   try {
-    const rows = await (begun ?? poolOf(ctx)).transaction(
+    const rows = await (early?.begun ?? poolOf(ctx)).transaction(
       async (conn) => {
         const appended = await plugin.append(describing(ctx, conn, described), file, ctx.table, pctx);
         if (appended.isErr()) throw new IngestFailure(appended.error);
@@ -131,10 +131,10 @@ export async function attemptGroup(ctx: WatchContext, files: readonly OpenedFile
   const entries = (rows: readonly number[]) => files.map((f, i) => ledgerEntry(ctx, f, rows[i]!));
   // Many rows go in by COPY inside the transaction; a few as an INSERT sent with the COMMIT.
   const byCopy = ledgerByCopy(files.length);
-  const begun = takeEarly(ctx, files[0]!, true);
-  const slot = takeSlot(ctx);
+  const early = takeEarly(ctx, files[0]!, true);
+  const slot = takeSlot(ctx, early?.sentAt);
   try {
-    const rows = await (begun ?? poolOf(ctx)).transaction(
+    const rows = await (early?.begun ?? poolOf(ctx)).transaction(
       async (raw) => {
         const conn = describing(ctx, raw, described);
         const rows = await appendAll(conn, files, plugin, ctx.table, pctx);
