@@ -141,8 +141,9 @@ export async function attemptGroup(ctx: WatchContext, files: readonly OpenedFile
         const changed = files.map((f) => f.changedSinceClaim());
         const index = changed.findIndex((c) => c !== undefined);
         if (index >= 0) throw new IngestFailure(changedAfterReady(files[index]!, changed[index]!), index);
-        await fence(ctx, raw, slot.slot);
-        if (byCopy) await recordAllInLedger(raw, entries(rows));
+        // The fence's UPDATE and the ledger's COPY go out back to back, one round trip for both;
+        // the COMMIT waits for the fence's answer as before.
+        await bothSettled(fence(ctx, raw, slot.slot), byCopy ? recordAllInLedger(raw, entries(rows)) : undefined);
         return rows;
       },
       byCopy ? undefined : { last: (rows) => ledgerInsert(entries(rows)) },
@@ -158,6 +159,13 @@ export async function attemptGroup(ctx: WatchContext, files: readonly OpenedFile
   } finally {
     slot.release();
   }
+}
+
+/** Waits for both; rejects with the first one's error, else the second's (a lost fence comes first). */
+async function bothSettled(first: Promise<unknown>, second: Promise<unknown> | undefined): Promise<void> {
+  const [a, b] = await Promise.allSettled([first, second]);
+  if (a.status === 'rejected') throw a.reason;
+  if (b.status === 'rejected') throw b.reason;
 }
 
 /** Each file's rows: by the plugin's `appendMany` when it has one, else file by file. */
