@@ -86,7 +86,7 @@ export async function attemptOne(ctx: WatchContext, file: OpenedFile, plugin: In
   const release = known.exists ? undefined : await known.schemaLock.acquire();
   const existedBefore = release ? await tableIsThere(ctx) : true;
   const described: Described = { columns: undefined, usedCache: false };
-  const slot = takeSlot(ctx, early?.sentAt);
+  const slot = takeSlot(ctx.lease, early?.sentAt);
   try {
     const rows = await (early?.begun ?? poolOf(ctx)).transaction(
       async (conn) => {
@@ -132,7 +132,7 @@ export async function attemptGroup(ctx: WatchContext, files: readonly OpenedFile
   // Many rows go in by COPY inside the transaction; a few as an INSERT sent with the COMMIT.
   const byCopy = ledgerByCopy(files.length);
   const early = takeEarly(ctx, files[0]!, true);
-  const slot = takeSlot(ctx, early?.sentAt);
+  const slot = takeSlot(ctx.lease, early?.sentAt);
   try {
     const rows = await (early?.begun ?? poolOf(ctx)).transaction(
       async (raw) => {

@@ -147,8 +147,7 @@ export async function endLease(ctx: WatchContext, clean: boolean): Promise<void>
  * snapshot at BEGIN, so a slot whose last commit came before it cannot conflict. Failing that,
  * the least recently used one.
  */
-export function takeSlot(ctx: WatchContext, begunAt = performance.now()): { slot: number; release: () => void } {
-  const { lease } = ctx;
+export function takeSlot(lease: LeaseState, begunAt = performance.now()): { slot: number; release: () => void } {
   const { freeSlots, releasedAt } = lease;
   let at = freeSlots.length - 1;
   while (at > 0 && !(releasedAt[freeSlots[at]!]! < begunAt)) at--;
