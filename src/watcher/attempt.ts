@@ -3,6 +3,7 @@
  * failure for retry.ts to judge. Also what the watcher knows about its target table: whether it
  * exists, and its columns as last committed (a catalog query spared per file).
  */
+import { BATCH_FILE_MAX_BYTES } from '../constants.ts';
 import { ingestError, IngestFailure, fromDbError, isIngestFailure } from '../errors.ts';
 import type { OpenedFile } from '../files.ts';
 import { readLeases } from '../lease.ts';
@@ -55,11 +56,16 @@ function sameTable(a: TableName, b: TableName): boolean {
 /**
  * `conn` with the target table's description served from the cache (see `TableKnowledge`); what
  * a transaction reads from the database lands in `described`, kept only if it commits.
+ * `afterExecute` runs right after each `execute` was handed to the connection, before its reply.
  */
-function describing(ctx: WatchContext, conn: DbConnection, described: Described): DbConnection {
+function describing(ctx: WatchContext, conn: DbConnection, described: Described, afterExecute?: () => void): DbConnection {
   return {
     query: (sql, params) => conn.query(sql, params),
-    execute: (sql, params) => conn.execute(sql, params),
+    execute: (sql, params) => {
+      const done = conn.execute(sql, params);
+      afterExecute?.();
+      return done;
+    },
     copyFrom: (sql, source) => conn.copyFrom(sql, source),
     describeTable: async (table) => {
       if (!sameTable(table, ctx.table)) return conn.describeTable(table);
@@ -90,13 +96,14 @@ export async function attemptOne(ctx: WatchContext, file: OpenedFile, plugin: In
   try {
     const rows = await (early?.begun ?? poolOf(ctx)).transaction(
       async (conn) => {
-        const appended = await plugin.append(describing(ctx, conn, described), file, ctx.table, pctx);
+        const fencing = behindFirstStatement(ctx, conn, slot.slot, file.size <= BATCH_FILE_MAX_BYTES);
+        const appended = await plugin.append(describing(ctx, conn, described, fencing.send), file, ctx.table, pctx);
         if (appended.isErr()) throw new IngestFailure(appended.error);
         const changed = file.changedSinceClaim();
         if (changed) throw new IngestFailure(changedAfterReady(file, changed));
         if (!known.exists) known.exists = described.columns !== undefined || (await conn.describeTable(ctx.table)) !== null;
         if (badRows) await checkBadRows(ctx, file, badRows, appended.value.rows);
-        await fence(ctx, conn, slot.slot);
+        await fencing.passed();
         return appended.value.rows;
       },
       // The ledger row goes with the COMMIT, in one round trip.
@@ -117,6 +124,31 @@ export async function attemptOne(ctx: WatchContext, file: OpenedFile, plugin: In
     slot.release();
     release?.();
   }
+}
+
+/**
+ * A file transaction's fence (see lease.ts). For a small file it goes out right behind the
+ * ingester's first `execute` (its load, for a file hyperd reads itself), without waiting for
+ * that statement's reply: one round trip fewer per file. Where in the transaction the fence runs
+ * does not matter to what it proves: it is the transaction's write of its fence row, and the
+ * COMMIT is sent only once it came back with that row updated (`passed`). Only small files, so
+ * that a transaction holds its fence row a few milliseconds at most before its COMMIT, as with a
+ * fence run last (a stopped process holding it would hold off its takeover); larger files run
+ * it last.
+ */
+function behindFirstStatement(ctx: WatchContext, conn: DbConnection, slot: number, early: boolean): { send: (() => void) | undefined; passed: () => Promise<void> } {
+  let sent: Promise<void> | undefined;
+  return {
+    send: early
+      ? () => {
+          if (sent) return;
+          sent = fence(ctx, conn, slot);
+          // Awaited by `passed`; when the ingester's statement failed first, this one fails too.
+          sent.catch(() => {});
+        }
+      : undefined,
+    passed: () => sent ?? fence(ctx, conn, slot),
+  };
 }
 
 /**
