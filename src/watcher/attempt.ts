@@ -136,10 +136,10 @@ export async function attemptOne(ctx: WatchContext, file: OpenedFile, plugin: In
  * fence run last (a stopped process holding it would hold off its takeover); larger files run
  * it last.
  */
-function behindFirstStatement(ctx: WatchContext, conn: DbConnection, slot: number, early: boolean): { send: (() => void) | undefined; passed: () => Promise<void> } {
+function behindFirstStatement(ctx: WatchContext, conn: DbConnection, slot: number, small: boolean): { send: (() => void) | undefined; passed: () => Promise<void> } {
   let sent: Promise<void> | undefined;
   return {
-    send: early
+    send: small
       ? () => {
           if (sent) return;
           sent = fence(ctx, conn, slot);

@@ -42,16 +42,13 @@ export async function lastWithCommit(sql: AnySql, last: Statement): Promise<void
 /** `check` runs before every statement: it throws when the transaction's session is gone. */
 export function connectionOf(sql: AnySql, check: () => void = () => {}): DbConnection {
   return {
-    // `execute()` hands each statement to the connection at once, in the order of the calls
-    // (postgres.js would otherwise send it on its first `then`, a microtask later): a statement
-    // issued right behind another, without waiting for its reply, runs after it.
     query: <T extends Row = Row>(text: string, params: readonly unknown[] = []) => {
       check();
-      return sql.unsafe(text, params as postgres.ParameterOrJSON<never>[]).execute() as unknown as Promise<T[]>;
+      return sql.unsafe(text, params as postgres.ParameterOrJSON<never>[]) as unknown as Promise<T[]>;
     },
     execute: async (text: string, params: readonly unknown[] = []) => {
       check();
-      const result = await sql.unsafe(text, params as postgres.ParameterOrJSON<never>[]).execute();
+      const result = await sql.unsafe(text, params as postgres.ParameterOrJSON<never>[]);
       return Number(result.count ?? 0);
     },
     copyFrom: (statement, source) => {
