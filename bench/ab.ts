@@ -6,7 +6,7 @@
  *     --b bench/out/build/bench/lib/worker.js [--pairs 6] [--only flood,trickle] [--trickle-files 50]
  *
  * A build is the bench worker compiled by `npm run bench` (bench/out/build) in any checkout, e.g.
- * an older commit's (`git worktree add /tmp/base <commit>`, `npm ci`, then
+ * an older commit's (a clone in /tmp/base checked out at it, `npm ci`, then
  * `npx tsc -p bench/tsconfig.build.json --outDir bench/out/build` there). Each pair runs A then B,
  * the next B then A, so neither always goes first. Same files, same producer as `npm run bench`.
  * Prints every run, then per build the median and range, and the median of the per-pair ratios.
