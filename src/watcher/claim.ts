@@ -17,10 +17,14 @@ import { fail, notRegularFile } from './fail.ts';
 
 /**
  * A task's early BEGIN (see `task.ts`): the first transaction of its files takes it, or it is
- * released unused when the task ends.
+ * released unused when the task ends. `sentAt`: when BEGIN went out (`performance.now()` just
+ * before), which tells the fence slots safe to reuse (see `takeSlot`).
  */
 export class EarlyBegin {
-  constructor(private begun: BegunTransaction | undefined) {}
+  constructor(
+    private begun: BegunTransaction | undefined,
+    readonly sentAt: number,
+  ) {}
 
   take(): BegunTransaction | undefined {
     const begun = this.begun;
@@ -33,17 +37,24 @@ export class EarlyBegin {
   }
 }
 
+/** A transaction whose BEGIN was sent early, and when. */
+export interface Early {
+  readonly begun: BegunTransaction;
+  readonly sentAt: number;
+}
+
 /**
  * The early BEGIN of `file`'s task for a transaction about to start, if still unused; released
  * instead when that transaction cannot take it (it must wait on the pool for something first).
  */
-export function takeEarly(ctx: WatchContext, file: OpenedFile, usable: boolean): BegunTransaction | undefined {
+export function takeEarly(ctx: WatchContext, file: OpenedFile, usable: boolean): Early | undefined {
   const early = ctx.early.get(file);
   if (!usable) {
     early?.release();
     return undefined;
   }
-  return early?.take();
+  const begun = early?.take();
+  return begun ? { begun, sentAt: early!.sentAt } : undefined;
 }
 
 /** What a claim leads to; `undefined`: someone else took the sentinel first (nothing to do). */

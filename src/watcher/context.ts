@@ -64,7 +64,7 @@ export interface WatchContext {
   /** Files inside a transaction, with when it began (epoch ms), for progress reports. */
   readonly active: Map<OpenedFile, number>;
   /** Each claimed file's task's early BEGIN, until a transaction takes it (see claim.ts). */
-  readonly early: WeakMap<OpenedFile, { take(): BegunTransaction | undefined; release(): void }>;
+  readonly early: WeakMap<OpenedFile, { take(): BegunTransaction | undefined; release(): void; readonly sentAt: number }>;
 }
 
 export function newSharedState(): Pick<WatchContext, 'contentGate' | 'failLock' | 'active' | 'early'> {

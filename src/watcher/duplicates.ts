@@ -69,7 +69,7 @@ async function skipDuplicates(ctx: WatchContext, claimed: readonly ClaimedFile[]
       epoch = epochOf(ctx);
       // The last attempt may have committed before its connection broke (one transaction: all or none).
       if (attempt > 1 && (await committedClaims(poolOf(ctx), [duplicates[0]!.file.claimId])).size > 0) break;
-      const slot = takeSlot(ctx);
+      const slot = takeSlot(ctx.lease);
       await poolOf(ctx)
         .transaction(async (conn) => {
           await fence(ctx, conn, slot.slot);

@@ -264,7 +264,8 @@ export class WatcherHandle {
    */
   async #task(readyNames: readonly string[]): Promise<void> {
     const ctx = this.#ctx;
-    const early = new EarlyBegin(ctx.known.exists && !ctx.options.skipDuplicateContent ? ctx.life.pool?.begin?.() : undefined);
+    const sentAt = performance.now();
+    const early = new EarlyBegin(ctx.known.exists && !ctx.options.skipDuplicateContent ? ctx.life.pool?.begin?.() : undefined, sentAt);
     try {
       ctx.log.debug('claiming', { files: readyNames.length, first: readyNames[0], inFlight: ctx.life.tasks.size, queued: ctx.inbox.queue.size });
       const claimed = await claimAll(ctx, readyNames);

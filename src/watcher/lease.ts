@@ -21,6 +21,8 @@ export interface LeaseState {
   readonly leaseMs: number;
   /** Fence slots not in use by a transaction, least recently used first. */
   readonly freeSlots: number[];
+  /** When each slot's last transaction ended (`performance.now()`); -Infinity for never. */
+  readonly releasedAt: number[];
   readonly slots: number;
   /** Taken over: nothing more is committed; the watcher stops. */
   fenced: boolean;
@@ -50,6 +52,7 @@ export function newLeaseState(dir: string, target: string, leaseMs: number, maxC
     stagingRoot: join(dir, STAGING_DIR),
     leaseMs,
     freeSlots: Array.from({ length: slots - 1 }, (_, i) => i),
+    releasedAt: Array.from({ length: slots }, () => Number.NEGATIVE_INFINITY),
     slots,
     fenced: false,
     registered: false,
@@ -136,10 +139,19 @@ export async function endLease(ctx: WatchContext, clean: boolean): Promise<void>
 /**
  * A fence slot for one transaction, held until it ends (`release`): on Hyper two open
  * transactions updating the same fence row conflict, so each of ours has its own.
+ *
+ * The slot taken is the one most recently used whose last transaction ended before this one's
+ * BEGIN went out (`begunAt`, `performance.now()`; now when BEGIN is still to be sent). Its fence
+ * statement is then the one this connection ran last, which hyperd answers from its plan cache
+ * (0.3 ms instead of 1 ms compiled afresh, per transaction); and Hyper takes a transaction's
+ * snapshot at BEGIN, so a slot whose last commit came before it cannot conflict. Failing that,
+ * the least recently used one.
  */
-export function takeSlot(ctx: WatchContext): { slot: number; release: () => void } {
-  const { lease } = ctx;
-  const free = lease.freeSlots.shift();
+export function takeSlot(lease: LeaseState, begunAt = performance.now()): { slot: number; release: () => void } {
+  const { freeSlots, releasedAt } = lease;
+  let at = freeSlots.length - 1;
+  while (at > 0 && !(releasedAt[freeSlots[at]!]! < begunAt)) at--;
+  const free = at >= 0 ? freeSlots.splice(at, 1)[0] : undefined;
   // None free (a split group's parts wait for connections holding theirs): share the last one;
   // on Hyper a conflict there is a retry, never a wrong commit.
   if (free === undefined) return { slot: lease.slots - 1, release: () => {} };
@@ -149,7 +161,8 @@ export function takeSlot(ctx: WatchContext): { slot: number; release: () => void
     release: () => {
       if (released) return;
       released = true;
-      lease.freeSlots.push(free);
+      releasedAt[free] = performance.now();
+      freeSlots.push(free);
     },
   };
 }
