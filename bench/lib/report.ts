@@ -5,7 +5,9 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { type Mode, REFERENCE, type Sizes, TARGETS } from './config.ts';
+import type { FormatCase } from './format-set.ts';
 import type { Summary } from './measure.ts';
+import { FORMAT_HEADER, formatRows, formatTargetSummary } from './report-formats.ts';
 
 export type Method = 'hyperwatch' | 'raw' | 'reference';
 
@@ -124,7 +126,7 @@ export interface BacklogFigure {
 }
 
 /** Builds the list of targets from the figures of one run. */
-export function evaluateTargets(input: { figures: readonly Figure[]; latency?: Latency; memory: readonly MemoryFigure[]; backlog?: BacklogFigure }): Target[] {
+export function evaluateTargets(input: { figures: readonly Figure[]; latency?: Latency; memory: readonly MemoryFigure[]; backlog?: BacklogFigure; formatCases?: readonly FormatCase[] }): Target[] {
   const targets: Target[] = [];
   const find = (workload: string, method: string) => input.figures.find((f) => f.workload === workload && f.method === method);
   const hwCsv = find('CSV 1 file', 'hyperwatch');
@@ -192,7 +194,7 @@ export function evaluateTargets(input: { figures: readonly Figure[]; latency?: L
     if (!hw?.rows) continue;
     const ratio = hw.rows / hw.seconds.median / (REFERENCE.rows / refSeconds);
     targets.push({
-      name: `${workload} vs reference`,
+      name: `${workload} vs reference (figures from another day)`,
       required: `≥ ${required} × ${big(REFERENCE.rows / refSeconds)} rows/s`,
       measured: `${fmt(ratio)} × (${big(hw.rows / hw.seconds.median)} rows/s)`,
       ratio: ratio / required,
@@ -223,6 +225,7 @@ export function evaluateTargets(input: { figures: readonly Figure[]; latency?: L
       ...(b.small < 10_000 ? { note: 'small backlogs (quick run): start-up heap growth weighs in; judge on a full run' } : {}),
     });
   }
+  if (input.formatCases?.length) targets.push(formatTargetSummary(input.formatCases));
   return targets;
 }
 
@@ -315,6 +318,8 @@ export interface BenchResult {
   readonly memory: readonly MemoryFigure[];
   readonly backlog: BacklogFigure | null;
   readonly notes: readonly string[];
+  /** The format set (absent in runs saved before it existed). */
+  readonly formatCases?: readonly FormatCase[];
 }
 
 /** The report for the terminal. */
@@ -322,9 +327,10 @@ export function renderText(r: BenchResult): string {
   return [
     '',
     r.title,
-    `Reference: ${REFERENCE.label} (figures from the issue, not re-measured).`,
+    `Reference: ${REFERENCE.label} (figures from another day, on other files; not re-measured).`,
     '',
     textTable(FIGURE_HEADER, figureRows(r.figures)),
+    ...(r.formatCases?.length ? ['', textTable(FORMAT_HEADER, formatRows(r.formatCases))] : []),
     ...(r.latency ? ['', textTable(LATENCY_HEADER, latencyRows([r.latency]))] : []),
     '',
     textTable(TARGET_HEADER, targetRows(r.targets)),
@@ -342,6 +348,7 @@ export function writeReport(r: BenchResult, dir: string): void {
     '',
     markdownTable(FIGURE_HEADER, figureRows(r.figures)),
     '',
+    ...(r.formatCases?.length ? [markdownTable(FORMAT_HEADER, formatRows(r.formatCases)), ''] : []),
     ...(r.latency ? [markdownTable(LATENCY_HEADER, latencyRows([r.latency])), ''] : []),
     markdownTable(TARGET_HEADER, targetRows(r.targets)),
     '',
