@@ -66,7 +66,7 @@ const only = new Set<Workload>(args.only ? (args.only.split(',') as Workload[]) 
 for (const w of only) if (!WORKLOADS.includes(w)) throw new Error(`unknown workload ${w}; known: ${WORKLOADS.join(', ')}`);
 const outDir = resolve(args.out ?? join(here, 'results'));
 const watch = args.watch ? (JSON.parse(args.watch) as Record<string, unknown>) : undefined;
-const formats = formatFilters(only.has('files-own'), only.has('files-other'), args);
+const formats = formatFilters(only.has('files-own'), only.has('files-other'), args, mode === 'quick');
 
 const log = (message: string) => process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${message}\n`);
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));

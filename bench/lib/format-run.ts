@@ -25,9 +25,10 @@ function pick<T extends string>(value: string | undefined, known: readonly T[], 
   return chosen;
 }
 
-/** `--formats`, `--modes`, `--tables` (comma-separated; default: all). */
-export function formatFilters(own: boolean, other: boolean, args: { formats?: string; modes?: string; tables?: string }): FormatFilters {
-  return { own, other, formats: pick(args.formats, FILE_FORMATS, '--formats'), modes: pick(args.modes, WATCH_MODES, '--modes'), tables: pick(args.tables, TABLE_STATES, '--tables') };
+/** `--formats`, `--modes`, `--tables` (comma-separated; default: all, and `quick` only the fresh table). */
+export function formatFilters(own: boolean, other: boolean, args: { formats?: string; modes?: string; tables?: string }, quick: boolean): FormatFilters {
+  const tables = pick(args.tables, TABLE_STATES, '--tables');
+  return { own, other, formats: pick(args.formats, FILE_FORMATS, '--formats'), modes: pick(args.modes, WATCH_MODES, '--modes'), tables: quick && args.tables === undefined ? ['fresh'] : tables };
 }
 
 /** The bench's own files: its CSV and what hyperd (and apache-arrow) made of the same rows. */

@@ -8,7 +8,7 @@
  * into one that already holds the file's rows.
  */
 import { copyFile, mkdtemp, rename, rm, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { READY_SUFFIX } from '../../src/index.ts';
 import type { Sql } from '../../adapters/db/postgres-js/pool.ts';
 import { quoteIdent, quoteLiteral } from '../../src/sql.ts';
@@ -98,6 +98,30 @@ export interface FormatCase {
   readonly verified: boolean;
   /** What the endpoint's probe found (endpoint mode). */
   readonly readsFiles: string | null;
+  /** Where hyperwatch's time went, per run, in ms (see `phasesOf`). */
+  readonly phases: Readonly<Record<Phase, readonly number[]>>;
+}
+
+export const PHASES = ['to claim', 'claim', 'checks', 'load + commit'] as const;
+export type Phase = (typeof PHASES)[number];
+
+/**
+ * One run's time split at the watcher's log marks: `.ready` → a task starts claiming (the event,
+ * the queue), → claimed (renames, open, stat), → the Arrow ingester's checks done (BEGIN's reply,
+ * the table's columns, reading and checking the file; only Arrow logs this mark), → committed
+ * (for CSV and Parquet everything after the claim: checks, the load statement, ledger row, COMMIT).
+ */
+function phasesOf(drop: number, marks: Readonly<Record<string, number>>): Record<Phase, number> {
+  const claiming = marks.claiming ?? Number.NaN;
+  const claimed = marks.claimed ?? Number.NaN;
+  const checked = marks['server-read'];
+  const ingested = marks.ingested ?? Number.NaN;
+  return {
+    'to claim': claiming - drop,
+    claim: claimed - claiming,
+    checks: checked === undefined ? Number.NaN : checked - claimed,
+    'load + commit': ingested - (checked ?? claimed),
+  };
 }
 
 export interface SetContext {
@@ -151,7 +175,8 @@ async function watchedLoad(ctx: SetContext, file: SetFile, state: TableState, mo
   if (mode === 'embedded') await createDatabase(ctx.server, database);
   await withSession(ctx.server, database, (sql) => prepareTable(sql, table, file, state));
   const inbox = await mkdtemp(join(ctx.work, 'inbox-'));
-  const name = `${file.key}-${run}${file.ext}`;
+  // Named after the source file, so that hyperd's log ties the staged copy to it (bench/hyperd-log.ts).
+  const name = `${basename(file.path, file.ext)}-${run}${file.ext}`;
   const staged = join(ctx.outside, name);
   await copyFile(file.path, staged);
   const sentinel = join(ctx.outside, name + READY_SUFFIX);
@@ -176,7 +201,7 @@ async function watchedLoad(ctx: SetContext, file: SetFile, state: TableState, mo
   const ok = !done.timedOut && done.filesIngested === 1 && n === expected(file, state);
   if (done.lastError) ctx.log(`watcher error: ${done.lastError}`);
   if (!ok) ctx.log(`WRONG: ${file.key} ${mode} ${state}: ${n} rows, expected ${expected(file, state)}; ingested ${done.filesIngested}, failed ${done.filesFailed}`);
-  return { seconds: ((done.settledAt[0] ?? Number.NaN) - watched.dropped[0]!) / 1000, ok, readsFiles: done.readsFilesNote };
+  return { seconds: ((done.settledAt[0] ?? Number.NaN) - watched.dropped[0]!) / 1000, ok, readsFiles: done.readsFilesNote, phases: phasesOf(watched.dropped[0]!, done.marks) };
 }
 
 const timed = (name: string, how: string, runs: number[]): Timed => ({ name, how, runs, seconds: summarize(runs) });
@@ -188,6 +213,7 @@ export async function runCase(ctx: SetContext, file: SetFile, mode: WatchMode, s
   const hw: number[] = [];
   let verified = true;
   let readsFiles: string | null = null;
+  const phases = Object.fromEntries(PHASES.map((p) => [p, [] as number[]])) as Record<Phase, number[]>;
   const label = `${file.key}, ${mode}, ${state} table`;
   for (let r = 0; r < ctx.runs; r++) {
     for (const [i, candidate] of candidates.entries()) {
@@ -199,6 +225,7 @@ export async function runCase(ctx: SetContext, file: SetFile, mode: WatchMode, s
     hw.push(one.seconds);
     verified = one.ok && verified;
     readsFiles ??= one.readsFiles;
+    for (const p of PHASES) phases[p].push(Math.round(one.phases[p] * 10) / 10);
     ctx.log(`${label} run ${r + 1}: hyperwatch ${one.seconds.toFixed(3)} s, hyperd ${candidates.map((c, i) => `${c.name} ${own[i]!.at(-1)!.toFixed(3)} s`).join(', ')}${one.ok ? '' : ' WRONG'}`);
   }
   const hyperd = candidates.map((c, i) => timed(c.name, c.how, own[i]!));
@@ -220,6 +247,7 @@ export async function runCase(ctx: SetContext, file: SetFile, mode: WatchMode, s
     ratioOfMins: Math.min(...hyperd.map((h) => h.seconds.min)) / hyperwatch.seconds.min,
     verified,
     readsFiles,
+    phases,
   };
 }
 

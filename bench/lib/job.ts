@@ -50,5 +50,11 @@ export type WorkerMessage =
       readonly cpuSeconds: number;
       /** What the watcher logged about an endpoint reading the files itself (the probe's finding), if anything. */
       readonly readsFilesNote: string | null;
+      /**
+       * When the watcher logged the steps of a file (monotonic ms, first of each): `claiming` (the
+       * event reached a task), `claimed`, `server-read` (the Arrow ingester's checks done, its
+       * `COPY` about to go), `ingested` (committed).
+       */
+      readonly marks: Readonly<Record<string, number>>;
     }
   | { readonly type: 'error'; readonly message: string };

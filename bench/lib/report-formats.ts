@@ -3,7 +3,8 @@
  * file, their ratio, and whether the case meets the ≥ 0.95× target (a case that misses says so).
  */
 import { TARGETS } from './config.ts';
-import { FORMAT_LABEL, type FormatCase } from './format-set.ts';
+import { FORMAT_LABEL, type FormatCase, PHASES } from './format-set.ts';
+import { summarize } from './measure.ts';
 
 const fmt = (v: number, digits = 3) => (Number.isFinite(v) ? v.toFixed(digits) : '—');
 const span = (s: { median: number; min: number; max: number }) => `${fmt(s.median)} (${fmt(s.min)}–${fmt(s.max)})`;
@@ -43,4 +44,15 @@ export function formatTargetSummary(cases: readonly FormatCase[]): { name: strin
     pass: met === cases.length,
     note: `lowest: ${worst.file}, ${worst.mode}, ${worst.table} table, ${fmt(worst.ratio, 2)}×`,
   };
+}
+
+export const PHASE_HEADER = ['file', 'hyperwatch via', 'table', ...PHASES.map((p) => `${p} ms`), 'hyperwatch ms', "hyperd's own ms", 'difference ms'];
+
+/** Per case, the medians of where hyperwatch's time went (ms), beside hyperd's own load. */
+export function phaseRows(cases: readonly FormatCase[]): string[][] {
+  return cases.map((c) => {
+    const own = Math.min(...c.hyperd.map((h) => h.seconds.median)) * 1000;
+    const hw = c.hyperwatch.seconds.median * 1000;
+    return [c.file, c.mode, c.table, ...PHASES.map((p) => (c.phases?.[p] ? fmt(summarize(c.phases[p]).median, 1) : '—')), fmt(hw, 0), fmt(own, 0), fmt(hw - own, 0)];
+  });
 }

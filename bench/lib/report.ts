@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { type Mode, REFERENCE, type Sizes, TARGETS } from './config.ts';
 import type { FormatCase } from './format-set.ts';
 import type { Summary } from './measure.ts';
-import { FORMAT_HEADER, formatRows, formatTargetSummary } from './report-formats.ts';
+import { FORMAT_HEADER, formatRows, formatTargetSummary, PHASE_HEADER, phaseRows } from './report-formats.ts';
 
 export type Method = 'hyperwatch' | 'raw' | 'reference';
 
@@ -330,7 +330,7 @@ export function renderText(r: BenchResult): string {
     `Reference: ${REFERENCE.label} (figures from another day, on other files; not re-measured).`,
     '',
     textTable(FIGURE_HEADER, figureRows(r.figures)),
-    ...(r.formatCases?.length ? ['', textTable(FORMAT_HEADER, formatRows(r.formatCases))] : []),
+    ...(r.formatCases?.length ? ['', textTable(FORMAT_HEADER, formatRows(r.formatCases)), '', textTable(PHASE_HEADER, phaseRows(r.formatCases))] : []),
     ...(r.latency ? ['', textTable(LATENCY_HEADER, latencyRows([r.latency]))] : []),
     '',
     textTable(TARGET_HEADER, targetRows(r.targets)),
@@ -348,7 +348,7 @@ export function writeReport(r: BenchResult, dir: string): void {
     '',
     markdownTable(FIGURE_HEADER, figureRows(r.figures)),
     '',
-    ...(r.formatCases?.length ? [markdownTable(FORMAT_HEADER, formatRows(r.formatCases)), ''] : []),
+    ...(r.formatCases?.length ? [markdownTable(FORMAT_HEADER, formatRows(r.formatCases)), '', markdownTable(PHASE_HEADER, phaseRows(r.formatCases)), ''] : []),
     ...(r.latency ? [markdownTable(LATENCY_HEADER, latencyRows([r.latency])), ''] : []),
     markdownTable(TARGET_HEADER, targetRows(r.targets)),
     '',

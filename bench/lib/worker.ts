@@ -43,6 +43,8 @@ async function main(job: WorkerJob): Promise<void> {
   const connect = job.connect ?? 'adapter';
   const db = connect === 'adapter' ? createHyperAdapter({ database: job.database, endpoint: job.endpoint, sharedFilesystem: true }) : undefined;
   let readsFilesNote: string | null = null;
+  const marks: Record<string, number> = {};
+  const mark = (name: string) => (marks[name] ??= now());
   // Each file's time is taken when the watcher reports it through its public logger: `ingested`
   // right after the commit returned, `failed` once it is in failed/. (A poll of the stats, as
   // before, added up to its period to every figure and woke the process all the time.)
@@ -55,9 +57,17 @@ async function main(job: WorkerJob): Promise<void> {
     ? (level: string, message: string, fields?: Record<string, unknown>) => trace.push(JSON.stringify({ t: now(), level, message, ...fields }))
     : () => {};
   const logger = {
-    debug: (message: string, fields?: Record<string, unknown>) => record('debug', message, fields),
+    debug: (message: string, fields?: Record<string, unknown>) => {
+      if (message === 'claiming' || message === 'claimed') mark(message);
+      else if (message === 'arrow: the database reads the file itself') mark('server-read');
+      record('debug', message, fields);
+    },
     info: (message: string, fields?: Record<string, unknown>) => {
-      if (message === 'ingested') settledAt.push(now());
+      if (message === 'ingested') {
+        const t = now();
+        settledAt.push(t);
+        marks.ingested ??= t;
+      }
       else if (/reads the claimed files itself|cannot read the claimed files itself/.test(message)) readsFilesNote = message;
       record('info', message, fields);
     },
@@ -102,6 +112,7 @@ async function main(job: WorkerJob): Promise<void> {
     idleRssMb,
     cpuSeconds,
     readsFilesNote,
+    marks,
   });
 }
 
