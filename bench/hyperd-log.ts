@@ -15,6 +15,8 @@ import process from 'node:process';
 interface Query {
   readonly session: string;
   readonly ms: number;
+  /** The commit inside the statement (an auto-committed statement commits as it ends). */
+  readonly commitMs: number;
   readonly text: string;
 }
 
@@ -25,9 +27,9 @@ const queries: Query[] = [];
 for (const name of readdirSync(dir).filter((n) => n.endsWith('.log')).sort()) {
   for (const line of readFileSync(join(dir, name), 'utf8').split('\n')) {
     if (!line.includes('"query-end"')) continue;
-    const entry = JSON.parse(line) as { sess?: string; v: { elapsed?: number; 'query-trunc'?: string } };
+    const entry = JSON.parse(line) as { sess?: string; v: { elapsed?: number; 'commit-time'?: number; 'query-trunc'?: string } };
     if (entry.v.elapsed === undefined || !entry.sess) continue;
-    queries.push({ session: entry.sess, ms: entry.v.elapsed * 1000, text: entry.v['query-trunc'] ?? '' });
+    queries.push({ session: entry.sess, ms: entry.v.elapsed * 1000, commitMs: (entry.v['commit-time'] ?? 0) * 1000, text: entry.v['query-trunc'] ?? '' });
   }
 }
 
@@ -47,10 +49,11 @@ interface Row {
   readonly rest: number[];
   readonly commit: number[];
   readonly own: Map<string, number[]>;
+  readonly ownCommit: Map<string, number[]>;
 }
 const rows = new Map<string, Row>();
 const rowFor = (key: string): Row => {
-  const row = rows.get(key) ?? { hw: [], rest: [], commit: [], own: new Map() };
+  const row = rows.get(key) ?? { hw: [], rest: [], commit: [], own: new Map(), ownCommit: new Map() };
   rows.set(key, row);
   return row;
 };
@@ -74,6 +77,7 @@ for (const qs of bySession.values()) {
       const row = rowFor(`${fileKey(path!)} | ${state}`);
       const kind = qs[i]!.text.startsWith('INSERT') ? 'INSERT ... external()' : 'COPY';
       row.own.set(kind, [...(row.own.get(kind) ?? []), qs[i]!.ms]);
+      row.ownCommit.set(kind, [...(row.ownCommit.get(kind) ?? []), qs[i]!.commitMs]);
     }
   }
 }
@@ -83,11 +87,12 @@ const median = (xs: readonly number[]) => {
   return s.length ? s[Math.floor((s.length - 1) / 2)]! : Number.NaN;
 };
 const f = (v: number) => (Number.isFinite(v) ? v.toFixed(0) : '—');
-console.log('| file (staged name) | table | runs | hyperwatch load stmt | fence + ledger row | COMMIT | hyperd own load stmt (fastest kind) |');
-console.log('|---|---|---|---|---|---|---|');
+console.log('| file (staged name) | table | runs | hyperwatch load stmt | fence + ledger row | COMMIT | hyperd own load stmt (fastest kind) | of which its commit |');
+console.log('|---|---|---|---|---|---|---|---|');
 for (const [key, r] of [...rows].sort()) {
   if (!r.hw.length) continue;
   const [file, state] = key.split(' | ');
   const ownBest = r.own.size ? [...r.own].map(([k, v]) => [k, median(v)] as const).sort((a, b) => a[1] - b[1])[0] : undefined;
-  console.log(`| ${file} | ${state} | ${r.hw.length} | ${f(median(r.hw))} | ${f(median(r.rest))} | ${f(median(r.commit))} | ${ownBest ? `${f(ownBest[1])} (${ownBest[0]})` : '—'} |`);
+  const ownCommit = ownBest ? median(r.ownCommit.get(ownBest[0])!) : Number.NaN;
+  console.log(`| ${file} | ${state} | ${r.hw.length} | ${f(median(r.hw))} | ${f(median(r.rest))} | ${f(median(r.commit))} | ${ownBest ? `${f(ownBest[1])} (${ownBest[0]})` : '—'} | ${f(ownCommit)} |`);
 }
