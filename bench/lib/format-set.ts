@@ -9,6 +9,7 @@
  */
 import { copyFile, mkdtemp, rename, rm, writeFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
+import { readHolder } from '../../adapters/db/hyper/holder.ts';
 import { READY_SUFFIX } from '../../src/index.ts';
 import type { Sql } from '../../adapters/db/postgres-js/pool.ts';
 import { quoteIdent, quoteLiteral } from '../../src/sql.ts';
@@ -150,10 +151,34 @@ async function prepareTable(sql: Sql, table: string, file: SetFile, state: Table
 
 const expected = (file: SetFile, state: TableState) => file.rows * (state === 'existing' ? 2 : 1);
 
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+/**
+ * The embedded watcher's own hyperd, through the endpoint it publishes next to its database
+ * (`<database>.hyperwatch-endpoint.json`): hyperd's own loads then run in the very process and
+ * database hyperwatch loads into.
+ */
+async function watchersHyperd(database: string): Promise<Server> {
+  for (let i = 0; i < 200; i++) {
+    const holder = readHolder(database);
+    if (holder) {
+      const at = holder.endpoint.lastIndexOf(':');
+      const host = holder.endpoint.slice(0, at);
+      const port = Number(holder.endpoint.slice(at + 1));
+      return { host, port, endpoint: holder.endpoint, pid: holder.pid, binary: '', stop: async () => {} };
+    }
+    await sleep(10);
+  }
+  throw new Error(`the watcher's hyperd published no endpoint next to ${database}`);
+}
+
+/** The name of a load run on the embedded watcher's own hyperd. */
+const onWatchersHyperd = (name: string) => `${name}, watcher's hyperd`;
+
 /** hyperd loading the file by itself, timed around the one statement on an open session. */
-async function hyperdLoad(ctx: SetContext, file: SetFile, state: TableState, candidate: Candidate): Promise<{ seconds: number; ok: boolean }> {
+async function hyperdLoad(ctx: SetContext, file: SetFile, state: TableState, candidate: Candidate, on: { server: Server; database: string } = ctx): Promise<{ seconds: number; ok: boolean }> {
   const table = ctx.tableName('own');
-  return withSession(ctx.server, ctx.database, async (sql) => {
+  return withSession(on.server, on.database, async (sql) => {
     await prepareTable(sql, table, file, state);
     const start = now();
     await sql.unsafe(candidate.sql(table, file.path));
@@ -182,7 +207,13 @@ async function watchedLoad(ctx: SetContext, file: SetFile, state: TableState, mo
   const sentinel = join(ctx.outside, name + READY_SUFFIX);
   await writeFile(sentinel, '');
   const job = { dir: inbox, table, database, endpoint: ctx.server.endpoint, connect: mode, expectFiles: 1, timeoutMs: 300_000, ...(ctx.watch ? { watch: ctx.watch } : {}) };
+  const same: { seconds: number; ok: boolean }[] = [];
   const watched = await runWatcher(ctx.workerJs, job, ctx.server.pid, async () => {
+    if (mode === 'embedded') {
+      // The watcher is watching: hyperd's own loads of the file first, on its hyperd, then the drop.
+      const server = await watchersHyperd(database);
+      for (const candidate of CANDIDATES[file.format]) same.push(await hyperdLoad(ctx, file, state, candidate, { server, database }));
+    }
     await rename(staged, join(inbox, name));
     const t0 = now();
     await rename(sentinel, join(inbox, name + READY_SUFFIX));
@@ -201,7 +232,7 @@ async function watchedLoad(ctx: SetContext, file: SetFile, state: TableState, mo
   const ok = !done.timedOut && done.filesIngested === 1 && n === expected(file, state);
   if (done.lastError) ctx.log(`watcher error: ${done.lastError}`);
   if (!ok) ctx.log(`WRONG: ${file.key} ${mode} ${state}: ${n} rows, expected ${expected(file, state)}; ingested ${done.filesIngested}, failed ${done.filesFailed}`);
-  return { seconds: ((done.settledAt[0] ?? Number.NaN) - watched.dropped[0]!) / 1000, ok, readsFiles: done.readsFilesNote, phases: phasesOf(watched.dropped[0]!, done.marks) };
+  return { seconds: ((done.settledAt[0] ?? Number.NaN) - watched.dropped[0]!) / 1000, ok, readsFiles: done.readsFilesNote, phases: phasesOf(watched.dropped[0]!, done.marks), same };
 }
 
 const timed = (name: string, how: string, runs: number[]): Timed => ({ name, how, runs, seconds: summarize(runs) });
@@ -210,6 +241,7 @@ const timed = (name: string, how: string, runs: number[]): Timed => ({ name, how
 export async function runCase(ctx: SetContext, file: SetFile, mode: WatchMode, state: TableState): Promise<FormatCase> {
   const candidates = CANDIDATES[file.format];
   const own = candidates.map(() => [] as number[]);
+  const sameHyperd = candidates.map(() => [] as number[]);
   const hw: number[] = [];
   let verified = true;
   let readsFiles: string | null = null;
@@ -224,11 +256,19 @@ export async function runCase(ctx: SetContext, file: SetFile, mode: WatchMode, s
     const one = await watchedLoad(ctx, file, state, mode, r);
     hw.push(one.seconds);
     verified = one.ok && verified;
+    for (const [i, load] of one.same.entries()) {
+      sameHyperd[i]!.push(load.seconds);
+      verified = load.ok && verified;
+    }
     readsFiles ??= one.readsFiles;
     for (const p of PHASES) phases[p].push(Math.round(one.phases[p] * 10) / 10);
-    ctx.log(`${label} run ${r + 1}: hyperwatch ${one.seconds.toFixed(3)} s, hyperd ${candidates.map((c, i) => `${c.name} ${own[i]!.at(-1)!.toFixed(3)} s`).join(', ')}${one.ok ? '' : ' WRONG'}`);
+    const sameLog = one.same.map((l, i) => `${onWatchersHyperd(candidates[i]!.name)} ${l.seconds.toFixed(3)} s`);
+    ctx.log(`${label} run ${r + 1}: hyperwatch ${one.seconds.toFixed(3)} s, hyperd ${[...candidates.map((c, i) => `${c.name} ${own[i]!.at(-1)!.toFixed(3)} s`), ...sameLog].join(', ')}${one.ok ? '' : ' WRONG'}`);
   }
-  const hyperd = candidates.map((c, i) => timed(c.name, c.how, own[i]!));
+  const hyperd = [
+    ...candidates.map((c, i) => timed(c.name, c.how, own[i]!)),
+    ...(mode === 'embedded' ? candidates.map((c, i) => timed(onWatchersHyperd(c.name), `${c.how} on the watcher's own hyperd`, sameHyperd[i]!)) : []),
+  ];
   const fastest = hyperd.reduce((a, b) => (b.seconds.median < a.seconds.median ? b : a));
   const hyperwatch = timed('hyperwatch', mode === 'embedded' ? 'openWatcher(dir, table, { database })' : 'openWatcher(dir, table, { database, endpoint })', hw);
   return {
