@@ -67,8 +67,7 @@ async function main(job: WorkerJob): Promise<void> {
         const t = now();
         settledAt.push(t);
         marks.ingested ??= t;
-      }
-      else if (/reads the claimed files itself|cannot read the claimed files itself/.test(message)) readsFilesNote = message;
+      } else if (/reads the claimed files itself|cannot read the claimed files itself/.test(message)) readsFilesNote = message;
       record('info', message, fields);
     },
     warn: (message: string, fields?: Record<string, unknown>) => record('warn', message, fields),
