@@ -57,7 +57,7 @@ export function throughputSvg(figures: readonly Figure[], title: string): string
   panel('One file per drop: rows/s (higher is better)', 'M rows/s', rowsBars, 2);
   panel(`${floodHeading[0]!.toUpperCase()}${floodHeading.slice(1)}: files/s (higher is better)`, 'files/s', filesBars, 0);
   const legend = (['hyperwatch', 'raw', 'reference'] as const)
-    .map((k, i) => `<rect x="${10 + i * 220}" y="${y}" width="12" height="12" fill="${COLORS[k]}"/><text x="${28 + i * 220}" y="${y + 11}" font-size="12">${k === 'raw' ? 'hyperd alone (same run)' : k === 'reference' ? 'reference (issue table)' : 'hyperwatch (end to end)'}</text>`)
+    .map((k, i) => `<rect x="${10 + i * 220}" y="${y}" width="12" height="12" fill="${COLORS[k]}"/><text x="${28 + i * 220}" y="${y + 11}" font-size="12">${k === 'raw' ? 'hyperd alone (same run)' : k === 'reference' ? 'reference (figures from another day)' : 'hyperwatch (end to end)'}</text>`)
     .join('');
   y += 30;
   return [
