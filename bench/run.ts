@@ -5,7 +5,8 @@
  * target and its ratio, and writes bench/results/<mode>.{json,md,svg}. See BENCHMARKS.md.
  *
  * Options: --quick (about a minute: one run, smaller memory and backlog workloads), --runs N,
- * --only a,b (workloads: csv, csv-source, csv-gz, parquet, arrow, flood, trickle, memory, backlog), --backlog N,
+ * --only a,b (workloads: csv, csv-source, csv-gz, parquet, arrow, files-own, files-other, flood, trickle, memory,
+ * backlog), --formats/--modes/--tables (narrow files-own and files-other, see bench/lib/format-run.ts), --backlog N,
  * --big-mb N, --out DIR, --keep (leave the generated data), --tmp DIR (instead of the OS's),
  * --watch JSON (extra WatchOptions for every watcher, e.g. '{"maxConcurrent":8}': the report
  * then says which; to measure what a setting changes), --report FILE.json (render a saved run's
@@ -28,10 +29,12 @@ import { now, percentile, type Summary, summarize } from './lib/measure.ts';
 import { type BacklogFigure, type BenchResult, evaluateTargets, type Figure, type Latency, type MemoryFigure, renderText, writeReport } from './lib/report.ts';
 import { countRows, createDatabase, dropTable, freshTable, startServer, withSession } from './lib/server.ts';
 import { runWatcher, type WatchRun } from './lib/watch-run.ts';
+import type { FormatCase } from './lib/format-set.ts';
+import { formatFilters, ownFiles, runFormatWorkloads } from './lib/format-run.ts';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const repo = resolve(here, '..');
-const WORKLOADS = ['csv', 'csv-source', 'csv-gz', 'parquet', 'arrow', 'flood', 'trickle', 'memory', 'backlog'] as const;
+const WORKLOADS = ['csv', 'csv-source', 'csv-gz', 'parquet', 'arrow', 'files-own', 'files-other', 'flood', 'trickle', 'memory', 'backlog'] as const;
 type Workload = (typeof WORKLOADS)[number];
 
 const { values: args } = parseArgs({
@@ -46,13 +49,16 @@ const { values: args } = parseArgs({
     tmp: { type: 'string' },
     watch: { type: 'string' },
     report: { type: 'string' },
+    formats: { type: 'string' },
+    modes: { type: 'string' },
+    tables: { type: 'string' },
   },
 });
 
 const mode: Mode = args.quick ? 'quick' : 'full';
 const sizes: Sizes = {
   ...SIZES[mode],
-  ...(args.runs ? { runs: Math.max(1, Number(args.runs)) } : {}),
+  ...(args.runs ? { runs: Math.max(1, Number(args.runs)), formatRuns: Math.max(1, Number(args.runs)) } : {}),
   ...(args.backlog ? { backlogLarge: Number(args.backlog), backlogSmall: Math.max(1, Math.round(Number(args.backlog) / 10)) } : {}),
   ...(args['big-mb'] ? { bigBytes: Number(args['big-mb']) * 1024 * 1024 } : {}),
 };
@@ -60,6 +66,7 @@ const only = new Set<Workload>(args.only ? (args.only.split(',') as Workload[]) 
 for (const w of only) if (!WORKLOADS.includes(w)) throw new Error(`unknown workload ${w}; known: ${WORKLOADS.join(', ')}`);
 const outDir = resolve(args.out ?? join(here, 'results'));
 const watch = args.watch ? (JSON.parse(args.watch) as Record<string, unknown>) : undefined;
+const formats = formatFilters(only.has('files-own'), only.has('files-other'), args, mode === 'quick');
 
 const log = (message: string) => process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${message}\n`);
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
@@ -110,6 +117,7 @@ async function main(): Promise<void> {
   const notes: string[] = [];
   let latency: Latency | undefined;
   let backlog: BacklogFigure | undefined;
+  let formatCases: FormatCase[] = [];
   const datasets: Record<string, { rows: number; bytes: number }> = {};
   try {
     await createDatabase(server, database);
@@ -128,7 +136,7 @@ async function main(): Promise<void> {
     const parquetPath = join(dataDir, 'bulk.parquet');
     const arrowStreamPath = join(dataDir, 'bulk.arrows');
     const arrowPath = join(dataDir, 'bulk.arrow');
-    if (only.has('parquet') || only.has('arrow')) {
+    if (only.has('parquet') || only.has('arrow') || only.has('files-own')) {
       // hyperd writes the Parquet file and the Arrow stream from the same rows; apache-arrow turns
       // the stream into the IPC file format (the one in the reference table).
       t = now();
@@ -253,6 +261,13 @@ async function main(): Promise<void> {
     if (only.has('arrow')) {
       await singleFile('Arrow IPC 1 file', arrowPath, csv.rows, datasets.arrow!.bytes, '.arrow', [[arrowStreamCopy, arrowStreamPath]], REFERENCE.arrowSeconds);
       figures.push(reference('Arrow IPC 1 file', 'reference, scratch db', REFERENCE.arrowSeconds, { rows: REFERENCE.rows }));
+    }
+
+    // ---- the format set: every format, own and other writers' files, embedded and endpoint ----
+    if (formats.own || formats.other) {
+      const ctx = { server, database, workerJs, work, outside, runs: sizes.formatRuns, ...(watch ? { watch } : {}), tableName, log };
+      const own = () => ownFiles({ csv: csv.path, parquet: parquetPath, arrowFile: arrowPath, arrowStream: arrowStreamPath }, csv.rows);
+      formatCases = await runFormatWorkloads(ctx, formats, own, sizes.bulkRows, datasets);
     }
 
     // ---- small-file flood ----------------------------------------------------------------------
@@ -425,10 +440,11 @@ async function main(): Promise<void> {
     datasets,
     figures,
     latency: latency ?? null,
-    targets: evaluateTargets({ figures, ...(latency ? { latency } : {}), memory, ...(backlog ? { backlog } : {}) }),
+    targets: evaluateTargets({ figures, ...(latency ? { latency } : {}), memory, ...(backlog ? { backlog } : {}), formatCases }),
     memory,
     backlog: backlog ?? null,
     notes,
+    formatCases,
   };
   console.log(renderText(result));
   writeReport(result, outDir);
@@ -450,7 +466,7 @@ if (args.report) {
   // are evaluated again from the saved figures, so a change in how they are shown applies.
   const saved = JSON.parse(readFileSync(args.report, 'utf8')) as BenchResult;
   const result: BenchResult = saved.memory
-    ? { ...saved, targets: evaluateTargets({ figures: saved.figures, ...(saved.latency ? { latency: saved.latency } : {}), memory: saved.memory, ...(saved.backlog ? { backlog: saved.backlog } : {}) }) }
+    ? { ...saved, targets: evaluateTargets({ figures: saved.figures, ...(saved.latency ? { latency: saved.latency } : {}), memory: saved.memory, ...(saved.backlog ? { backlog: saved.backlog } : {}), ...(saved.formatCases ? { formatCases: saved.formatCases } : {}) }) }
     : saved;
   console.log(renderText(result));
   writeReport(result, args.out ? outDir : dirname(resolve(args.report)));

@@ -9,7 +9,9 @@ import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { badCsv, CSV_HEADER, smallCsv, writeRows } from '../bench/lib/data.ts';
 import { percentile, summarize } from '../bench/lib/measure.ts';
+import type { FormatCase } from '../bench/lib/format-set.ts';
 import { evaluateTargets, type Figure, throughputSvg } from '../bench/lib/report.ts';
+import { formatRows, phaseRows } from '../bench/lib/report-formats.ts';
 import { removeDir, tempDir } from './helpers/env.ts';
 
 const dirs: string[] = [];
@@ -104,5 +106,47 @@ describe('bench figures', () => {
     assert.equal(svg.match(/<rect x="420"/g)?.length, 3);
     assert.ok(svg.includes('CSV &lt;1&gt;') && svg.includes('title &amp; more'));
     assert.ok(!svg.includes('CSV <1>'));
+  });
+
+  const formatCase = (file: string, hw: number, own: readonly number[], verified = true): FormatCase => {
+    const timed = (name: string, s: number) => ({ name, how: `${name} how`, runs: [s], seconds: summarize([s]) });
+    const hyperd = own.map((s, i) => timed(`own ${i}`, s));
+    const fastest = hyperd.reduce((a, b) => (b.seconds.median < a.seconds.median ? b : a));
+    return {
+      file,
+      set: 'other',
+      format: 'parquet',
+      writer: 'w',
+      rows: 1_000_000,
+      bytes: 1,
+      mode: 'endpoint',
+      table: 'fresh',
+      hyperwatch: timed('hyperwatch', hw),
+      hyperd,
+      fastest: fastest.name,
+      ratio: fastest.seconds.median / hw,
+      ratioOfMins: fastest.seconds.min / hw,
+      verified,
+      readsFiles: null,
+      phases: { 'to claim': [1], claim: [1], checks: [Number.NaN], 'load + commit': [hw * 1000 - 2] },
+    };
+  };
+
+  it('says per format case whether it meets 0.95 × hyperd, against the fastest of its own loads', () => {
+    const cases = [formatCase('met', 1.0, [0.96, 1.2]), formatCase('missed', 1.0, [0.94]), formatCase('wrong rows', 1.0, [1.5], false)];
+    const rows = formatRows(cases);
+    assert.deepEqual(
+      rows.map((r) => [r.at(-4), r.at(-2)]),
+      [
+        ['0.96×', 'PASS'],
+        ['0.94×', 'MISS'],
+        ['1.50×', 'MISS (wrong rows)'],
+      ],
+    );
+    assert.match(rows[0]![5]!, /own 0 how \(fastest of 2\)/);
+    const summary = evaluateTargets({ figures: [], memory: [], formatCases: cases }).find((t) => t.name.startsWith('format set'));
+    assert.equal(summary?.measured, '1 of 3 cases');
+    assert.equal(summary?.pass, false);
+    assert.deepEqual(phaseRows([cases[0]!])[0]!.slice(3), ['1.0', '1.0', '—', '998.0', '1000', '960', '40']);
   });
 });

@@ -4,9 +4,16 @@ export interface WorkerJob {
   /** Watched directory (exists; may already hold a backlog of ready files). */
   readonly dir: string;
   readonly table: string;
-  /** The `.hyper` file, on the bench's hyperd at `endpoint`. */
+  /** The `.hyper` file: on the bench's hyperd at `endpoint`, or the watcher's own (`embedded`). */
   readonly database: string;
   readonly endpoint: string;
+  /**
+   * How the watcher reaches its database. `adapter` (default): `createHyperAdapter({ endpoint,
+   * database, sharedFilesystem: true })` passed as `db`. `embedded`: `openWatcher` with `database`
+   * only, as a user runs it by default (its own hyperd). `endpoint`: `openWatcher` with `database`
+   * and `endpoint`, as the CLI's `--endpoint` does (the probe decides whether hyperd reads the files).
+   */
+  readonly connect?: 'adapter' | 'embedded' | 'endpoint';
   /** Files (ingested + failed) after which the workload is done. */
   readonly expectFiles: number;
   readonly timeoutMs: number;
@@ -41,5 +48,13 @@ export type WorkerMessage =
       readonly idleRssMb: number;
       /** CPU seconds the watcher's process used from `ready` until the workload was settled. */
       readonly cpuSeconds: number;
+      /** What the watcher logged about an endpoint reading the files itself (the probe's finding), if anything. */
+      readonly readsFilesNote: string | null;
+      /**
+       * When the watcher logged the steps of a file (monotonic ms, first of each): `claiming` (the
+       * event reached a task), `claimed`, `server-read` (the Arrow ingester's checks done, its
+       * `COPY` about to go), `ingested` (committed).
+       */
+      readonly marks: Readonly<Record<string, number>>;
     }
   | { readonly type: 'error'; readonly message: string };

@@ -5,7 +5,12 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { type Mode, REFERENCE, type Sizes, TARGETS } from './config.ts';
+import type { FormatCase } from './format-set.ts';
 import type { Summary } from './measure.ts';
+import { throughputSvg } from './report-svg.ts';
+
+export { throughputSvg };
+import { FORMAT_HEADER, formatRows, formatTargetSummary, PHASE_HEADER, phaseRows } from './report-formats.ts';
 
 export type Method = 'hyperwatch' | 'raw' | 'reference';
 
@@ -124,7 +129,7 @@ export interface BacklogFigure {
 }
 
 /** Builds the list of targets from the figures of one run. */
-export function evaluateTargets(input: { figures: readonly Figure[]; latency?: Latency; memory: readonly MemoryFigure[]; backlog?: BacklogFigure }): Target[] {
+export function evaluateTargets(input: { figures: readonly Figure[]; latency?: Latency; memory: readonly MemoryFigure[]; backlog?: BacklogFigure; formatCases?: readonly FormatCase[] }): Target[] {
   const targets: Target[] = [];
   const find = (workload: string, method: string) => input.figures.find((f) => f.workload === workload && f.method === method);
   const hwCsv = find('CSV 1 file', 'hyperwatch');
@@ -192,7 +197,7 @@ export function evaluateTargets(input: { figures: readonly Figure[]; latency?: L
     if (!hw?.rows) continue;
     const ratio = hw.rows / hw.seconds.median / (REFERENCE.rows / refSeconds);
     targets.push({
-      name: `${workload} vs reference`,
+      name: `${workload} vs reference (figures from another day)`,
       required: `≥ ${required} × ${big(REFERENCE.rows / refSeconds)} rows/s`,
       measured: `${fmt(ratio)} × (${big(hw.rows / hw.seconds.median)} rows/s)`,
       ratio: ratio / required,
@@ -223,77 +228,8 @@ export function evaluateTargets(input: { figures: readonly Figure[]; latency?: L
       ...(b.small < 10_000 ? { note: 'small backlogs (quick run): start-up heap growth weighs in; judge on a full run' } : {}),
     });
   }
+  if (input.formatCases?.length) targets.push(formatTargetSummary(input.formatCases));
   return targets;
-}
-
-const COLORS: Record<Method, string> = { hyperwatch: '#2f6fd0', raw: '#8a8f98', reference: '#e0a030' };
-
-interface Bar {
-  readonly label: string;
-  readonly value: number;
-  readonly kind: Method;
-}
-
-function escapeXml(s: string): string {
-  return s.replaceAll('&', '&amp;').replaceAll('<', '&lt;').replaceAll('>', '&gt;');
-}
-
-/**
- * One SVG with a panel per unit (rows/s for single big files, files/s for the flood), a bar per
- * method, hyperwatch in blue, the raw loads in grey, the reference watcher in orange.
- */
-export function throughputSvg(figures: readonly Figure[], title: string): string {
-  const rowsBars: Bar[] = [];
-  const filesBars: Bar[] = [];
-  let floodHeading = 'Small-file flood';
-  for (const f of figures) {
-    if (f.workload.startsWith('small-file flood') && f.files !== undefined) {
-      floodHeading = f.workload;
-      filesBars.push({ label: `flood: ${f.method}`, value: f.files / f.seconds.median, kind: f.kind });
-    }
-    else if (f.rows !== undefined && !f.workload.startsWith('backlog')) rowsBars.push({ label: `${f.workload}: ${f.method}`, value: f.rows / f.seconds.median / 1e6, kind: f.kind });
-  }
-  const width = 960;
-  const labelWidth = 420;
-  const barHeight = 18;
-  const gap = 6;
-  const plotWidth = width - labelWidth - 130;
-  let y = 56;
-  const parts: string[] = [];
-  const panel = (heading: string, unit: string, bars: readonly Bar[], digits: number) => {
-    if (bars.length === 0) return;
-    parts.push(`<text x="10" y="${y}" font-size="14" font-weight="bold">${escapeXml(heading)}</text>`);
-    y += 12;
-    const max = Math.max(...bars.map((b) => b.value)) || 1;
-    let group = '';
-    for (const b of bars) {
-      // A little air between workloads.
-      const workload = b.label.slice(0, b.label.indexOf(':'));
-      if (group && workload !== group) y += 8;
-      group = workload;
-      const w = Math.max(1, (b.value / max) * plotWidth);
-      parts.push(`<text x="${labelWidth - 8}" y="${y + barHeight - 5}" font-size="12" text-anchor="end">${escapeXml(b.label)}</text>`);
-      parts.push(`<rect x="${labelWidth}" y="${y}" width="${w.toFixed(1)}" height="${barHeight}" fill="${COLORS[b.kind]}"/>`);
-      parts.push(`<text x="${(labelWidth + w + 6).toFixed(1)}" y="${y + barHeight - 5}" font-size="12">${b.value.toFixed(digits)} ${escapeXml(unit)}</text>`);
-      y += barHeight + gap;
-    }
-    y += 24;
-  };
-  panel('One file per drop: rows/s (higher is better)', 'M rows/s', rowsBars, 2);
-  panel(`${floodHeading[0]!.toUpperCase()}${floodHeading.slice(1)}: files/s (higher is better)`, 'files/s', filesBars, 0);
-  const legend = (['hyperwatch', 'raw', 'reference'] as const)
-    .map((k, i) => `<rect x="${10 + i * 220}" y="${y}" width="12" height="12" fill="${COLORS[k]}"/><text x="${28 + i * 220}" y="${y + 11}" font-size="12">${k === 'raw' ? 'hyperd alone (same run)' : k === 'reference' ? 'reference (issue table)' : 'hyperwatch (end to end)'}</text>`)
-    .join('');
-  y += 30;
-  return [
-    `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${y}" viewBox="0 0 ${width} ${y}" font-family="sans-serif">`,
-    `<rect width="100%" height="100%" fill="white"/>`,
-    `<text x="10" y="22" font-size="16" font-weight="bold">${escapeXml(title)}</text>`,
-    ...parts,
-    legend,
-    '</svg>',
-    '',
-  ].join('\n');
 }
 
 /** Everything one run measured, as written to `<mode>.json`. */
@@ -315,6 +251,8 @@ export interface BenchResult {
   readonly memory: readonly MemoryFigure[];
   readonly backlog: BacklogFigure | null;
   readonly notes: readonly string[];
+  /** The format set (absent in runs saved before it existed). */
+  readonly formatCases?: readonly FormatCase[];
 }
 
 /** The report for the terminal. */
@@ -322,9 +260,10 @@ export function renderText(r: BenchResult): string {
   return [
     '',
     r.title,
-    `Reference: ${REFERENCE.label} (figures from the issue, not re-measured).`,
+    `Reference: ${REFERENCE.label} (figures from another day, on other files; not re-measured).`,
     '',
     textTable(FIGURE_HEADER, figureRows(r.figures)),
+    ...(r.formatCases?.length ? ['', textTable(FORMAT_HEADER, formatRows(r.formatCases)), '', textTable(PHASE_HEADER, phaseRows(r.formatCases))] : []),
     ...(r.latency ? ['', textTable(LATENCY_HEADER, latencyRows([r.latency]))] : []),
     '',
     textTable(TARGET_HEADER, targetRows(r.targets)),
@@ -342,6 +281,7 @@ export function writeReport(r: BenchResult, dir: string): void {
     '',
     markdownTable(FIGURE_HEADER, figureRows(r.figures)),
     '',
+    ...(r.formatCases?.length ? [markdownTable(FORMAT_HEADER, formatRows(r.formatCases)), '', markdownTable(PHASE_HEADER, phaseRows(r.formatCases)), ''] : []),
     ...(r.latency ? [markdownTable(LATENCY_HEADER, latencyRows([r.latency])), ''] : []),
     markdownTable(TARGET_HEADER, targetRows(r.targets)),
     '',

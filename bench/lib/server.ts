@@ -4,6 +4,7 @@
  * checkpoints rely on that, so the bench holds no session while a watcher runs.
  */
 import net from 'node:net';
+import process from 'node:process';
 import postgres from 'postgres';
 import { Hyperd } from '../../adapters/db/hyper/hyperd.ts';
 import { locateHyperd } from '../../adapters/db/hyper/locate.ts';
@@ -25,7 +26,9 @@ export interface Server {
 export async function startServer(): Promise<Server> {
   const located = locateHyperd();
   if (!located.ok) throw new Error(located.message);
-  const hyperd = new Hyperd({ binary: located.path, logger: silentLogger });
+  // `HYPERWATCH_BENCH_HYPERD_LOG=dir` keeps the bench's hyperd log in `dir` (it is removed otherwise).
+  const logDir = process.env.HYPERWATCH_BENCH_HYPERD_LOG;
+  const hyperd = new Hyperd({ binary: located.path, logger: silentLogger, ...(logDir ? { logDir } : {}) });
   const { host, port } = await hyperd.endpoint();
   return { host, port, endpoint: `${host}:${port}`, pid: hyperd.pid!, binary: located.path, stop: () => hyperd.stop() };
 }

@@ -40,7 +40,11 @@ async function allGone(dir: string): Promise<boolean> {
 }
 
 async function main(job: WorkerJob): Promise<void> {
-  const db = createHyperAdapter({ database: job.database, endpoint: job.endpoint, sharedFilesystem: true });
+  const connect = job.connect ?? 'adapter';
+  const db = connect === 'adapter' ? createHyperAdapter({ database: job.database, endpoint: job.endpoint, sharedFilesystem: true }) : undefined;
+  let readsFilesNote: string | null = null;
+  const marks: Record<string, number> = {};
+  const mark = (name: string) => (marks[name] ??= now());
   // Each file's time is taken when the watcher reports it through its public logger: `ingested`
   // right after the commit returned, `failed` once it is in failed/. (A poll of the stats, as
   // before, added up to its period to every figure and woke the process all the time.)
@@ -53,9 +57,17 @@ async function main(job: WorkerJob): Promise<void> {
     ? (level: string, message: string, fields?: Record<string, unknown>) => trace.push(JSON.stringify({ t: now(), level, message, ...fields }))
     : () => {};
   const logger = {
-    debug: (message: string, fields?: Record<string, unknown>) => record('debug', message, fields),
+    debug: (message: string, fields?: Record<string, unknown>) => {
+      if (message === 'claiming' || message === 'claimed') mark(message);
+      else if (message === 'arrow: the database reads the file itself') mark('server-read');
+      record('debug', message, fields);
+    },
     info: (message: string, fields?: Record<string, unknown>) => {
-      if (message === 'ingested') settledAt.push(now());
+      if (message === 'ingested') {
+        const t = now();
+        settledAt.push(t);
+        marks.ingested ??= t;
+      } else if (/reads the claimed files itself|cannot read the claimed files itself/.test(message)) readsFilesNote = message;
       record('info', message, fields);
     },
     warn: (message: string, fields?: Record<string, unknown>) => record('warn', message, fields),
@@ -65,7 +77,8 @@ async function main(job: WorkerJob): Promise<void> {
     },
   };
   const startedAt = now();
-  const handle = await openWatcher(job.dir, job.table, { ...(job.watch as WatchOptions | undefined), db, logger });
+  const where: WatchOptions = db ? { db } : connect === 'endpoint' ? { database: job.database, endpoint: job.endpoint } : { database: job.database };
+  const handle = await openWatcher(job.dir, job.table, { ...(job.watch as WatchOptions | undefined), ...where, logger });
   const openedAt = now();
   const cpuAtReady = procCpuSeconds('self');
   await send({ type: 'ready', startedAt, openedAt, rssMb: procMemoryMb('self', 'VmRSS') });
@@ -80,7 +93,7 @@ async function main(job: WorkerJob): Promise<void> {
   const peakRssMb = procMemoryMb('self', 'VmHWM');
   const idleRssMb = procMemoryMb('self', 'VmRSS');
   const { stats } = await handle.stop();
-  await db.close();
+  await db?.close();
   if (traceDir) await writeFile(join(traceDir, `trace-${process.pid}.jsonl`), trace.join('\n') + '\n');
   await send({
     type: 'done',
@@ -97,6 +110,8 @@ async function main(job: WorkerJob): Promise<void> {
     peakRssMb,
     idleRssMb,
     cpuSeconds,
+    readsFilesNote,
+    marks,
   });
 }
 
