@@ -13,24 +13,26 @@
  * table, Markdown and chart again, measuring nothing).
  */
 import { spawnSync } from 'node:child_process';
-import { closeSync, openSync, readFileSync, renameSync, statfsSync, writeFileSync } from 'node:fs';
-import { copyFile, mkdir, mkdtemp, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { readFileSync, statfsSync, writeFileSync } from 'node:fs';
+import { copyFile, mkdir, mkdtemp, rename, rm, stat, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import process from 'node:process';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { tableFromIPC, tableToIPC } from 'apache-arrow';
-import { FAILED_DIR, quoteLiteral, READY_SUFFIX } from '../src/index.ts';
+import { quoteLiteral, READY_SUFFIX } from '../src/index.ts';
 import { arrowStreamCopy, type Baseline, clientCopy, parquetExternal, psqlCopy, serverCopy, serverCopyGzip } from './lib/baselines.ts';
+import { type BenchContext, jobFor, thin, verifyCount } from './lib/bench-context.ts';
 import { type Mode, REFERENCE, SEED, SIZES, type Sizes } from './lib/config.ts';
-import { badCsv, gzipFile, smallCsv, writeRows, type Written } from './lib/data.ts';
-import { now, percentile, type Summary, summarize } from './lib/measure.ts';
-import { type BacklogFigure, type BenchResult, evaluateTargets, type Figure, type Latency, type MemoryFigure, renderText, writeReport } from './lib/report.ts';
-import { countRows, createDatabase, dropTable, freshTable, startServer, withSession } from './lib/server.ts';
-import { runWatcher, type WatchRun } from './lib/watch-run.ts';
-import type { FormatCase } from './lib/format-set.ts';
+import { gzipFile, writeRows, type Written } from './lib/data.ts';
 import { formatFilters, ownFiles, runFormatWorkloads } from './lib/format-run.ts';
+import type { FormatCase } from './lib/format-set.ts';
+import { now, type Summary, summarize } from './lib/measure.ts';
+import { type BacklogFigure, type BenchResult, evaluateTargets, type Figure, type Latency, type MemoryFigure, renderText, writeReport } from './lib/report.ts';
+import { createDatabase, dropTable, freshTable, startServer, withSession } from './lib/server.ts';
+import { backlog as backlogWorkload, flood, trickle } from './lib/small-files.ts';
+import { runWatcher } from './lib/watch-run.ts';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const repo = resolve(here, '..');
@@ -69,7 +71,6 @@ const watch = args.watch ? (JSON.parse(args.watch) as Record<string, unknown>) :
 const formats = formatFilters(only.has('files-own'), only.has('files-other'), args, mode === 'quick');
 
 const log = (message: string) => process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${message}\n`);
-const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 const seconds = (values: readonly number[]): Summary => summarize(values);
 const single = (v: number): Summary => ({ min: v, median: v, max: v, n: 1 });
 
@@ -154,15 +155,7 @@ async function main(): Promise<void> {
     }
 
     // ---- helpers ------------------------------------------------------------------------------
-    const jobFor = (dir: string, table: string, expectFiles: number, timeoutMs: number, extra?: Record<string, unknown>) => ({
-      dir,
-      table,
-      database,
-      endpoint: server.endpoint,
-      expectFiles,
-      timeoutMs,
-      ...(watch || extra ? { watch: { ...watch, ...extra } } : {}),
-    });
+    const ctx: BenchContext = { server, database, workerJs, work, outside, sizes, watch, tableName, log };
 
     /** A variant of a single-file workload: more watch options, and the column they need in the table. */
     interface Variant {
@@ -170,14 +163,6 @@ async function main(): Promise<void> {
       readonly addColumn: string;
     }
     const SOURCE_COLUMN: Variant = { watch: { sourceColumns: { file: '_source_file' } }, addColumn: '_source_file TEXT' };
-
-    const verifyCount = (table: string, rows: number) =>
-      withSession(server, database, async (sql) => {
-        const n = await countRows(sql, table);
-        await dropTable(sql, table);
-        if (n !== rows) log(`WRONG: ${table} has ${n} rows, expected ${rows}`);
-        return n === rows;
-      });
 
     /** hyperwatch on one big file: copied next to the inbox, renamed in, then its `.ready`. */
     async function watchOneFile(source: Written | { path: string; rows: number }, name: string, timeoutMs: number, variant?: Variant) {
@@ -189,14 +174,14 @@ async function main(): Promise<void> {
       const inbox = await mkdtemp(join(work, 'inbox-'));
       const staged = join(outside, name);
       await copyFile(source.path, staged);
-      const run = await runWatcher(workerJs, jobFor(inbox, table, 1, timeoutMs, variant?.watch), server.pid, async () => {
+      const run = await runWatcher(workerJs, jobFor(ctx, inbox, table, 1, timeoutMs, variant?.watch), server.pid, async () => {
         await rename(staged, join(inbox, name));
         const t0 = now();
         await writeFile(join(inbox, name + READY_SUFFIX), '');
         return [t0];
       });
       await rm(inbox, { recursive: true, force: true });
-      const ok = !run.done.timedOut && run.done.filesIngested === 1 && (await verifyCount(table, source.rows));
+      const ok = !run.done.timedOut && run.done.filesIngested === 1 && (await verifyCount(ctx, table, source.rows));
       if (run.done.lastError) log(`watcher error: ${run.done.lastError}`);
       return { run, ok, seconds: (run.done.settledAt[0]! - run.dropped[0]!) / 1000, gone: (run.done.goneAt - run.dropped[0]!) / 1000 };
     }
@@ -213,7 +198,7 @@ async function main(): Promise<void> {
         for (const [baseline, path] of baselines) {
           const table = tableName('raw');
           const s = await baseline.run(server, database, table, path);
-          verified = (await verifyCount(table, rows)) && verified;
+          verified = (await verifyCount(ctx, table, rows)) && verified;
           raw.get(baseline.name)!.push(s);
           log(`${workload} run ${r + 1}: ${baseline.name} ${s.toFixed(3)} s`);
         }
@@ -265,114 +250,19 @@ async function main(): Promise<void> {
 
     // ---- the format set: every format, own and other writers' files, embedded and endpoint ----
     if (formats.own || formats.other) {
-      const ctx = { server, database, workerJs, work, outside, runs: sizes.formatRuns, ...(watch ? { watch } : {}), tableName, log };
+      const formatCtx = { server, database, workerJs, work, outside, runs: sizes.formatRuns, ...(watch ? { watch } : {}), tableName, log };
       const own = () => ownFiles({ csv: csv.path, parquet: parquetPath, arrowFile: arrowPath, arrowStream: arrowStreamPath }, csv.rows);
-      formatCases = await runFormatWorkloads(ctx, formats, own, sizes.bulkRows, datasets);
+      formatCases = await runFormatWorkloads(formatCtx, formats, own, sizes.bulkRows, datasets);
     }
 
-    // ---- small-file flood ----------------------------------------------------------------------
+    // ---- many small files: flood and trickle --------------------------------------------------
     if (only.has('flood')) {
-      const { floodFiles: n, floodRowsPerFile: per } = sizes;
-      const workload = `small-file flood, ${n} × ${per} rows + 1 bad`;
-      const runs: number[] = [];
-      const gone: number[] = [];
-      let verified = true;
-      let peak = 0;
-      let hyperdPeak = 0;
-      for (let r = 0; r < sizes.runs; r++) {
-        const table = tableName('flood');
-        await withSession(server, database, (sql) => freshTable(sql, table));
-        const inbox = await mkdtemp(join(work, 'inbox-'));
-        const batch = await mkdtemp(join(outside, 'flood-'));
-        // The bad file sits in the middle of the flood: it must land alone in failed/.
-        const names: string[] = [];
-        for (let i = 0; i < n; i++) {
-          if (i === n >> 1) {
-            names.push('flood-bad.csv');
-            await writeFile(join(batch, 'flood-bad.csv'), badCsv(per, SEED - 1, Math.min(per, 50)));
-          }
-          const name = `flood-${String(i).padStart(6, '0')}.csv`;
-          names.push(name);
-          await writeFile(join(batch, name), smallCsv(per, SEED + i, i * per + 1));
-        }
-        // The sentinels are made beforehand too, next to the data: creating a file costs ext4 an
-        // inode allocation, which passes over every recently deleted inode of the block group, and
-        // this bench deletes thousands a minute. Created in the inbox, 1,001 sentinels took
-        // 90-350 ms (perf: find_inode_bit, recently_deleted), holding the directory's lock that
-        // the watcher's claims wait on; renamed in, they take a few milliseconds.
-        for (const name of names) closeSync(openSync(join(batch, name + READY_SUFFIX), 'wx'));
-        let dropMs = 0;
-        const run = await runWatcher(workerJs, jobFor(inbox, table, names.length, 600_000), server.pid, async () => {
-          for (const name of names) await rename(join(batch, name), join(inbox, name));
-          // "Dropped at once": the sentinels are renamed in by a tight synchronous loop, not one
-          // awaited call at a time, which would measure the producer's pace rather than the watcher's.
-          const t0 = now();
-          for (const name of names) renameSync(join(batch, name + READY_SUFFIX), join(inbox, name + READY_SUFFIX));
-          dropMs = now() - t0;
-          return [t0];
-        });
-        const failed = await readdir(join(inbox, FAILED_DIR)).catch(() => [] as string[]);
-        const isolated = run.done.filesFailed === 1 && failed.includes('flood-bad.csv') && failed.includes('flood-bad.csv.error') && failed.filter((f) => !f.startsWith('flood-bad.csv')).length === 0;
-        if (!isolated) log(`WRONG: failed/ holds ${JSON.stringify(failed.slice(0, 10))}, filesFailed ${run.done.filesFailed}`);
-        const ok = !run.done.timedOut && isolated && (await verifyCount(table, n * per));
-        verified = ok && verified;
-        await rm(inbox, { recursive: true, force: true });
-        await rm(batch, { recursive: true, force: true });
-        const s = (run.done.settledAt.at(-1)! - run.dropped[0]!) / 1000;
-        runs.push(s);
-        gone.push((run.done.goneAt - run.dropped[0]!) / 1000);
-        peak = Math.max(peak, run.done.peakRssMb);
-        hyperdPeak = Math.max(hyperdPeak, run.hyperdPeakRssMb);
-        log(`flood run ${r + 1}: ${s.toFixed(3)} s, ${(names.length / s).toFixed(0)} files/s, drop ${dropMs.toFixed(0)} ms, checkpoints ${run.done.checkpoints}, CPU s watcher ${run.done.cpuSeconds.toFixed(2)} hyperd ${run.hyperdCpuSeconds.toFixed(2)}${ok ? '' : ' WRONG'}`);
-      }
-      figures.push({ workload, method: 'hyperwatch', kind: 'hyperwatch', seconds: seconds(runs), runs, goneSeconds: seconds(gone), rows: n * per, files: n + 1, peakRssMb: peak, hyperdPeakRssMb: hyperdPeak, verified, referenceSeconds: REFERENCE.floodSeconds.persistent });
-      figures.push(reference(workload, 'reference, persistent .hyper', REFERENCE.floodSeconds.persistent, { files: 1000 }));
-      figures.push(reference(workload, 'reference, scratch db', REFERENCE.floodSeconds.scratch, { files: 1000 }));
+      const figure = await flood(ctx);
+      figures.push(figure);
+      figures.push(reference(figure.workload, 'reference, persistent .hyper', REFERENCE.floodSeconds.persistent, { files: 1000 }));
+      figures.push(reference(figure.workload, 'reference, scratch db', REFERENCE.floodSeconds.scratch, { files: 1000 }));
     }
-
-    // ---- trickle --------------------------------------------------------------------------------
-    if (only.has('trickle')) {
-      const { trickleFiles: n, trickleRowsPerFile: per, trickleIntervalMs: every } = sizes;
-      const p50: number[] = [];
-      const p95: number[] = [];
-      const max: number[] = [];
-      const samples: number[][] = [];
-      let verified = true;
-      for (let r = 0; r < sizes.runs; r++) {
-        const table = tableName('trickle');
-        await withSession(server, database, (sql) => freshTable(sql, table));
-        const inbox = await mkdtemp(join(work, 'inbox-'));
-        const run = await runWatcher(workerJs, jobFor(inbox, table, n, 120_000 + n * every), server.pid, async () => {
-          const drops: number[] = [];
-          const start = now();
-          for (let i = 0; i < n; i++) {
-            const wait = start + i * every - now();
-            if (wait > 0) await sleep(wait);
-            const name = `trickle-${String(i).padStart(4, '0')}.csv`;
-            await writeFile(join(outside, name), smallCsv(per, SEED + 7 * i, i * per + 1));
-            await rename(join(outside, name), join(inbox, name));
-            closeSync(openSync(join(outside, name + READY_SUFFIX), 'wx'));
-            // The clock starts as the sentinel is renamed in, synchronously: the rename is the
-            // moment it appears (creating it in place would first count ext4's inode allocation,
-            // see the flood), and an awaited call would add the producer's own thread-pool round trip.
-            drops.push(now());
-            renameSync(join(outside, name + READY_SUFFIX), join(inbox, name + READY_SUFFIX));
-          }
-          return drops;
-        });
-        const ok = !run.done.timedOut && run.done.filesIngested === n && (await verifyCount(table, n * per));
-        verified = ok && verified;
-        await rm(inbox, { recursive: true, force: true });
-        // Files are dropped one at a time, far apart: the k-th file settled is the k-th dropped.
-        const latencies = run.dropped.map((d, i) => (run.done.settledAt[i] ?? Number.NaN) - d);
-        samples.push(latencies.map((l) => Math.round(l * 100) / 100));
-        p50.push(percentile(latencies, 50));
-        p95.push(percentile(latencies, 95));
-        max.push(Math.max(...latencies));
-        log(`trickle run ${r + 1}: p50 ${p50.at(-1)!.toFixed(2)} ms, p95 ${p95.at(-1)!.toFixed(2)} ms, max ${max.at(-1)!.toFixed(2)} ms${ok ? '' : ' WRONG'}`);
-      }
-      latency = { workload: 'trickle', files: n, intervalMs: every, p50: summarize(p50), p95: summarize(p95), max: summarize(max), verified, samples };
-    }
+    if (only.has('trickle')) latency = await trickle(ctx);
 
     // ---- memory: big files ----------------------------------------------------------------------
     if (only.has('memory')) {
@@ -395,29 +285,9 @@ async function main(): Promise<void> {
     // ---- memory: backlog at start ---------------------------------------------------------------
     if (only.has('backlog')) {
       if (mode === 'quick' || sizes.backlogLarge < SIZES.full.backlogLarge) notes.push(`backlog workloads used ${sizes.backlogSmall} and ${sizes.backlogLarge} files, not 10,000 and 100,000`);
-      const peaks: number[] = [];
-      const per = 10;
-      const content = smallCsv(per, SEED + 3, 1);
-      for (const n of [sizes.backlogSmall, sizes.backlogLarge]) {
-        const table = tableName('backlog');
-        await withSession(server, database, (sql) => freshTable(sql, table));
-        const inbox = await mkdtemp(join(work, 'inbox-'));
-        t = now();
-        for (let i = 0; i < n; i++) {
-          const name = `backlog-${String(i).padStart(6, '0')}.csv`;
-          await writeFile(join(inbox, name), content);
-          await writeFile(join(inbox, name + READY_SUFFIX), '');
-        }
-        log(`backlog of ${n} ready files made in ${((now() - t) / 1000).toFixed(1)} s; starting the watcher on it`);
-        const run: WatchRun = await runWatcher(workerJs, jobFor(inbox, table, n, 120_000 + n * 50), server.pid);
-        const ok = !run.done.timedOut && run.done.filesIngested === n && (await verifyCount(table, n * per));
-        await rm(inbox, { recursive: true, force: true });
-        const s = (run.done.settledAt.at(-1)! - run.done.startedAt) / 1000;
-        peaks.push(run.done.peakRssMb);
-        figures.push({ workload: `backlog of ${n} at start`, method: 'hyperwatch', kind: 'hyperwatch', seconds: single(s), runs: [s], goneSeconds: single((run.done.goneAt - run.done.startedAt) / 1000), rows: n * per, files: n, peakRssMb: run.done.peakRssMb, hyperdPeakRssMb: run.hyperdPeakRssMb, verified: ok, rssSeriesMb: thin(run.rssSeries) });
-        log(`backlog ${n}: swept in ${s.toFixed(1)} s (${(n / s).toFixed(0)} files/s), peak RSS ${run.done.peakRssMb.toFixed(0)} MB${ok ? '' : ' WRONG'}`);
-      }
-      backlog = { small: sizes.backlogSmall, large: sizes.backlogLarge, smallPeakMb: peaks[0]!, largePeakMb: peaks[1]! };
+      const swept = await backlogWorkload(ctx);
+      figures.push(...swept.figures);
+      backlog = swept.backlog;
     }
   } finally {
     await server.stop();
@@ -449,12 +319,6 @@ async function main(): Promise<void> {
   console.log(renderText(result));
   writeReport(result, outDir);
   log(`wrote ${join(outDir, `${result.mode}.json`)}, .md and .svg`);
-}
-
-/** At most `n` evenly spaced values of a series, for the JSON. */
-function thin(series: readonly number[], n = 120): number[] {
-  if (series.length <= n) return [...series];
-  return Array.from({ length: n }, (_, i) => series[Math.round((i * (series.length - 1)) / (n - 1))]!);
 }
 
 function reference(workload: string, method: string, s: number, of: { rows?: number; files?: number }): Figure {
