@@ -96,6 +96,7 @@ export interface KillOutcome {
  */
 export async function killScenario(o: { dir: string; table: string; leaseMs: number; slackMs: number; db: readonly string[]; files: number; perFile: number; seed: number; minKills: number }): Promise<KillOutcome> {
   const members: Member[] = [];
+  (globalThis as { __members?: Member[] }).__members = members;
   let serial = 0;
   const spawn = () => members.push(startMember(`p${serial++}`, o.dir, o.table, o.leaseMs, o.db));
   for (let i = 0; i < 3; i++) spawn();
