@@ -1,17 +1,22 @@
 /**
  * Several `hyperwatch watch` processes on one inbox writing one Hyper database through one shared
  * hyperd (`--endpoint`), the way a `.hyper` file can have several writers: SIGKILLs at random,
- * every id exactly once. Also: a second embedded writer on the same `.hyper` file is refused.
+ * every id exactly once, with hyperd reading the files and with files streamed to it. Also: a
+ * client killed mid-COPY FROM STDIN and the cancel that frees its table; a second embedded writer
+ * on the same `.hyper` file is refused.
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
+import { EventEmitter } from 'node:events';
 import { mkdir, readdir } from 'node:fs/promises';
+import type net from 'node:net';
 import { join } from 'node:path';
 import process from 'node:process';
 import { after, before, describe, it } from 'node:test';
 import { createHyperAdapter } from '../adapters/db/hyper/index.ts';
 import { Hyperd } from '../adapters/db/hyper/hyperd.ts';
 import { locateHyperd } from '../adapters/db/hyper/locate.ts';
+import { type CancelKey, keyOf, sessionTag, tapCancelKey } from '../adapters/db/hyper/sessions.ts';
 import { silentLogger } from '../src/log.ts';
 import type { DbPool } from '../src/types.ts';
 import { failedEntries, waitFor } from './helpers/drop.ts';
@@ -117,6 +122,30 @@ describe('several processes on one inbox (one shared hyperd, --endpoint)', { tim
     assert.ok((await check.endSessionsOf!(owner)) >= 1, 'the dead session was found by its tag');
     assert.equal(await count(), 0, 'the table answers, without the dead COPY\'s rows');
     console.log(`# table usable ${Date.now() - started} ms after the cancel`);
+  });
+
+  it('a session\'s cancel key is read from its start-up messages, however they are split, and its tag names its owner', () => {
+    const message = (type: string, body: Buffer) => Buffer.concat([Buffer.from(type), Buffer.from([0, 0, 0, 0].map((_, i) => ((body.length + 4) >>> (24 - 8 * i)) & 255)), body]);
+    const key = Buffer.alloc(8);
+    key.writeUInt32BE(0, 0);
+    key.writeUInt32BE(3_000_000_001, 4);
+    const startup = Buffer.concat([
+      message('R', Buffer.alloc(4)),
+      message('S', Buffer.from('server_version\u00009.1\u0000')),
+      message('K', key),
+      message('Z', Buffer.from('I')),
+      message('T', Buffer.alloc(2)),
+    ]);
+    const socket = new EventEmitter() as unknown as net.Socket;
+    const keys: CancelKey[] = [];
+    tapCancelKey(socket, (k) => keys.push(k));
+    for (let i = 0; i < startup.length; i += 3) socket.emit('data', startup.subarray(i, i + 3));
+    assert.deepEqual(keys, [{ pid: 0, secret: 3_000_000_001 }]);
+    assert.equal(socket.listenerCount('data'), 0, 'stops listening once it has the key');
+    const owner = 'host-12-abcd1234';
+    assert.deepEqual(keyOf(sessionTag(owner, keys[0]!), owner), keys[0]);
+    assert.equal(keyOf(sessionTag(owner, keys[0]!), 'host-12-abcd12345'), undefined);
+    assert.equal(keyOf('postgres.js', owner), undefined);
   });
 
   it('a second embedded writer on one .hyper file is refused, naming serve and --endpoint', async () => {
