@@ -32,7 +32,7 @@ export interface LeaseState {
   released: boolean;
   heartbeat: ReturnType<typeof setInterval> | undefined;
   /**
-   * A connection of its own for heartbeats and takeovers: they must never wait behind file
+   * Connections of its own for heartbeats and takeovers: they must never wait behind file
    * transactions (a long COPY, or one blocked on a table by a dead process's session that only
    * a takeover can end).
    */
@@ -84,7 +84,9 @@ export function leasePoolOf(ctx: WatchContext): DbPool {
 /** Registers the lease (before the staging folder exists, see takeover.ts) and starts heartbeats. */
 export async function startLease(ctx: WatchContext): Promise<void> {
   const { lease } = ctx;
-  lease.pool ??= await ctx.db.openPool({ maxConnections: 1, owner: lease.me.owner });
+  // Two: a takeover's transaction may wait (on Hyper, for a dead process's COMMIT to be let
+  // through) while the heartbeat must go on.
+  lease.pool ??= await ctx.db.openPool({ maxConnections: 2, owner: lease.me.owner });
   await ensureLeaseTables(leasePoolOf(ctx));
   await registerLease(leasePoolOf(ctx), lease.me, lease.leaseMs, lease.slots);
   lease.registered = true;
