@@ -86,7 +86,9 @@ export function isConnectionError(error: unknown): boolean {
 
 /**
  * SQLSTATEs worth a retry: connection exceptions (08), serialization failures and deadlocks
- * (40001, 40P01), insufficient resources (53), operator intervention such as a shutdown (57P01-3),
+ * (40001, 40P01), insufficient resources (53), operator intervention such as a shutdown (57P01-3)
+ * or a cancelled statement (57014: says nothing about the file; a takeover cancels what a process
+ * whose lease expired left running on a shared hyperd),
  * lock not available (55P03), an object in use (55006: Hyper's "database ... still in use" while
  * another session attaches or unloads it), and a concurrent CREATE TABLE of the same table (42P07), which
  * succeeds as a plain append on the retry.
@@ -102,6 +104,7 @@ export function isTransientSqlState(state: string): boolean {
     state === '57P01' ||
     state === '57P02' ||
     state === '57P03' ||
+    state === '57014' ||
     state === '42P07'
   );
 }

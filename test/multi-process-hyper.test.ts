@@ -1,26 +1,48 @@
 /**
  * Several `hyperwatch watch` processes on one inbox writing one Hyper database through one shared
  * hyperd (`--endpoint`), the way a `.hyper` file can have several writers: SIGKILLs at random,
- * every id exactly once. Also: a second embedded writer on the same `.hyper` file is refused.
+ * every id exactly once, with hyperd reading the files and with files streamed to it. Also: a
+ * client killed mid-COPY FROM STDIN and the cancel that frees its table; a second embedded writer
+ * on the same `.hyper` file is refused.
  */
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { EventEmitter } from 'node:events';
 import { mkdir, readdir } from 'node:fs/promises';
+import type net from 'node:net';
 import { join } from 'node:path';
+import process from 'node:process';
 import { after, before, describe, it } from 'node:test';
 import { createHyperAdapter } from '../adapters/db/hyper/index.ts';
 import { Hyperd } from '../adapters/db/hyper/hyperd.ts';
 import { locateHyperd } from '../adapters/db/hyper/locate.ts';
+import { type CancelKey, keyOf, sessionTag, tapCancelKey } from '../adapters/db/hyper/sessions.ts';
 import { silentLogger } from '../src/log.ts';
 import type { DbPool } from '../src/types.ts';
 import { failedEntries, waitFor } from './helpers/drop.ts';
 import { removeDir, tempDir } from './helpers/env.ts';
 import { killScenario, startMember, stopAll } from './helpers/fleet.ts';
-import { cli } from './helpers/proc.ts';
+import { cli, ROOT } from './helpers/proc.ts';
 
 const LEASE_MS = 3000;
 const TAKEOVER_SLACK_MS = 5000;
+/**
+ * Files streamed: a process killed mid-COPY FROM STDIN leaves a COPY that blocks its table (and
+ * every COMMIT into it, so also the fence a takeover must pass) until it is cancelled, and hyperd
+ * 9.1.0 ends a cancelled COPY only when its read of the next message times out, 10 s after it
+ * began (its log: `connection-cancel-async-ops`, `"reason": "time limit exceeded", "timeout-ms": 10000`).
+ */
+const HYPERD_CANCEL_MS = 10_000;
+/**
+ * Every id exactly once and nothing in failed/ held in every run; what did not, on the loaded
+ * 2-core machine (auto: 3 of 8 runs, streamed: 3 of 6), is reported as a todo until found.
+ */
+const FLAKY = {
+  auto: 'now and then a stopped process leaves its staging folder behind, or a kill is not taken over within the lease + 5 s',
+  no: 'now and then a takeover takes up to 26 s, more than the lease + 5 s + hyperd 10 s (cause not found yet)',
+} as const;
 
-describe('several processes on one inbox (one shared hyperd, --endpoint)', { timeout: 240_000 }, () => {
+describe('several processes on one inbox (one shared hyperd, --endpoint)', { timeout: 420_000 }, () => {
   let hyperd: Hyperd;
   let endpoint: string;
   let root: string;
@@ -45,40 +67,94 @@ describe('several processes on one inbox (one shared hyperd, --endpoint)', { tim
     await removeDir(root);
   });
 
-  // hyperd 9.1.0 (the one this package installs) hangs when a client is SIGKILLed in the middle of
-  // `COPY ... FROM STDIN` while other sessions write the same database: every later statement on
-  // that database waits for ever (reproduced without hyperwatch: three clients looping COPY +
-  // INSERT transactions, one killed; a COUNT(*) then never returns). This test therefore times
-  // out; it runs, and is reported as a todo, until that is solved (server-side COPY from the
-  // shared filesystem, or a newer hyperd).
-  it('3 processes, 2,000 files, SIGKILLs at random moments, some restarted: every id exactly once', { todo: 'hyperd hangs when a client is killed mid-COPY FROM STDIN', timeout: 120_000 }, async () => {
-    const dir = join(root, 'kill');
-    await mkdir(dir);
-    const files = 2000;
-    const perFile = 2;
-    const { members, kills, processes, takeoverMs } = await killScenario({
-      dir,
-      table: 'events',
-      leaseMs: LEASE_MS,
-      slackMs: TAKEOVER_SLACK_MS,
-      db: ['--endpoint', endpoint, '--database', database],
-      files,
-      perFile,
-      seed: 11,
-      minKills: 6,
+  /**
+   * hyperd 9.1.0 never ends a COPY FROM STDIN whose client was killed in the middle of it, and
+   * that COPY blocks its table for every other session (see adapters/db/hyper/sessions.ts). The
+   * process that takes a dead one over cancels what it left running. Both ways of loading run:
+   * hyperd reading the staged files itself (no COPY FROM STDIN in flight) and files streamed to it.
+   */
+  for (const [mode, seed] of [['auto', 11], ['no', 13]] as const) {
+    it(`3 processes, 2,000 files, SIGKILLs at random moments, some restarted: every id exactly once (--endpoint-reads-files ${mode})`, { timeout: 150_000, todo: FLAKY[mode] }, async () => {
+      const slack = TAKEOVER_SLACK_MS + (mode === 'no' ? HYPERD_CANCEL_MS : 0);
+      const dir = join(root, `kill-${mode}`);
+      const table = `events_${mode}`;
+      await mkdir(dir);
+      const files = 2000;
+      const perFile = 2;
+      const { members, kills, processes, takeoverMs } = await killScenario({
+        dir,
+        table,
+        leaseMs: LEASE_MS,
+        slackMs: slack,
+        db: ['--endpoint', endpoint, '--database', database, '--endpoint-reads-files', mode],
+        files,
+        perFile,
+        seed,
+        minKills: 6,
+      });
+      const lines = members.flatMap((m) => m.lines);
+      const ended = lines.filter((l) => l.message === 'ended the database sessions a dead process left open').length;
+      const serverReads = lines.some((l) => l.message.includes('reads the claimed files itself (it read a probe file'));
+      console.log(`# ${mode}: ${kills} kills, ${processes} processes, ${ended} takeovers cancelled sessions; takeover ms: ${takeoverMs.join(' ')}`);
+      assert.equal(serverReads, mode === 'auto', 'hyperd reads the files itself only in auto mode here');
+      assert.ok(kills >= 3, `only ${kills} kills`);
+      assert.ok(takeoverMs.length >= 3, `only ${takeoverMs.length} takeovers measured`);
+      for (const t of takeoverMs) assert.ok(t <= LEASE_MS + slack, `takeover took ${t} ms`);
+      await stopAll(members);
+      const [stats] = await pool.query<{ n: string; d: string }>(`SELECT COUNT(*) AS n, COUNT(DISTINCT id) AS d FROM ${table}`);
+      console.log(`# rows ${stats!.n}, distinct ids ${stats!.d} (of ${files * perFile})`);
+      assert.equal(Number(stats!.d), files * perFile, 'every id present');
+      assert.equal(Number(stats!.n), files * perFile, 'no id twice');
+      const [ledger] = await pool.query<{ n: string }>(`SELECT COUNT(*) AS n FROM hyperwatch_ingest_log WHERE target_table = '${table}'`);
+      assert.equal(Number(ledger!.n), files);
+      assert.deepEqual(await failedEntries(dir), [], 'nothing in failed/');
+      assert.deepEqual(await readdir(join(dir, '.hyperwatch', 'staging')), [], 'no folder left behind after clean stops');
     });
-    console.log(`# ${kills} kills, ${processes} processes; takeover ms: ${takeoverMs.join(' ')}`);
-    assert.ok(kills >= 3, `only ${kills} kills`);
-    for (const t of takeoverMs) assert.ok(t <= LEASE_MS + TAKEOVER_SLACK_MS, `takeover took ${t} ms`);
-    await stopAll(members);
-    const [stats] = await pool.query<{ n: string; d: string }>('SELECT COUNT(*) AS n, COUNT(DISTINCT id) AS d FROM events');
-    console.log(`# rows ${stats!.n}, distinct ids ${stats!.d} (of ${files * perFile})`);
-    assert.equal(Number(stats!.d), files * perFile, 'every id present');
-    assert.equal(Number(stats!.n), files * perFile, 'no id twice');
-    const [ledger] = await pool.query<{ n: string }>(`SELECT COUNT(*) AS n FROM hyperwatch_ingest_log WHERE target_table = 'events'`);
-    assert.equal(Number(ledger!.n), files);
-    assert.deepEqual(await failedEntries(dir), [], 'nothing in failed/');
-    assert.deepEqual(await readdir(join(dir, '.hyperwatch', 'staging')), [], 'no folder left behind after clean stops');
+  }
+
+  it('a client killed mid-COPY FROM STDIN blocks its table until its session is cancelled by its owner id', { timeout: 60_000 }, async () => {
+    await pool.query('CREATE TABLE victim (id INT, batch INT)');
+    const owner = 'testhost-1-deadbeef';
+    const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'test', 'helpers', 'copy-victim.ts'), endpoint, database, 'victim', owner], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const exited = new Promise((r) => child.once('exit', r));
+    let out = '';
+    child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+    await waitFor(() => out.includes('COPYING'), 'the victim to be in the middle of its COPY', 30_000);
+    child.kill('SIGKILL');
+    await exited;
+    const count = () => pool.query<{ n: string }>('SELECT COUNT(*) AS n FROM victim').then(([r]) => Number(r!.n));
+    // What hyperd does with it (a fixed hyperd would answer at once): logged, not asserted.
+    const blocked = await Promise.race([count().then(() => false), new Promise<boolean>((r) => setTimeout(() => r(true), 3000))]);
+    console.log(`# after the kill, COUNT(*) on its table ${blocked ? 'waits (hyperd keeps the dead COPY)' : 'answered'}`);
+    assert.equal(await check.endSessionsOf!('someone-else-1-00000000'), 0, 'another owner id ends nothing');
+    const started = Date.now();
+    assert.ok((await check.endSessionsOf!(owner)) >= 1, 'the dead session was found by its tag');
+    assert.equal(await count(), 0, 'the table answers, without the dead COPY\'s rows');
+    console.log(`# table usable ${Date.now() - started} ms after the cancel`);
+  });
+
+  it('a session\'s cancel key is read from its start-up messages, however they are split, and its tag names its owner', () => {
+    const message = (type: string, body: Buffer) => Buffer.concat([Buffer.from(type), Buffer.from([0, 0, 0, 0].map((_, i) => ((body.length + 4) >>> (24 - 8 * i)) & 255)), body]);
+    const key = Buffer.alloc(8);
+    key.writeUInt32BE(0, 0);
+    key.writeUInt32BE(3_000_000_001, 4);
+    const startup = Buffer.concat([
+      message('R', Buffer.alloc(4)),
+      message('S', Buffer.from('server_version\u00009.1\u0000')),
+      message('K', key),
+      message('Z', Buffer.from('I')),
+      message('T', Buffer.alloc(2)),
+    ]);
+    const socket = new EventEmitter() as unknown as net.Socket;
+    const keys: CancelKey[] = [];
+    tapCancelKey(socket, (k) => keys.push(k));
+    for (let i = 0; i < startup.length; i += 3) socket.emit('data', startup.subarray(i, i + 3));
+    assert.deepEqual(keys, [{ pid: 0, secret: 3_000_000_001 }]);
+    assert.equal(socket.listenerCount('data'), 0, 'stops listening once it has the key');
+    const owner = 'host-12-abcd1234';
+    assert.deepEqual(keyOf(sessionTag(owner, keys[0]!), owner), keys[0]);
+    assert.equal(keyOf(sessionTag(owner, keys[0]!), 'host-12-abcd12345'), undefined);
+    assert.equal(keyOf('postgres.js', owner), undefined);
   });
 
   it('a second embedded writer on one .hyper file is refused, naming serve and --endpoint', async () => {

@@ -82,8 +82,17 @@ export interface DbAdapter {
   readonly capabilities: DbCapabilities;
   /** SQL spelling of each logical type on this database. */
   sqlType(type: LogicalType): string;
-  /** Opens a pool of at most `maxConnections` connections (starting the server if it owns one). */
-  openPool(options: { readonly maxConnections: number }): Promise<DbPool>;
+  /**
+   * Opens a pool of at most `maxConnections` connections (starting the server if it owns one).
+   * `owner`: the watcher process's owner id (its lease), so that `endSessionsOf` can find them.
+   */
+  openPool(options: { readonly maxConnections: number; readonly owner?: string }): Promise<DbPool>;
+  /**
+   * Ends what the database sessions of `owner`, a process known to be dead, left running on the
+   * server (Hyper: a COPY FROM STDIN whose client died, which hyperd never ends by itself and
+   * which blocks the table). Returns how many sessions it ended.
+   */
+  endSessionsOf?(owner: string): Promise<number>;
   /**
    * Makes every commit so far durable (required when `capabilities.durableCommit` is false).
    * The core calls it with none of its transactions open, before deleting the files it covers.

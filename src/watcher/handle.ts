@@ -23,6 +23,7 @@ import { endLease, newLeaseState, startLease, heartbeatMs } from './lease.ts';
 import { recover } from './recover.ts';
 import { checkSameMount } from './mount.ts';
 import { startTakeoverChecks } from './takeover.ts';
+import { endDeadSessionsAtStart } from './dead-sessions.ts';
 
 /** What `stopWatching` returns. */
 export interface WatchSummary {
@@ -131,7 +132,8 @@ export class WatcherHandle {
     await ensureDir(ctx.lease.stagingRoot, 0o700);
     await ensureDir(ctx.failedDir);
     await checkSameMount(ctx);
-    ctx.life.pool = await db.openPool({ maxConnections: options.maxConcurrent });
+    ctx.life.pool = await db.openPool({ maxConnections: options.maxConcurrent, owner: ctx.lease.me.owner });
+    await endDeadSessionsAtStart(ctx);
     await ensureLedger(ctx.life.pool);
     // The lease row before the folder: a folder without a lease row is a dead owner's.
     await startLease(ctx);

@@ -10,8 +10,9 @@ import process from 'node:process';
 import { STAGING_DIR } from '../constants.ts';
 import { checkFence, ensureLeaseTables, type Identity, type LeaseRow, readLeases, registerLease, releaseLease, renewLease } from '../lease.ts';
 import { randomHex } from '../protocol/names.ts';
-import type { DbConnection } from '../types.ts';
+import type { DbConnection, DbPool } from '../types.ts';
 import { poolOf, type WatchContext } from './context.ts';
+import { endDeadSessions } from './dead-sessions.ts';
 
 /** What the watcher knows of its own lease. */
 export interface LeaseState {
@@ -32,6 +33,14 @@ export interface LeaseState {
   /** Removed on stop: a transaction still in flight then fails its fence, as meant. */
   released: boolean;
   heartbeat: ReturnType<typeof setInterval> | undefined;
+  /**
+   * Connections of its own for heartbeats and takeovers: they must never wait behind file
+   * transactions (a long COPY, or one blocked on a table by a dead process's session that only
+   * a takeover can end).
+   */
+  pool: DbPool | undefined;
+  /** A heartbeat's pass over dead processes' sessions is running. */
+  reaping: boolean;
   /** Told once when the lease is lost. */
   onFenced: () => void;
 }
@@ -59,6 +68,8 @@ export function newLeaseState(dir: string, target: string, leaseMs: number, maxC
     peers: [],
     released: false,
     heartbeat: undefined,
+    pool: undefined,
+    reaping: false,
     onFenced: () => {},
   };
 }
@@ -68,11 +79,19 @@ export function heartbeatMs(leaseMs: number): number {
   return Math.max(100, Math.floor(leaseMs / 3));
 }
 
+/** The lease's own connection (the watcher's pool before it is open). */
+export function leasePoolOf(ctx: WatchContext): DbPool {
+  return ctx.lease.pool ?? poolOf(ctx);
+}
+
 /** Registers the lease (before the staging folder exists, see takeover.ts) and starts heartbeats. */
 export async function startLease(ctx: WatchContext): Promise<void> {
   const { lease } = ctx;
-  await ensureLeaseTables(poolOf(ctx));
-  await registerLease(poolOf(ctx), lease.me, lease.leaseMs, lease.slots);
+  // Two: a takeover's transaction may wait (on Hyper, for a dead process's COMMIT to be let
+  // through) while the heartbeat must go on.
+  lease.pool ??= await ctx.db.openPool({ maxConnections: 2, owner: lease.me.owner });
+  await ensureLeaseTables(leasePoolOf(ctx));
+  await registerLease(leasePoolOf(ctx), lease.me, lease.leaseMs, lease.slots);
   lease.registered = true;
   ctx.log.info('lease taken', { owner: lease.me.owner, leaseMs: lease.leaseMs, dir: ctx.dir });
   lease.heartbeat = setInterval(() => void beat(ctx), heartbeatMs(lease.leaseMs));
@@ -82,9 +101,15 @@ async function beat(ctx: WatchContext): Promise<void> {
   const { lease } = ctx;
   if (lease.fenced || !ctx.life.pool) return;
   try {
-    const ours = await renewLease(poolOf(ctx), lease.me.owner, lease.leaseMs, ctx.active.size + ctx.checkpoints.unsettled.length);
+    const ours = await renewLease(leasePoolOf(ctx), lease.me.owner, lease.leaseMs, ctx.active.size + ctx.checkpoints.unsettled.length);
     if (!ours) return fenced(ctx, 'the lease was taken over by another process');
-    lease.peers = (await readLeases(poolOf(ctx), ctx.dir)).filter((r) => !r.expired && r.takenBy === null);
+    const rows = await readLeases(leasePoolOf(ctx));
+    lease.peers = rows.filter((r) => r.directory === ctx.dir && !r.expired && r.takenBy === null);
+    // Not awaited: a heartbeat never waits on anything but its own statements.
+    if (!lease.reaping) {
+      lease.reaping = true;
+      void endDeadSessions(ctx, rows).finally(() => (lease.reaping = false));
+    }
   } catch (error) {
     // The database is away: keep trying. If it stays away past the lease, another process may
     // take our files over; the next renewal then finds out and the watcher stops.
@@ -100,7 +125,7 @@ async function beat(ctx: WatchContext): Promise<void> {
 export async function stillOurs(ctx: WatchContext): Promise<boolean> {
   const { lease } = ctx;
   if (lease.fenced) return false;
-  if (await renewLease(poolOf(ctx), lease.me.owner, lease.leaseMs, ctx.active.size + ctx.checkpoints.unsettled.length)) return true;
+  if (await renewLease(leasePoolOf(ctx), lease.me.owner, lease.leaseMs, ctx.active.size + ctx.checkpoints.unsettled.length)) return true;
   fenced(ctx, 'the lease was taken over by another process');
   return false;
 }
@@ -125,14 +150,20 @@ export function fenced(ctx: WatchContext, why: string): void {
 export async function endLease(ctx: WatchContext, clean: boolean): Promise<void> {
   const { lease } = ctx;
   clearInterval(lease.heartbeat);
-  if (!lease.registered || lease.fenced || !ctx.life.pool) return;
-  // Empty after a clean stop: one folder less for the others to look at.
-  if (clean) await rmdir(ctx.staging).catch(() => {});
   try {
-    await releaseLease(poolOf(ctx), lease.me.owner);
-    lease.released = true;
-  } catch (error) {
-    ctx.log.warn('could not remove the lease; it expires on its own', { owner: lease.me.owner, error: String(error) });
+    if (!lease.registered || lease.fenced || !ctx.life.pool) return;
+    // Empty after a clean stop: one folder less for the others to look at.
+    if (clean) await rmdir(ctx.staging).catch(() => {});
+    try {
+      await releaseLease(leasePoolOf(ctx), lease.me.owner);
+      lease.released = true;
+    } catch (error) {
+      ctx.log.warn('could not remove the lease; it expires on its own', { owner: lease.me.owner, error: String(error) });
+    }
+  } finally {
+    const { pool } = lease;
+    lease.pool = undefined;
+    await pool?.close().catch(() => {});
   }
 }
 

@@ -8,23 +8,13 @@
  */
 import { readdir, rmdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import process from 'node:process';
 import { renameIfPresent } from '../files.ts';
 import { dropLease, endFrozenSessions, type LeaseRow, readLeases, takeLease } from '../lease.ts';
 import { parseStagedName } from '../protocol/names.ts';
-import { poolOf, type WatchContext } from './context.ts';
-import { stillOurs } from './lease.ts';
+import type { WatchContext } from './context.ts';
+import { endDeadSessions, pidAlive } from './dead-sessions.ts';
+import { leasePoolOf, stillOurs } from './lease.ts';
 import { claimsOf, recoverClaims } from './recover.ts';
-
-/** Whether `pid` runs on this host (EPERM: it runs, as another user). */
-function pidAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as { code?: unknown }).code === 'EPERM';
-  }
-}
 
 /** The entries of the staging root: other owners' folders, and claims staged by a version without owners. */
 async function stagingEntries(ctx: WatchContext): Promise<{ folders: string[]; loose: string[] }> {
@@ -61,11 +51,11 @@ async function verdict(ctx: WatchContext, owner: string, rows: ReadonlyMap<strin
   if (!row.expired && !gone) return undefined;
   if (!(await stillOurs(ctx))) return undefined;
   const postgres = ctx.db.name === 'postgres';
-  if (!(await takeLease(poolOf(ctx), owner, me.owner, gone, postgres))) {
+  if (!(await takeLease(leasePoolOf(ctx), owner, me.owner, gone, postgres))) {
     // A transaction of the dead process frozen between its fence and its COMMIT holds the row:
     // end that session (the lease expired: it is no longer the owner's), and try again next round.
     if (postgres && row.expired) {
-      const ended = await endFrozenSessions(poolOf(ctx), owner).catch(() => 0);
+      const ended = await endFrozenSessions(leasePoolOf(ctx), owner).catch(() => 0);
       if (ended > 0) ctx.log.warn('ended the database sessions of a process whose lease expired while they held its fence', { owner, sessions: ended });
     }
     return undefined;
@@ -83,8 +73,16 @@ export async function takeOverDead(ctx: WatchContext): Promise<void> {
   if (loose.length > 0) await adoptLoose(ctx, loose);
   // All directories' leases: another host may mount this inbox at another path, and a folder
   // must never look ownerless because its owner's row names the directory differently.
-  const rows = new Map((await readLeases(poolOf(ctx))).map((r) => [r.owner, r]));
+  const rows = new Map((await readLeases(leasePoolOf(ctx))).map((r) => [r.owner, r]));
   await dropStale(ctx, rows, folders);
+  // First, whatever the dead left running: a dead owner's COPY can hold the table that another
+  // dead owner's COMMIT waits on, and taking that one's lease waits on its COMMIT. Cancelling
+  // never commits anything, so it needs no lease.
+  await endDeadSessions(
+    ctx,
+    [...rows.values()].filter((r) => folders.includes(r.owner)),
+    folders.filter((owner) => !rows.has(owner)),
+  );
   for (const owner of folders) {
     if (ctx.life.stopping || ctx.lease.fenced) return;
     const why = await verdict(ctx, owner, rows);
@@ -94,7 +92,7 @@ export async function takeOverDead(ctx: WatchContext): Promise<void> {
     const into = join(ctx.staging, `${ADOPTED_PREFIX}${owner}`);
     if (!renameIfPresent(join(ctx.lease.stagingRoot, owner), into)) continue;
     await adopt(ctx, into, `process ${owner}: ${why}`);
-    if (rows.has(owner)) await dropLease(poolOf(ctx), owner).catch(() => {});
+    if (rows.has(owner)) await dropLease(leasePoolOf(ctx), owner).catch(() => {});
   }
 }
 
@@ -107,7 +105,7 @@ async function dropStale(ctx: WatchContext, rows: ReadonlyMap<string, LeaseRow>,
   for (const row of rows.values()) {
     if (row.owner === ctx.lease.me.owner || row.directory !== ctx.dir || folders.includes(row.owner)) continue;
     const taker = row.takenBy === null ? undefined : rows.get(row.takenBy);
-    if (row.expired || (row.takenBy !== null && (!taker || taker.expired))) await dropLease(poolOf(ctx), row.owner).catch(() => {});
+    if (row.expired || (row.takenBy !== null && (!taker || taker.expired))) await dropLease(leasePoolOf(ctx), row.owner).catch(() => {});
   }
 }
 

@@ -3,8 +3,10 @@
  * with JSON logs, whose lines are kept with the moment they arrived (for takeover times).
  */
 import type { ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { STAGING_DIR } from '../../src/constants.ts';
 import { leftovers, stagedEntries, waitFor } from './drop.ts';
 import { cli, type Run } from './proc.ts';
 
@@ -84,7 +86,7 @@ export interface KillOutcome {
   readonly members: Member[];
   readonly kills: number;
   readonly processes: number;
-  /** Per kill: ms from SIGKILL to another process's 'took over' line naming it. */
+  /** Per kill of a process that had its staging folder: ms from SIGKILL to another process's 'took over' line naming it. */
   readonly takeoverMs: number[];
 }
 
@@ -103,7 +105,9 @@ export async function killScenario(o: { dir: string; table: string; leaseMs: num
   const producer = produce(o.dir, o.files, o.perFile, (n) => (dropped = n));
   let seed = o.seed;
   const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
-  const kills: { owner: string; at: number }[] = [];
+  // A process killed before it made its staging folder left nothing to take over (its lease row
+  // expires and is dropped); every other kill must be taken over.
+  const kills: { owner: string; at: number; staged: boolean }[] = [];
   // Kills go on after the last drop until there were `minKills` (the files may land faster).
   while (dropped < o.files || kills.length < o.minKills) {
     await sleep(400 + Math.floor(random() * 1200));
@@ -114,21 +118,29 @@ export async function killScenario(o: { dir: string; table: string; leaseMs: num
     }
     const victim = live[Math.floor(random() * live.length)]!;
     victim.child.kill('SIGKILL');
-    kills.push({ owner: victim.owner()!, at: Date.now() });
+    const at = Date.now();
     await victim.done;
+    kills.push({ owner: victim.owner()!, at, staged: existsSync(join(o.dir, STAGING_DIR, victim.owner()!)) });
     if (random() < 0.6) spawn();
   }
   try {
     await producer;
     await waitFor(async () => (await leftovers(o.dir)).length === 0 && (await stagedEntries(o.dir)).length === 0, 'inbox and staging to empty', 90_000);
-    await waitFor(() => kills.every((k) => takeoverOf(members, k.owner) !== undefined), 'every killed process to be taken over', o.leaseMs + o.slackMs);
+    await waitFor(() => kills.every((k) => !k.staged || takeoverOf(members, k.owner) !== undefined), 'every killed process to be taken over', o.leaseMs + o.slackMs);
   } catch (error) {
+    // What the processes said about each kill nobody took over, and their last words.
+    for (const k of kills.filter((k) => k.staged && takeoverOf(members, k.owner) === undefined)) console.error(`# not taken over: ${k.owner}, killed at ${new Date(k.at).toISOString()}`);
+    for (const m of members) {
+      const said = m.lines.filter((l) => l.message !== 'ingested' && !l.message.startsWith('recovered')).slice(-6);
+      console.error(`# ${m.name} (${m.owner() ?? 'no lease'}${m.exited ? ', exited' : ''}): ${said.map((l) => `${new Date(l.at).toISOString()} ${l.message} ${JSON.stringify(l.fields).slice(0, 160)}`).join(' | ')}`);
+    }
     // Leave no process behind a failed run.
     for (const m of members) if (!m.exited) m.child.kill('SIGKILL');
     await Promise.all(members.map((m) => m.done));
     throw error;
   }
-  return { members, kills: kills.length, processes: serial, takeoverMs: kills.map((k) => takeoverOf(members, k.owner)!.at - k.at) };
+  const staged = kills.filter((k) => k.staged);
+  return { members, kills: kills.length, processes: serial, takeoverMs: staged.map((k) => takeoverOf(members, k.owner)!.at - k.at) };
 }
 
 /** SIGTERM to every member still running (SIGCONT first, for a stopped one); waits for all. */

@@ -20,6 +20,7 @@ import { announcerFor, checkNotHeld } from './holder.ts';
 import { fileSignature, NotWrittenError, trackingWrites } from './written.ts';
 import { idleRelease, watchedBy } from './idle.ts';
 import { decideReadsFiles, type EndpointReadsFiles } from './probe.ts';
+import { endSessionsOf, keyTagged } from './sessions.ts';
 
 export { HYPERD_MISSING_MESSAGE, locateHyperd } from './locate.ts';
 export { type Holder, holderPath, readHolder } from './holder.ts';
@@ -248,7 +249,7 @@ export function createHyperAdapter(options: HyperAdapterOptions = {}): HyperAdap
     },
     sqlType: (type) => hyperSqlType(type, options.databaseVersion ?? 2),
     describe: () => (fixed ? `hyper ${database} at ${fixed.user ? `${fixed.user}@` : ''}${fixed.host}:${fixed.port}` : `hyper ${database} (embedded hyperd)`),
-    async openPool({ maxConnections }) {
+    async openPool({ maxConnections, owner }) {
       if (closed) throw new Error('the Hyper adapter was closed');
       if (!fixed) checkNotHeld(database);
       await ensureDatabase();
@@ -256,7 +257,11 @@ export function createHyperAdapter(options: HyperAdapterOptions = {}): HyperAdap
       await announce();
       startIdle();
       const inner = poolOf(
-        ({ onclose, adopt }) => postgres({ ...connectOptions(database, 1, adopt), onclose }),
+        ({ onclose, adopt }) => {
+          // An endpoint outlives us: each session carries its cancel key (see sessions.ts).
+          const sql: Sql = postgres({ ...connectOptions(database, 1, (socket) => (fixed && owner ? keyTagged(adopt(socket), fixed, owner, (tag) => sql.unsafe(tag)) : adopt(socket))), onclose });
+          return sql;
+        },
         maxConnections,
         async () => {
           shared.pools.delete(inner);
@@ -308,6 +313,7 @@ export function createHyperAdapter(options: HyperAdapterOptions = {}): HyperAdap
       return pool;
     },
     epoch: () => embedded?.hyperd.starts ?? 0,
+    endSessionsOf: (owner) => (fixed ? endSessionsOf(postgres(connectOptions('', 1)), fixed, owner) : Promise.resolve(0)),
     waitingFor: () => shared.idle?.waitingFor(),
     /**
      * Makes every commit so far durable. hyperd writes a database to its file when the last session
