@@ -2,7 +2,8 @@
  * A PostgreSQL database other programs use, with a loader role that may write but not create
  * tables (what a DBA grants a loading job): refused at start with the grants to ask for while
  * hyperwatch's own tables are missing; once an owner created them (by running hyperwatch once)
- * and granted them, the loader runs, into a table with a serial key and defaults.
+ * and granted them, the loader runs, into a table with a serial key, a default, an identity and a
+ * generated column, none of them in the file.
  */
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
@@ -31,7 +32,7 @@ function loaderUrl(): string {
 describe('a loader role without CREATE on the schema', () => {
   it('is told what to grant while hyperwatch has no tables yet; runs once an owner made them', async () => {
     await admin.unsafe(`CREATE ROLE loader LOGIN PASSWORD 'loader-pw'`);
-    await admin.unsafe(`CREATE TABLE sales (id serial PRIMARY KEY, name text NOT NULL, amount numeric(10,2), loaded_at timestamptz NOT NULL DEFAULT now())`);
+    await admin.unsafe(`CREATE TABLE sales (id serial PRIMARY KEY, name text NOT NULL, amount numeric(10,2), loaded_at timestamptz NOT NULL DEFAULT now(), seq bigint GENERATED ALWAYS AS IDENTITY, cents bigint GENERATED ALWAYS AS ((amount * 100)::bigint) STORED)`);
     await admin.unsafe(`GRANT SELECT, INSERT ON sales TO loader`);
     await admin.unsafe(`GRANT USAGE ON SEQUENCE sales_id_seq TO loader`);
     await admin.unsafe(`REVOKE CREATE ON SCHEMA public FROM PUBLIC`);
@@ -55,12 +56,15 @@ describe('a loader role without CREATE on the schema', () => {
     const run = await cli(['watch', inbox, '--table', 'sales', '--adapter', 'postgres', '--url', loaderUrl(), '--once', '--json']).done;
     assert.equal(run.code, 0, run.stderr);
     assert.equal(JSON.parse(run.stdout).stats.rowsIngested, 2);
-    const rows = await admin.unsafe<{ id: number; name: string; amount: string; loaded: boolean }[]>(`SELECT id, name, amount, loaded_at IS NOT NULL AS loaded FROM sales ORDER BY id`);
+    const rows = await admin.unsafe<{ id: number; name: string; amount: string; loaded: boolean; seq: string; cents: string }[]>(
+      `SELECT id, name, amount, loaded_at IS NOT NULL AS loaded, seq, cents FROM sales ORDER BY id`,
+    );
+    // serial and DEFAULT, an identity and a generated column: all filled by PostgreSQL.
     assert.deepEqual(
-      rows.map((r) => [r.id, r.name, r.amount, r.loaded]),
+      rows.map((r) => [r.id, r.name, r.amount, r.loaded, Number(r.seq), Number(r.cents)]),
       [
-        [1, 'x', '1.50', true],
-        [2, 'y', '2.00', true],
+        [1, 'x', '1.50', true, 1, 150],
+        [2, 'y', '2.00', true, 2, 200],
       ],
     );
     const ledger = await admin.unsafe<{ n: string }[]>(`SELECT COUNT(*) AS n FROM hyperwatch_ingest_log WHERE target_table = 'sales'`);
