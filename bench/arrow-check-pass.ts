@@ -10,12 +10,13 @@
 import { copyFile, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Float64, Int64, RecordBatchFileWriter, Table, TimestampMicrosecond, Utf8, vectorFromArray } from 'apache-arrow';
+import { RecordBatchFileWriter } from 'apache-arrow';
 import { createHyperAdapter } from '../adapters/db/hyper/index.ts';
 import { type IpcSource, openIpc } from '../plugins/arrow/source.ts';
 import { claimFile } from '../src/files.ts';
 import { silentLogger } from '../src/log.ts';
 import type { ClaimedFile } from '../src/types.ts';
+import { arrowRows } from './lib/arrow-rows.ts';
 
 const ROUNDS = Number(process.argv[2] ?? 10);
 const root = await mkdtemp(join(tmpdir(), 'hw-arrow-check-'));
@@ -31,22 +32,7 @@ try {
   await pool.close();
   await db.close();
   // apache-arrow, one record batch.
-  const ids = Array.from({ length: 1_000_000 }, (_, i) => BigInt(i));
-  const table = new Table({
-    id: vectorFromArray(ids, new Int64()),
-    ts: vectorFromArray(
-      ids.map((i) => 1.7e12 + Number(i) * 1000),
-      new TimestampMicrosecond(),
-    ),
-    name: vectorFromArray(
-      ids.map((i) => `name-${i % 1000n}`),
-      new Utf8(),
-    ),
-    amount: vectorFromArray(
-      ids.map((i) => Number(i) * 0.25),
-      new Float64(),
-    ),
-  });
+  const table = arrowRows(1_000_000);
   const one = join(root, 'one.arrow');
   await writeFile(one, await new RecordBatchFileWriter().writeAll(table).toUint8Array());
 

@@ -17,7 +17,7 @@ import { copyFile, mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
-import { Float64, Int64, RecordBatchFileWriter, RecordBatchStreamWriter, Table, TimestampMicrosecond, Utf8, vectorFromArray } from 'apache-arrow';
+import { RecordBatchFileWriter, RecordBatchStreamWriter } from 'apache-arrow';
 import * as parquetWasm from 'parquet-wasm';
 import { createHyperAdapter, type HyperAdapter } from '../adapters/db/hyper/index.ts';
 import { arrowIngester } from '../plugins/arrow/index.ts';
@@ -27,6 +27,7 @@ import { IngestFailure } from '../src/errors.ts';
 import { claimFile } from '../src/files.ts';
 import { silentLogger } from '../src/log.ts';
 import type { DbConnection, DbPool, IngestContext, IngesterPlugin, Logger } from '../src/types.ts';
+import { arrowRows } from './lib/arrow-rows.ts';
 import { startServer } from './lib/server.ts';
 
 const ROWS = Number(process.argv[2] ?? 1_000_000);
@@ -55,24 +56,6 @@ const CASES: readonly Case[] = [
   { name: 'arrow-stream-hyper', ext: '.arrows', ingester: arrowIngester, own: copyAs('arrowstream') },
 ];
 
-function arrowTable(rows: number): Table {
-  const ids = Array.from({ length: rows }, (_, i) => BigInt(i));
-  return new Table({
-    id: vectorFromArray(ids, new Int64()),
-    ts: vectorFromArray(
-      ids.map((i) => 1_700_000_000_000 + Number(i) * 1000),
-      new TimestampMicrosecond(),
-    ),
-    name: vectorFromArray(
-      ids.map((i) => `name-${i % 1000n}`),
-      new Utf8(),
-    ),
-    amount: vectorFromArray(
-      ids.map((i) => Number(i) * 0.25),
-      new Float64(),
-    ),
-  });
-}
 
 function csvText(rows: number): string {
   const lines = ['id,ts,name,amount'];
@@ -84,7 +67,7 @@ function csvText(rows: number): string {
 async function makeFiles(dir: string, pool: DbPool): Promise<Map<string, string>> {
   const files = new Map<string, string>();
   const path = (name: string, ext: string) => join(dir, `${name}${ext}`);
-  const table = arrowTable(ROWS);
+  const table = arrowRows(ROWS);
   await writeFile(path('csv', '.csv'), csvText(ROWS));
   files.set('csv', path('csv', '.csv'));
   await writeFile(path('arrow-file', '.arrow'), await new RecordBatchFileWriter().writeAll(table).toUint8Array());
