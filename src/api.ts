@@ -82,9 +82,17 @@ export async function openWatcher(dir: string, table: string | TableName, option
     onStopped: () => registry.remove(real),
   });
   linkWaitingFor(handle.stats, db.waitingFor?.bind(db));
+  const started = handle.start();
+  const { signal } = options;
+  const onAbort = () => void handle.stop();
+  if (signal?.aborted) onAbort();
+  else signal?.addEventListener('abort', onAbort, { once: true });
+  void handle.whenStopped().then(() => signal?.removeEventListener('abort', onAbort));
   try {
-    await handle.start();
-    registry.settle(real, handle);
+    await started;
+    // Stopping (aborted while starting) it stays listed until stopped, as after any stop();
+    // already stopped, its removal has come and gone.
+    registry.settle(real, handle.summary().stoppedAt === null ? handle : undefined);
     return handle;
   } catch (error) {
     registry.settle(real);

@@ -2,7 +2,7 @@
 import { request as httpRequest } from 'node:http';
 import { dirname, resolve } from 'node:path';
 import process from 'node:process';
-import { parse, toJson, UsageError } from './cli-util.ts';
+import { parse, stopOnSignals, toJson, UsageError } from './cli-util.ts';
 import { lineLogger } from './log.ts';
 import { startProgress } from './progress.ts';
 import { DEFAULT_HTTP_PORT, type HttpConfig, isLoopback, loadConfig } from './serve/config.ts';
@@ -46,26 +46,25 @@ export async function serveCommand(args: string[]): Promise<number> {
     json: values['log-format'] === 'json',
     level: values.quiet ? 'warn' : 'info',
   });
-  serve = new ServeInstance({ logger, baseDir });
-  let stopRequested: (signal: string) => void = () => {};
-  const stopped = new Promise<string>((resolve) => (stopRequested = resolve));
-  process.once('SIGINT', () => stopRequested('SIGINT'));
-  process.once('SIGTERM', () => stopRequested('SIGTERM'));
+  // From the start: a signal while the watchers run their initial sweeps stops them too.
+  const stopSignal = stopOnSignals(logger);
+  serve = new ServeInstance({ logger, baseDir, signal: stopSignal });
+  const stopped = new Promise<void>((resolve) => stopSignal.addEventListener('abort', () => resolve(), { once: true }));
   const token = apiToken(config.http, logger);
   // The API first: status works while the watchers run their initial sweeps.
   const api = await startHttpApi(serve, { ...config.http, token }, { logger, baseDir });
   logger.info('listening', { url: api.url, readsNeedToken: config.http.protectReads, allowedRoots: config.http.allowedRoots.join(', ') || '(none)' });
   try {
     for (const watcher of config.watchers) {
+      if (stopSignal.aborted) break;
       try {
         await serve.add(watcher);
       } catch (error) {
         throw new Error(`watcher ${watcher.dir} → ${watcher.table} could not start: ${(error as Error).message}`, { cause: error });
       }
     }
-    logger.info('serving', { watchers: serve.size, url: api.url });
-    const signal = await stopped;
-    logger.info(`${signal}: stopping (in-flight files finish first)`);
+    if (!stopSignal.aborted) logger.info('serving', { watchers: serve.size, url: api.url });
+    await stopped;
     return 0;
   } finally {
     await api.close();

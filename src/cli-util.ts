@@ -84,3 +84,24 @@ export function readerDbFromFlags(values: { adapter?: string; url?: string; data
   if (problems.length > 0) throw new UsageError(problems.map((p) => `--${p.field} ${p.problem}. ${p.fix}`).join(' '));
   return readerDb(choice);
 }
+
+/**
+ * SIGINT/SIGTERM stop the watchers (in-flight files finish, the rest stay claimed for the next
+ * start): the returned signal is aborted at the first one. A second one ends the process at
+ * once, as an impatient Ctrl-C expects; nothing is lost by that either (claimed files are
+ * finished by the next start, or by another process after the lease).
+ */
+export function stopOnSignals(logger: Logger): AbortSignal {
+  const controller = new AbortController();
+  const on = (signal: 'SIGINT' | 'SIGTERM') => {
+    if (controller.signal.aborted) {
+      logger.warn(`${signal} again: exiting now; files left claimed are finished by the next start`);
+      process.exit(signal === 'SIGINT' ? 130 : 143);
+    }
+    logger.info(`${signal}: stopping (in-flight files finish first; ${signal} again exits at once)`);
+    controller.abort(signal);
+  };
+  process.on('SIGINT', () => on('SIGINT'));
+  process.on('SIGTERM', () => on('SIGTERM'));
+  return controller.signal;
+}

@@ -9,7 +9,7 @@ import process from 'node:process';
 import { fileURLToPath } from 'node:url';
 import { openWatcher, WatchConfigError } from './api.ts';
 import { ON_BAD_ROWS, type OnBadRows, parseMaxBadRows } from './bad-rows.ts';
-import { DB_FLAGS, DB_HELP, dbFromFlags, parse, printRows, readerDbFromFlags, toJson, UsageError } from './cli-util.ts';
+import { DB_FLAGS, DB_HELP, dbFromFlags, parse, printRows, readerDbFromFlags, stopOnSignals, toJson, UsageError } from './cli-util.ts';
 import { dropCommand, historyCommand, replayCommand } from './cli-producer.ts';
 import { serveCommand, statusCommand } from './cli-serve.ts';
 import { csvDelimiterProblem, encodingProblem, fsAdapterByName } from './compose.ts';
@@ -197,8 +197,11 @@ async function watchCommand(args: string[]): Promise<number> {
     level: values.quiet ? 'warn' : 'info',
   });
   const db = dbFromFlags(values, logger, positionals[0]);
+  // From the start: a signal during a long recovery or initial sweep stops it cleanly too.
+  const stopSignal = stopOnSignals(logger);
   try {
     handle = await openWatcher(positionals[0]!, values.table, {
+      signal: stopSignal,
       db,
       maxConcurrent,
       logger,
@@ -214,18 +217,8 @@ async function watchCommand(args: string[]): Promise<number> {
       ...(encoding !== undefined ? { encoding } : {}),
       ...(fs ? { fs } : {}),
     });
-    if (!values.once) {
-      const running = handle;
-      await new Promise<void>((resolve) => {
-        void running.whenStopped().then(resolve);
-        const stop = (signal: string) => {
-          logger.info(`${signal}: stopping (in-flight files finish first)`);
-          resolve();
-        };
-        process.once('SIGINT', () => stop('SIGINT'));
-        process.once('SIGTERM', () => stop('SIGTERM'));
-      });
-    }
+    // Runs until a signal stops it (or it stops itself, taken over by another process).
+    if (!values.once) await handle.whenStopped();
     const summary = await handle.stop();
     progress.stop();
     printSummary(summary, values.json === true);

@@ -112,6 +112,12 @@ export interface WatchOptions {
    * takes its claimed files over. Default 30000 ms.
    */
   readonly leaseMs?: number;
+  /**
+   * Stops the watcher when aborted, as `stop()` does, also while it is still starting (a long
+   * recovery or initial sweep): `openWatcher` then resolves with the handle, stopped or stopping.
+   * The CLI aborts it on SIGINT/SIGTERM.
+   */
+  readonly signal?: AbortSignal;
 }
 
 export const ON_SUCCESS = ['delete', 'archive'] as const;

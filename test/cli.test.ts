@@ -1,6 +1,6 @@
 /** The `hyperwatch` command, run as a user would, against a real embedded hyperd. */
 import assert from 'node:assert/strict';
-import { readdir } from 'node:fs/promises';
+import { mkdir, readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { csv, drop, waitFor } from './helpers/drop.ts';
@@ -105,6 +105,82 @@ describe('hyperwatch CLI', () => {
     assert.equal(run.code, 0, run.stderr);
     assert.equal(JSON.parse(run.stdout).stats.filesIngested, 1);
     await waitFor(() => !isRunning(hyperd[0]!), 'hyperd to exit', 15000);
+  });
+
+  it('a SIGTERM during the start-up sweep of a backlog stops cleanly: exit 0, no staging folder or lease left, the next start lands the rest once', async () => {
+    const inbox = await tmp.dir('term-start');
+    const db = tmp.path('term-start.hyper');
+    const files = 1500;
+    for (let f = 0; f < files; f++) await drop(inbox, `f${f}.csv`, csv('id', [[f]]));
+    const { child, done } = cli(['watch', inbox, '--table', 't', '--database', db, '--json', '--log-format', 'json']);
+    let stderr = '';
+    child.stderr!.on('data', (d: string) => (stderr += d));
+    await waitFor(() => stderr.includes('"lease taken"'), 'the lease to be taken', 30000);
+    child.kill('SIGTERM');
+    const run = await done;
+    assert.equal(run.code, 0, run.stderr);
+    assert.ok(!run.stderr.includes('"message":"watching"'), 'it stopped before its start-up sweep ended');
+    const ingested = JSON.parse(run.stdout).stats.filesIngested as number;
+    assert.ok(ingested < files, `stopped with ${ingested} of ${files} in`);
+    assert.deepEqual(await readdir(join(inbox, '.hyperwatch', 'staging')), [], 'its staging folder is removed');
+    const leases = await cli(['query', '--database', db, '--json', 'SELECT COUNT(*) AS n FROM hyperwatch_leases']).done;
+    assert.deepEqual(JSON.parse(leases.stdout), [{ n: '0' }], 'its lease is removed');
+    const rest = await cli(['watch', inbox, '--table', 't', '--database', db, '--once', '--json', '--quiet']).done;
+    assert.equal(rest.code, 0, rest.stderr);
+    assert.equal(JSON.parse(rest.stdout).stats.filesIngested, files - ingested);
+    const count = await cli(['query', '--database', db, '--json', 'SELECT COUNT(*) AS n, COUNT(DISTINCT id) AS d FROM t']).done;
+    assert.deepEqual(JSON.parse(count.stdout), [{ n: String(files), d: String(files) }]);
+  });
+
+  it('serve: a SIGTERM while its watchers run their start-up sweeps stops them cleanly (exit 0, no staging folder left), the next start lands the rest once', async () => {
+    const root = await tmp.dir('serve-term');
+    const inboxes = ['a', 'b'].map((n) => join(root, n));
+    const files = 800;
+    for (const inbox of inboxes) {
+      await mkdir(inbox);
+      for (let f = 0; f < files; f++) await drop(inbox, `f${f}.csv`, csv('id', [[f]]));
+    }
+    const config = { http: { host: '127.0.0.1', port: 0 }, watchers: inboxes.map((dir, i) => ({ dir, table: `t${i}`, database: join(root, `${i}.hyper`) })) };
+    await writeFile(join(root, 'hyperwatch.json'), JSON.stringify(config));
+    const serve = cli(['serve', '--config', join(root, 'hyperwatch.json'), '--log-format', 'json'], { env: { XDG_STATE_HOME: join(root, 'state') } });
+    let stderr = '';
+    serve.child.stderr!.on('data', (d: string) => (stderr += d));
+    await waitFor(() => stderr.includes('"lease taken"'), 'the first watcher to take its lease', 30000);
+    serve.child.kill('SIGTERM');
+    const run = await serve.done;
+    assert.equal(run.code, 0, run.stderr);
+    assert.ok(!run.stderr.includes('"message":"serving"'), 'it stopped before the start-up sweeps ended');
+    for (const [i, inbox] of inboxes.entries()) {
+      assert.deepEqual(await readdir(join(inbox, '.hyperwatch', 'staging')).catch(() => []), [], `${inbox}: no staging folder left`);
+      const rest = await cli(['watch', inbox, '--table', `t${i}`, '--database', join(root, `${i}.hyper`), '--once', '--json', '--quiet']).done;
+      assert.equal(rest.code, 0, rest.stderr);
+      const count = await cli(['query', '--database', join(root, `${i}.hyper`), '--json', `SELECT COUNT(*) AS n, COUNT(DISTINCT id) AS d FROM t${i}`]).done;
+      assert.deepEqual(JSON.parse(count.stdout), [{ n: String(files), d: String(files) }], `${inbox}: every file once`);
+    }
+  });
+
+  it('a second SIGTERM while a big file is still loading exits at once (143); the next start lands the file once', async () => {
+    const inbox = await tmp.dir('term-twice');
+    const db = tmp.path('term-twice.hyper');
+    const rows = 4_000_000;
+    await drop(inbox, 'big.csv', `id\n${Array.from({ length: rows }, (_, i) => i).join('\n')}\n`);
+    const { child, done } = cli(['watch', inbox, '--table', 'big', '--database', db, '--log-format', 'json']);
+    let stderr = '';
+    child.stderr!.on('data', (d: string) => (stderr += d));
+    await waitFor(() => stderr.includes('"lease taken"'), 'the lease to be taken', 30000);
+    await waitFor(async () => !(await readdir(inbox)).includes('big.csv'), 'big.csv to be claimed', 30000);
+    child.kill('SIGTERM');
+    await waitFor(() => stderr.includes('SIGTERM: stopping'), 'the first SIGTERM to be seen', 10000);
+    const second = Date.now();
+    child.kill('SIGTERM');
+    const run = await done;
+    assert.equal(run.code, 143, run.stderr);
+    assert.match(run.stderr, /SIGTERM again: exiting now/);
+    console.log(`# exited ${Date.now() - second} ms after the second SIGTERM`);
+    const again = await cli(['watch', inbox, '--table', 'big', '--database', db, '--once', '--json', '--quiet']).done;
+    assert.equal(again.code, 0, again.stderr);
+    const count = await cli(['query', '--database', db, '--json', 'SELECT COUNT(*) AS n, COUNT(DISTINCT id) AS d FROM big']).done;
+    assert.deepEqual(JSON.parse(count.stdout), [{ n: String(rows), d: String(rows) }]);
   });
 
   it('leaves no hyperd behind when the watcher process is killed with SIGKILL', async () => {

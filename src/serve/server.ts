@@ -48,10 +48,13 @@ export class ServeInstance {
   readonly #logger: Logger;
   /** Relative directories (DELETE /watchers/:dir) are resolved against this. */
   readonly #baseDir: string;
+  /** Stops every watcher, also one still starting (its initial sweep), when aborted. */
+  readonly #signal: AbortSignal | undefined;
 
-  constructor(options: { logger: Logger; baseDir: string }) {
+  constructor(options: { logger: Logger; baseDir: string; signal?: AbortSignal }) {
     this.#logger = options.logger;
     this.#baseDir = options.baseDir;
+    this.#signal = options.signal;
   }
 
   /**
@@ -59,6 +62,7 @@ export class ServeInstance {
    * resolved). Resolves after its initial sweep; throws DuplicateWatcherError for a watched directory.
    */
   async add(config: WatcherConfig): Promise<WatcherHandle> {
+    const signal = this.#signal;
     const logger = withFields(this.#logger, { dir: config.dir });
     const db = createDbAdapter(config, logger);
     const fs = config.fs === undefined ? undefined : fsAdapterByName(config.fs);
@@ -91,6 +95,7 @@ export class ServeInstance {
         csvDelimiter: config.csvDelimiter,
         encoding: config.encoding,
         leaseMs: config.leaseMs,
+        ...(signal ? { signal } : {}),
       });
       this.#served.set(handle, { handle, db, config });
       return handle;

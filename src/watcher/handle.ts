@@ -62,6 +62,7 @@ export class WatcherHandle {
   #limit = 1;
   #idleWaiters: (() => void)[] = [];
   #pumpScheduled = false;
+  #starting: Promise<void> | undefined;
   #stopped: Promise<WatchSummary> | undefined;
   #stoppedWaiters: (() => void)[] = [];
 
@@ -126,9 +127,17 @@ export class WatcherHandle {
    * files are done. Events arriving during the sweep are queued and deduped against it, so
    * nothing dropped in between is missed.
    */
-  async start(): Promise<void> {
+  start(): Promise<void> {
+    this.#starting ??= this.#start();
+    return this.#starting;
+  }
+
+  /** Each step first looks whether a stop came meanwhile (see `stop`): then it ends there. */
+  async #start(): Promise<void> {
     const ctx = this.#ctx;
     const { options, db, fs } = this.#deps;
+    const { life } = ctx;
+    if (life.stopping) return;
     await ensureDir(ctx.lease.stagingRoot, 0o700);
     await ensureDir(ctx.failedDir);
     await checkSameMount(ctx);
@@ -150,7 +159,9 @@ export class WatcherHandle {
     }
     await warm(ctx);
     await describeAtStart(ctx);
+    if (life.stopping) return;
     await recover(ctx);
+    if (life.stopping) return;
     this.#subscription = await fs.subscribe(
       this.dir,
       (names) => onNames(ctx, names),
@@ -160,8 +171,10 @@ export class WatcherHandle {
         void this.rescan();
       },
     );
+    if (life.stopping) return;
     await this.rescan();
     await this.whenIdle();
+    if (life.stopping) return;
     this.#limit = options.maxConcurrent;
     this.#pump();
     this.#timer = setInterval(() => void this.rescan(), options.rescanIntervalMs);
@@ -292,12 +305,16 @@ export class WatcherHandle {
     const ctx = this.#ctx;
     const { life } = ctx;
     life.stopping = true;
+    life.wake.abort();
+    // Stopped while starting (a signal during a long recovery or initial sweep): the start ends
+    // at its next step (its sweep's tasks leave their files claimed), then the stop goes on.
+    this.#notifyIdle();
+    await this.#starting?.catch(() => {});
     if (this.#timer) clearInterval(this.#timer);
     clearInterval(this.#takeover);
     stopCheckpoints(ctx);
     ctx.inbox.queue.clear();
     this.stats.queued = 0;
-    life.wake.abort();
     await this.#subscription?.close().catch(() => {});
     const drained = Promise.allSettled([...life.tasks]);
     let timer: ReturnType<typeof setTimeout> | undefined;
