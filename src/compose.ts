@@ -15,7 +15,7 @@ import { DEFAULT_POLL_INTERVAL_MS, pollFsAdapter } from '../adapters/fs/poll/ind
 import { arrowIngester } from '../plugins/arrow/index.ts';
 import { compressedIngester } from '../plugins/compressed/index.ts';
 import { createCsvIngester, csvIngester } from '../plugins/csv/index.ts';
-import { encodedIngester, isUtf8 } from '../plugins/encoding/index.ts';
+import { encodedIngester, isUtf8, utf16MarkedIngester } from '../plugins/encoding/index.ts';
 import { jsonIngester } from '../plugins/json/index.ts';
 import { parquetIngester } from '../plugins/parquet/index.ts';
 import { STAGING_DIR } from './constants.ts';
@@ -60,11 +60,10 @@ export function watcherPlugins(extra: readonly IngesterPlugin[], text: TextSetti
   // in one list, where a later plugin replaces an earlier one for the extensions it lists.
   let registry = new PluginRegistry(builtins, extra);
   const layers: IngesterPlugin[] = [...builtins, ...extra];
-  if (text.encoding !== undefined && !isUtf8(text.encoding)) {
-    const encoded = textPlugins(registry).map(([plugin, extensions]) => encodedIngester(plugin, { encoding: text.encoding!, extensions }));
-    layers.push(...encoded);
-    registry = new PluginRegistry(layers);
-  }
+  // In another character set when one is set; else UTF-8, or UTF-16 when a file's byte order mark says so.
+  const utf8 = text.encoding === undefined || isUtf8(text.encoding);
+  layers.push(...textPlugins(registry).map(([plugin, extensions]) => (utf8 ? utf16MarkedIngester(plugin, extensions) : encodedIngester(plugin, { encoding: text.encoding!, extensions }))));
+  registry = new PluginRegistry(layers);
   if (!text.compression) return registry;
   const compressed = textPlugins(registry).map(([plugin, extensions]) => compressedIngester(plugin, { maxDecompressedBytes: text.maxDecompressedBytes, extensions }));
   return new PluginRegistry([...layers, ...compressed]);

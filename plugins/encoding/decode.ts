@@ -40,6 +40,11 @@ function utf16Of(label: string): Utf16 | undefined {
   return undefined;
 }
 
+/** UTF-16 under any of its names (NUL bytes are then text). */
+export function isUtf16(label: string): boolean {
+  return utf16Of(label) !== undefined;
+}
+
 /** UTF-8 under any of its names: nothing to decode. */
 export function isUtf8(label: string): boolean {
   const name = canonical(label);

@@ -15,6 +15,7 @@ import { openWatcher, startWatching, stopWatching } from '../../src/api.ts';
 import { drop, failedEntries, leftovers, waitFor } from './drop.ts';
 import { count, sqlTypes } from './env.ts';
 import { gzip } from './compression-suite.ts';
+import { notTextCases, utf16 } from './not-text-suite.ts';
 import { groupLogger, type WatchBench } from './watch-bench.ts';
 
 const utf8 = new TextEncoder();
@@ -23,17 +24,6 @@ const utf8 = new TextEncoder();
 function cp1252(text: string): Uint8Array {
   const table: Record<string, number> = { 'ä': 0xe4, 'ö': 0xf6, 'ü': 0xfc, 'ß': 0xdf, 'É': 0xc9, '€': 0x80, '“': 0x93, '”': 0x94, '–': 0x96 };
   return Uint8Array.from([...text].map((c) => (c.charCodeAt(0) < 0x80 ? c.charCodeAt(0) : table[c]!)));
-}
-
-/** Text as UTF-16LE with a byte order mark, as spreadsheets save "Unicode text". */
-function utf16le(text: string): Uint8Array {
-  const out = new Uint8Array(2 + text.length * 2);
-  out.set([0xff, 0xfe]);
-  for (let i = 0; i < text.length; i++) {
-    out[2 + 2 * i] = text.charCodeAt(i) & 0xff;
-    out[3 + 2 * i] = text.charCodeAt(i) >> 8;
-  }
-  return out;
 }
 
 /** A spreadsheet's "CSV UTF-8" export where the decimal separator is a comma: BOM, CRLF, `;`. */
@@ -194,7 +184,7 @@ export function textFileCases(t: WatchBench, fillsDefaults: boolean): void {
   it("encoding 'utf-16le': a spreadsheet's Unicode text (.tsv with a byte order mark) lands, also past the read-ahead", async () => {
     const { dir, table, opts } = await t.inbox();
     const lines = ['id\tname', ...Array.from({ length: 20000 }, (_, i) => `${i}\t名前 ${i} 😀`)];
-    await drop(dir, 'unicode.tsv', utf16le(`${lines.join('\r\n')}\r\n`));
+    await drop(dir, 'unicode.tsv', utf16(`${lines.join('\r\n')}\r\n`, 'le'));
     const stats = await startWatching(dir, table, { ...opts, encoding: 'UTF-16LE' });
     await stopWatching(dir, { registry: t.registry });
     assert.equal(stats.filesIngested, 1, JSON.stringify(stats.lastError));
@@ -337,4 +327,5 @@ export function textFileCases(t: WatchBench, fillsDefaults: boolean): void {
       await assert.rejects(openWatcher(dir, table, { ...opts, csvDelimiter: bad }), /csvDelimiter must be one ASCII character|csvDelimiter cannot be/, JSON.stringify(bad));
     }
   });
+  notTextCases(t);
 }
