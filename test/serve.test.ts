@@ -2,6 +2,7 @@
  * `hyperwatch serve` run as a user would: one process, two directories into two databases (an
  * embedded Hyper file and a real PostgreSQL server), the HTTP API driven over real HTTP, /metrics
  * parsed and checked against what the test dropped, `status` and `history` against the results.
+ * The API behind a token: serve-token.test.ts; the metrics text on its own: serve-metrics.test.ts.
  */
 import assert from 'node:assert/strict';
 import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
@@ -9,41 +10,11 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import postgres from 'postgres';
 import { dropFile } from '../src/drop.ts';
-import { lineLogger } from '../src/log.ts';
-import { startHttpApi } from '../src/serve/http.ts';
-import { renderMetrics } from '../src/serve/metrics.ts';
-import { emptyStats, observe } from '../src/stats.ts';
-import { ServeInstance } from '../src/serve/server.ts';
 import { csv, waitFor } from './helpers/drop.ts';
 import { removeDir, tempDir } from './helpers/env.ts';
 import { startPostgres, type PostgresServer } from './helpers/postgres.ts';
 import { cli, hyperdChildrenOf, isRunning, type Run } from './helpers/proc.ts';
-
-/** One sample of the Prometheus text: name, labels, value. */
-interface Sample {
-  readonly name: string;
-  readonly labels: Record<string, string>;
-  readonly value: number;
-}
-
-function parseMetrics(text: string): Sample[] {
-  const samples: Sample[] = [];
-  for (const line of text.split('\n')) {
-    if (line === '' || line.startsWith('#')) continue;
-    const match = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)$/.exec(line);
-    assert.ok(match, `not a Prometheus sample line: ${line}`);
-    const labels: Record<string, string> = {};
-    for (const m of (match[2] ?? '').matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"/g)) labels[m[1]!] = m[2]!.replace(/\\(.)/g, (_s, c: string) => (c === 'n' ? '\n' : c));
-    samples.push({ name: match[1]!, labels, value: match[3] === '+Inf' ? Infinity : Number(match[3]) });
-  }
-  return samples;
-}
-
-function metric(samples: readonly Sample[], name: string, labels: Record<string, string>): number {
-  const found = samples.filter((s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v));
-  assert.equal(found.length, 1, `exactly one sample of ${name} ${JSON.stringify(labels)}`);
-  return found[0]!.value;
-}
+import { metric, parseMetrics } from './helpers/prometheus-text.ts';
 
 describe('hyperwatch serve', () => {
   let root: string;
@@ -283,74 +254,5 @@ describe('hyperwatch serve', () => {
       { k: '1', v: 'x' },
       { k: '2', v: 'y' },
     ]);
-  });
-});
-
-describe('serve HTTP API with a token', () => {
-  it('answers 401 without the bearer token and 200 with it, on every endpoint, with protectReads', async () => {
-    const root = await tempDir('hyperwatch-token-');
-    const serve = new ServeInstance({ logger: lineLogger(() => {}), baseDir: root });
-    const token = 'a-long-enough-test-token-1234';
-    const settings = { host: '127.0.0.1', port: 0, token, protectReads: true, allowedRoots: [], allowedServers: [] };
-    const http = await startHttpApi(serve, settings, { logger: lineLogger(() => {}), baseDir: root });
-    try {
-      for (const [method, path] of [['GET', '/watchers'], ['GET', '/metrics'], ['POST', '/watchers'], ['DELETE', '/watchers/x']] as const) {
-        const denied = await fetch(`${http.url}${path}`, { method, headers: { authorization: 'Bearer wrong-token-wrong-token-12' } });
-        assert.equal(denied.status, 401, `${method} ${path}`);
-        assert.equal(denied.headers.get('www-authenticate'), 'Bearer');
-      }
-      assert.equal((await fetch(`${http.url}/watchers`)).status, 401);
-      const ok = await fetch(`${http.url}/watchers`, { headers: { authorization: `Bearer ${token}` } });
-      assert.equal(ok.status, 200);
-      assert.deepEqual(await ok.json(), { watchers: [] });
-      const metrics = await fetch(`${http.url}/metrics`, { headers: { authorization: `Bearer ${token}` } });
-      assert.match(await metrics.text(), /^hyperwatch_watchers 0$/m);
-      // With allowedRoots [], no watcher may be added over HTTP.
-      const none = await fetch(`${http.url}/watchers`, { method: 'POST', headers: { authorization: `Bearer ${token}` }, body: JSON.stringify({ dir: root, table: 't', database: join(root, 't.hyper') }) });
-      assert.equal(none.status, 403);
-      assert.match(((await none.json()) as { error: string }).error, /outside the allowed roots \(none are allowed: set http\.allowedRoots/);
-      assert.deepEqual(await readdir(root), []);
-      const env = { XDG_STATE_HOME: join(root, 'no-state') };
-      const run = await cli(['status', '--url', http.url], { env }).done;
-      assert.equal(run.code, 2);
-      assert.match(run.stderr, /requires a token/);
-      const withToken = await cli(['status', '--url', http.url], { env: { ...env, HYPERWATCH_TOKEN: token } }).done;
-      assert.equal(withToken.code, 0, withToken.stderr);
-      assert.match(withToken.stdout, /\(no watchers\)/);
-    } finally {
-      await http.close();
-      await serve.stopAll();
-      await removeDir(root);
-    }
-  });
-});
-
-describe('renderMetrics', () => {
-  it('reports the backlog and its oldest age, cumulative buckets, and escapes label values', () => {
-    const stats = emptyStats(4);
-    stats.queued = 7;
-    stats.inFlight = 4;
-    for (const seconds of [0.003, 0.2, 0.2, 400]) observe(stats.ingestSeconds, seconds);
-    const now = 1_000_000;
-    const dir = '/srv/in "quoted"\\dir';
-    const samples = parseMetrics(renderMetrics([{ directory: dir, table: 't', stats, oldestQueuedAt: now - 12_500 }], now));
-    const labels = { dir, table: 't' };
-    assert.equal(metric(samples, 'hyperwatch_backlog_files', labels), 7);
-    assert.equal(metric(samples, 'hyperwatch_backlog_oldest_age_seconds', labels), 12.5);
-    assert.equal(metric(samples, 'hyperwatch_files_in_flight', labels), 4);
-    assert.equal(metric(samples, 'hyperwatch_ingest_duration_seconds_bucket', { ...labels, le: '0.005' }), 1);
-    assert.equal(metric(samples, 'hyperwatch_ingest_duration_seconds_bucket', { ...labels, le: '0.1' }), 1);
-    assert.equal(metric(samples, 'hyperwatch_ingest_duration_seconds_bucket', { ...labels, le: '0.25' }), 3);
-    assert.equal(metric(samples, 'hyperwatch_ingest_duration_seconds_bucket', { ...labels, le: '300' }), 3);
-    assert.equal(metric(samples, 'hyperwatch_ingest_duration_seconds_bucket', { ...labels, le: '+Inf' }), 4);
-    assert.equal(metric(samples, 'hyperwatch_ingest_duration_seconds_count', labels), 4);
-    assert.equal(metric(samples, 'hyperwatch_ingest_duration_seconds_sum', labels), 400.403);
-  });
-
-  it('counts the columns schema evolution added', () => {
-    const stats = emptyStats(4);
-    stats.columnsAdded = 2;
-    const samples = parseMetrics(renderMetrics([{ directory: '/in', table: 't', stats, oldestQueuedAt: undefined }], 0));
-    assert.equal(metric(samples, 'hyperwatch_columns_added_total', { dir: '/in', table: 't' }), 2);
   });
 });

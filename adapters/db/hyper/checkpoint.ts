@@ -1,0 +1,49 @@
+/** Making every commit so far durable in the `.hyper` file. */
+import postgres from 'postgres';
+import { quoteIdent } from '../../../src/sql.ts';
+import type { Sql } from '../postgres-js/pool.ts';
+import { type BusyRetry, whileBusy } from './busy.ts';
+import type { DatabaseEntry } from './databases.ts';
+import type { ConnectOptionsFor } from './server.ts';
+import { fileSignature, NotWrittenError } from './written.ts';
+
+export interface CheckpointTarget {
+  readonly database: string;
+  readonly shared: DatabaseEntry;
+  readonly connect: ConnectOptionsFor;
+  readonly busy: BusyRetry;
+  /** How many times the embedded hyperd has started (0 for an endpoint). */
+  readonly starts: () => number;
+}
+
+/** The statement each session runs before it closes, so that hyperd writes the file. */
+export function detachStatement(database: string): string {
+  return `DETACH DATABASE ${quoteIdent(database)}`;
+}
+
+/**
+ * hyperd writes a database to its file when the last session detaches it, and that DETACH returns
+ * once the write is done; a session that merely disconnects detaches later, on the server's own
+ * time. So, holding new work back, every open session detaches the database explicitly before it
+ * is closed (the last of those DETACHes is the write), then a control session attaches and
+ * detaches it once more, which covers the case of no session being open. Measured here: about
+ * 100 ms on a 3M-row database.
+ */
+export async function checkpointDatabase(target: CheckpointTarget): Promise<void> {
+  const { database, shared, busy } = target;
+  const detach = detachStatement(database);
+  await Promise.all([...shared.pools].map((p) => p.reset((sql) => whileBusy('checkpoint', () => sql.unsafe(detach), busy))));
+  const control: Sql = postgres(target.connect('', 1));
+  try {
+    await whileBusy('checkpoint', () => control.unsafe(`ATTACH DATABASE ${quoteIdent(database)} AS hyperwatch_checkpoint`), busy);
+    await whileBusy('checkpoint', () => control.unsafe('DETACH DATABASE hyperwatch_checkpoint'), busy);
+  } finally {
+    await control.end({ timeout: 5 });
+  }
+  // After a restart of hyperd the watcher re-checks its commits against the ledger itself.
+  const { written } = shared;
+  if (written?.signature !== undefined && written.epoch === target.starts() && fileSignature(database) === written.signature) {
+    throw new NotWrittenError(database);
+  }
+  shared.written = undefined;
+}
