@@ -6,24 +6,20 @@
 import { setImmediate } from 'node:timers';
 import { join } from 'node:path';
 import { FAILED_DIR } from '../constants.ts';
-import { ensureDir } from '../files.ts';
-import { ensureLedger } from '../ledger.ts';
 import type { ResolvedOptions } from '../options.ts';
 import type { PluginRegistry } from '../plugins.ts';
 import { tableLabel } from '../sql.ts';
 import { emptyStats, type WatcherStats } from '../stats.ts';
 import type { DbAdapter, FsAdapter, FsSubscription, TableName } from '../types.ts';
-import { describeAtStart, newTableKnowledge } from './attempt.ts';
+import { newTableKnowledge } from './attempt.ts';
 import { claimAll, EarlyBegin } from './claim.ts';
-import { batchLimit, type Life, newSharedState, warm, type WatchContext } from './context.ts';
+import { batchLimit, type Life, newSharedState, type WatchContext } from './context.ts';
 import { dequeue, newInbox, onNames, released, rescan } from './discover.ts';
 import { afterTask, checkpoint, finalCheckpoint, newCheckpoints, stopCheckpoints } from './durability.ts';
 import { finishAll } from './group.ts';
-import { endLease, newLeaseState, startLease, heartbeatMs } from './lease.ts';
-import { recover } from './recover.ts';
-import { checkSameMount } from './mount.ts';
+import { endLease, newLeaseState, heartbeatMs } from './lease.ts';
+import { startUp } from './start-up.ts';
 import { startTakeoverChecks } from './takeover.ts';
-import { endDeadSessionsAtStart } from './dead-sessions.ts';
 
 /** What `stopWatching` returns. */
 export interface WatchSummary {
@@ -137,31 +133,7 @@ export class WatcherHandle {
     const ctx = this.#ctx;
     const { options, db, fs } = this.#deps;
     const { life } = ctx;
-    if (life.stopping) return;
-    await ensureDir(ctx.lease.stagingRoot, 0o700);
-    await ensureDir(ctx.failedDir);
-    await checkSameMount(ctx);
-    ctx.life.pool = await db.openPool({ maxConnections: options.maxConcurrent, owner: ctx.lease.me.owner });
-    await endDeadSessionsAtStart(ctx);
-    await ensureLedger(ctx.life.pool);
-    // The lease row before the folder: a folder without a lease row is a dead owner's.
-    await startLease(ctx);
-    await ensureDir(ctx.staging, 0o700);
-    // The ledger table must survive a server crash before any file relies on it. A checkpoint that
-    // could not write because a reader holds the database is no reason not to start: until one
-    // writes, committed files stay staged, and a crash loses the ledger table with their rows, so
-    // recovery ingests them again.
-    if (!db.capabilities.durableCommit) {
-      await db.checkpoint?.().catch((error: unknown) => {
-        if ((error as { code?: unknown } | null)?.code !== 'DATABASE_NOT_WRITTEN') throw error;
-        ctx.log.warn('start-up checkpoint did not reach the file; committed files stay staged until one does', { error: String(error) });
-      });
-    }
-    await warm(ctx);
-    await describeAtStart(ctx);
-    if (life.stopping) return;
-    await recover(ctx);
-    if (life.stopping) return;
+    if (!(await startUp(ctx))) return;
     this.#subscription = await fs.subscribe(
       this.dir,
       (names) => onNames(ctx, names),
