@@ -88,7 +88,7 @@ function retryWidened(error: unknown, file: ClaimedFile, columns: readonly Colum
   const failure = fromDbError(error, file.name);
   const column = typeof failure.column === 'number' ? columns[failure.column - 1] : undefined;
   if (!failure.sqlState?.startsWith('22') || !column || column.type.kind === 'text') return error;
-  const wider = widen(column.type);
+  const wider = widen(column.type, failure.sqlState);
   widened.set(column.name, wider);
   ctx.fileState.set(WIDENED, widened);
   const reason = `column "${column.name}" was inferred as ${column.type.kind} from the first rows, but line ${failure.line ?? '?'} does not fit; retrying with ${wider.kind}`;

@@ -52,7 +52,7 @@ export async function explainCopyError(error: unknown, file: ClaimedFile, plan: 
   const type = plan.inferred?.[columnIndex];
   if (type && column !== undefined && failure.sqlState.startsWith('22') && type.kind !== 'text' && type.kind !== 'json') {
     // A string the sample took for a date (or similar) that the database cannot read as one.
-    const wider = widen(type);
+    const wider = widen(type, failure.sqlState);
     const where = position ? describePosition(position) : `COPY row ${row ?? '?'}`;
     return retryWider(ctx, file, column, wider, `column "${column}" was inferred as ${type.kind} from the first ${plan.sampleSize} record(s), but ${where} does not fit (${message}); retrying with ${wider.kind}`, position?.line);
   }

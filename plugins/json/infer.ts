@@ -4,7 +4,7 @@
  * date and timestamp strings are recognised, with the CSV plugin's rules.
  */
 import type { LogicalType } from '../../src/types.ts';
-import { inferColumnType } from '../shared/infer-text.ts';
+import { doubleHolds, inferColumnType } from '../shared/infer-text.ts';
 import { isInt64Text, isLosslessNumber } from './exact.ts';
 
 /** Bounds of int64 as doubles: -2^63 is exact, 2^63 is the first value past the maximum. */
@@ -23,12 +23,14 @@ export function inferJsonType(values: Iterable<unknown>): LogicalType {
   let fractions = false;
   let booleans = false;
   let nested = false;
+  let beyondDouble = false;
   const strings: string[] = [];
   for (const value of values) {
     if (value === null || value === undefined) continue;
     if (isLosslessNumber(value)) {
       if (isInt64Text(value)) integers = true;
-      else fractions = true;
+      else if (doubleHolds(value.value)) fractions = true;
+      else beyondDouble = true;
       continue;
     }
     switch (typeof value) {
@@ -49,8 +51,9 @@ export function inferJsonType(values: Iterable<unknown>): LogicalType {
   // Once any value is an object or array, the column holds JSON text, and its scalars are written
   // as JSON too, so every value in it parses back.
   if (nested) return { kind: 'json' };
-  const kinds = Number(integers || fractions) + Number(booleans) + Number(strings.length > 0);
-  if (kinds === 0 || kinds > 1) return { kind: 'text' };
+  const kinds = Number(integers || fractions || beyondDouble) + Number(booleans) + Number(strings.length > 0);
+  // A whole number past BIGINT's range, or one past a double's: only TEXT keeps it as written.
+  if (kinds === 0 || kinds > 1 || beyondDouble) return { kind: 'text' };
   if (fractions) return { kind: 'double' };
   if (integers) return { kind: 'bigint' };
   if (booleans) return { kind: 'boolean' };
@@ -67,8 +70,10 @@ export function inferJsonType(values: Iterable<unknown>): LogicalType {
 export function widenFor(type: LogicalType, value: unknown): LogicalType | undefined {
   if (value === null || value === undefined) return undefined;
   if (isLosslessNumber(value)) {
+    if (type.kind === 'text' || type.kind === 'json') return undefined;
+    if (!doubleHolds(value.value)) return { kind: 'text' };
     if (type.kind === 'bigint') return isInt64Text(value) ? undefined : { kind: 'double' };
-    return type.kind === 'double' || type.kind === 'text' ? undefined : { kind: 'text' };
+    return type.kind === 'double' ? undefined : { kind: 'text' };
   }
   switch (type.kind) {
     case 'bigint':

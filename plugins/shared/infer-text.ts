@@ -2,7 +2,8 @@
  * Column type inference for values given as text (CSV fields, JSON scalars). Shared by the csv
  * and json ingesters. Conservative: a type is chosen only when every
  * non-empty sample value fits it, integers become BIGINT (never INTEGER: a later 3e9 must fit),
- * and values whose text would change in a number column (leading zeros, `+1`) stay TEXT.
+ * and values whose text would change in a number column (leading zeros, `+1`, whole numbers past
+ * BIGINT's range, numbers past a double's) stay TEXT.
  */
 import type { LogicalType } from '../../src/types.ts';
 
@@ -25,7 +26,19 @@ function isInt64(value: string): boolean {
 
 function isFloat(value: string): boolean {
   // The regex admits "", "-" and "." through its optional parts: require a digit.
-  return FLOAT.test(value) && /\d/.test(value);
+  return FLOAT.test(value) && /\d/.test(value) && doubleHolds(value);
+}
+
+/**
+ * Whether a DOUBLE column may take this number: not a whole number past BIGINT's range (a double
+ * keeps 15-17 of its digits: 12345678901234567890 would land as 1.23456789012346e+19), and not
+ * one past a double's range (1e400 would land as Infinity, on Hyper without an error). Only TEXT
+ * holds those as written, on every database (Hyper's NUMERIC holds 18 digits in the default
+ * database version), so a column that has them is TEXT.
+ */
+export function doubleHolds(number: string): boolean {
+  if (INT.test(number)) return isInt64(number);
+  return Number.isFinite(Number(number));
 }
 
 function isTimestampTz(value: string): boolean {
@@ -64,10 +77,14 @@ export function inferColumnType(values: Iterable<string>): LogicalType {
   return { kind: 'text' };
 }
 
+/** SQLSTATE of a value past its type's range (a whole number past BIGINT's). */
+const OUT_OF_RANGE = '22003';
+
 /**
- * The next wider type after a value failed to load: integers widen to double, everything else to
- * text (which takes any value).
+ * The next wider type after a value failed to load: integers widen to double, unless the value
+ * was a whole number past BIGINT's range (a double would round it: text); everything else to text
+ * (which takes any value).
  */
-export function widen(type: LogicalType): LogicalType {
-  return type.kind === 'bigint' ? { kind: 'double' } : { kind: 'text' };
+export function widen(type: LogicalType, sqlState?: string): LogicalType {
+  return type.kind === 'bigint' && sqlState !== OUT_OF_RANGE ? { kind: 'double' } : { kind: 'text' };
 }

@@ -16,6 +16,7 @@ import { drop, failedEntries, leftovers, waitFor } from './drop.ts';
 import { count, sqlTypes } from './env.ts';
 import { gzip } from './compression-suite.ts';
 import { notTextCases, utf16 } from './not-text-suite.ts';
+import { numberRangeCases } from './number-range-suite.ts';
 import { groupLogger, type WatchBench } from './watch-bench.ts';
 
 const utf8 = new TextEncoder();
@@ -328,4 +329,5 @@ export function textFileCases(t: WatchBench, fillsDefaults: boolean): void {
     }
   });
   notTextCases(t);
+  numberRangeCases(t);
 }
