@@ -174,6 +174,14 @@ export class Hyperd {
           }
         });
       });
+    }).catch((error: unknown) => {
+      // Killed or stuck during start-up: nothing of this run may linger (its listener, a hyperd
+      // that never reported); the next connection starts another.
+      listener.close();
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+      live.delete(child);
+      if (this.#child === child) this.#child = undefined;
+      throw error;
     });
     listener.close();
 

@@ -326,12 +326,14 @@ export function createHyperAdapter(options: HyperAdapterOptions = {}): HyperAdap
     checkpoint() {
       return shared.gate.exclusive(async () => {
         await Promise.all([...shared.pools].map((p) => p.reset((sql) => whileBusy('checkpoint', () => sql.unsafe(detach), busy))));
-        const control: Sql = postgres(connectOptions('', 1));
+        // A pool of one, not a bare postgres.js instance: its statements fail as soon as hyperd dies
+        // under them, and it ends at once then, instead of holding every file back meanwhile.
+        const control = poolOf(({ onclose, adopt }) => postgres({ ...connectOptions('', 1, adopt), onclose }), 1);
         try {
-          await whileBusy('checkpoint', () => control.unsafe(`ATTACH DATABASE ${quoteIdent(database)} AS hyperwatch_checkpoint`), busy);
-          await whileBusy('checkpoint', () => control.unsafe('DETACH DATABASE hyperwatch_checkpoint'), busy);
+          await whileBusy('checkpoint', () => control.query(`ATTACH DATABASE ${quoteIdent(database)} AS hyperwatch_checkpoint`), busy);
+          await whileBusy('checkpoint', () => control.query('DETACH DATABASE hyperwatch_checkpoint'), busy);
         } finally {
-          await control.end({ timeout: 5 });
+          await control.close();
         }
         // After a restart of hyperd the watcher re-checks its commits against the ledger itself.
         const { written } = shared;
