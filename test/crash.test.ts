@@ -222,6 +222,38 @@ describe('crash safety', () => {
     }
   });
 
+  it('hyperd killed again while it starts up: the statement that started it fails as the database being away, and the next one starts hyperd again', async () => {
+    const db = createHyperAdapter({ database: join(fx.root, 'startup-kill.hyper'), releaseIdleMs: 0 });
+    const pool = await db.openPool({ maxConnections: 1 });
+    try {
+      await pool.query('SELECT 1');
+      const first = db.hyperdPid;
+      assert.ok(first);
+      process.kill(first, 'SIGKILL');
+      await waitFor(() => db.hyperdPid === undefined, 'the death of hyperd to be seen', 10000);
+      // The next statement starts hyperd again; killed as soon as it is spawned, it never reports.
+      const asking = pool.query('SELECT 1').then(
+        () => undefined,
+        (error: unknown) => error as { code?: string; message?: string },
+      );
+      const deadline = Date.now() + 10000;
+      while (db.hyperdPid === undefined && Date.now() < deadline) await new Promise((resolve) => setImmediate(resolve));
+      const second = db.hyperdPid;
+      assert.ok(second, 'hyperd was started again');
+      process.kill(second, 'SIGKILL');
+      const error = await asking;
+      assert.equal(error?.code, 'HYPERD_RESTARTING', `a connection error, retried by the watcher (got ${error?.message})`);
+      assert.match(String(error?.message), /hyperd exited during start-up/);
+      // The pool's one connection is usable again: a third hyperd answers.
+      const answered = await Promise.race([pool.query<{ one: number }>('SELECT 1 AS one'), sleep(15000).then(() => 'no answer' as const)]);
+      assert.notEqual(answered, 'no answer', 'the pool answers again');
+      assert.ok(db.hyperdPid !== undefined && db.hyperdPid !== first && db.hyperdPid !== second);
+    } finally {
+      await pool.close();
+      await db.close();
+    }
+  });
+
   it('hyperd killed while the watcher checkpoints: it is started again at once and every file lands once', async () => {
     const dir = join(fx.root, 'checkpoint-watcher');
     await mkdir(dir);
