@@ -197,7 +197,8 @@ describe('crash safety', () => {
         () => undefined,
         (error: unknown) => error,
       );
-      await sleep(300);
+      const before = await Promise.race([checkpoint.then(() => 'settled'), sleep(300).then(() => 'waiting')]);
+      assert.equal(before, 'waiting', 'the checkpoint waits on the stopped server');
       process.kill(pid, 'SIGKILL');
       const killedAt = Date.now();
       const outcome = await Promise.race([checkpoint, sleep(20000).then(() => 'still waiting')]);
