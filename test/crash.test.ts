@@ -177,6 +177,7 @@ describe('crash safety', () => {
     try {
       await pool.query('CREATE TABLE t (id INT)');
       await db.checkpoint!();
+      const run = db.epoch!();
       // Three transactions at once, each waiting for the others: every connection of the pool is open.
       let arrived = 0;
       let allThere!: () => void;
@@ -198,6 +199,7 @@ describe('crash safety', () => {
         (error: unknown) => error,
       );
       const before = await Promise.race([checkpoint.then(() => 'settled'), sleep(300).then(() => 'waiting')]);
+      assert.equal(db.epoch!(), run, 'the connections are all on the stopped hyperd (none started since)');
       assert.equal(before, 'waiting', 'the checkpoint waits on the stopped server');
       process.kill(pid, 'SIGKILL');
       const killedAt = Date.now();
