@@ -1,7 +1,7 @@
 /** Making every commit so far durable in the `.hyper` file. */
 import postgres from 'postgres';
 import { quoteIdent } from '../../../src/sql.ts';
-import type { Sql } from '../postgres-js/pool.ts';
+import { poolOf } from '../postgres-js/pool.ts';
 import { type BusyRetry, whileBusy } from './busy.ts';
 import type { DatabaseEntry } from './databases.ts';
 import type { ConnectOptionsFor } from './server.ts';
@@ -33,12 +33,14 @@ export async function checkpointDatabase(target: CheckpointTarget): Promise<void
   const { database, shared, busy } = target;
   const detach = detachStatement(database);
   await Promise.all([...shared.pools].map((p) => p.reset((sql) => whileBusy('checkpoint', () => sql.unsafe(detach), busy))));
-  const control: Sql = postgres(target.connect('', 1));
+  // A pool of one, not a bare postgres.js instance: its statements fail as soon as hyperd dies
+  // under them, and it ends at once then, instead of holding every file back meanwhile.
+  const control = poolOf(({ onclose, adopt }) => postgres({ ...target.connect('', 1, adopt), onclose }), 1);
   try {
-    await whileBusy('checkpoint', () => control.unsafe(`ATTACH DATABASE ${quoteIdent(database)} AS hyperwatch_checkpoint`), busy);
-    await whileBusy('checkpoint', () => control.unsafe('DETACH DATABASE hyperwatch_checkpoint'), busy);
+    await whileBusy('checkpoint', () => control.query(`ATTACH DATABASE ${quoteIdent(database)} AS hyperwatch_checkpoint`), busy);
+    await whileBusy('checkpoint', () => control.query('DETACH DATABASE hyperwatch_checkpoint'), busy);
   } finally {
-    await control.end({ timeout: 5 });
+    await control.close();
   }
   // After a restart of hyperd the watcher re-checks its commits against the ledger itself.
   const { written } = shared;

@@ -30,6 +30,9 @@ export interface HyperdOptions {
   readonly startTimeoutMs?: number;
 }
 
+/** The error code of a restart of hyperd that failed (a connection error, retried). */
+export const HYPERD_RESTARTING = 'HYPERD_RESTARTING';
+
 const live = new Set<ChildProcess>();
 let exitHookInstalled = false;
 
@@ -174,6 +177,18 @@ export class Hyperd {
           }
         });
       });
+    }).catch((error: unknown) => {
+      // Killed or stuck during start-up: nothing of this run may linger (its listener, a hyperd
+      // that never reported); the next connection starts another.
+      listener.close();
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+      live.delete(child);
+      if (this.#child === child) this.#child = undefined;
+      // A restart that failed is the database being away, as the death before it was: a
+      // connection error, so the connection that asked is replaced and its work retried (a
+      // postgres.js connection whose socket could not be made is never usable again).
+      if (this.#starts > 1) throw Object.assign(error as Error, { code: HYPERD_RESTARTING });
+      throw error;
     });
     listener.close();
 

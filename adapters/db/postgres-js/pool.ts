@@ -174,7 +174,9 @@ export function poolOf(make: (hooks: InstanceHooks) => Sql, size: number, onClos
       try {
         if (farewell) {
           // Raced against the connection closing: a statement sent to a dying one never settles.
-          await Promise.all(
+          // Every farewell is waited for, failed or not, so that no connection is ended with its
+          // statement still out (see `endInstance`: one that closes then is waited on for nothing).
+          const said = await Promise.allSettled(
             old
               .filter(isConnected)
               .map(async (instance) => {
@@ -186,6 +188,8 @@ export function poolOf(make: (hooks: InstanceHooks) => Sql, size: number, onClos
                 }
               }),
           );
+          const failed = said.find((s): s is PromiseRejectedResult => s.status === 'rejected');
+          if (failed) throw failed.reason;
         }
       } finally {
         await Promise.all(old.map((instance) => endInstance(instance, 30)));
