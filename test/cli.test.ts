@@ -159,29 +159,34 @@ describe('hyperwatch CLI', () => {
     }
   });
 
-  it('a second SIGTERM while a big file is still loading exits at once (143); the next start lands the file once', async () => {
-    const inbox = await tmp.dir('term-twice');
-    const db = tmp.path('term-twice.hyper');
-    const rows = 4_000_000;
-    await drop(inbox, 'big.csv', `id\n${Array.from({ length: rows }, (_, i) => i).join('\n')}\n`);
-    const { child, done } = cli(['watch', inbox, '--table', 'big', '--database', db, '--log-format', 'json']);
-    let stderr = '';
-    child.stderr!.on('data', (d: string) => (stderr += d));
-    await waitFor(() => stderr.includes('"lease taken"'), 'the lease to be taken', 30000);
-    await waitFor(async () => !(await readdir(inbox)).includes('big.csv'), 'big.csv to be claimed', 30000);
-    child.kill('SIGTERM');
-    await waitFor(() => stderr.includes('SIGTERM: stopping'), 'the first SIGTERM to be seen', 10000);
-    const second = Date.now();
-    child.kill('SIGTERM');
-    const run = await done;
-    assert.equal(run.code, 143, run.stderr);
-    assert.match(run.stderr, /SIGTERM again: exiting now/);
-    console.log(`# exited ${Date.now() - second} ms after the second SIGTERM`);
-    const again = await cli(['watch', inbox, '--table', 'big', '--database', db, '--once', '--json', '--quiet']).done;
-    assert.equal(again.code, 0, again.stderr);
-    const count = await cli(['query', '--database', db, '--json', 'SELECT COUNT(*) AS n, COUNT(DISTINCT id) AS d FROM big']).done;
-    assert.deepEqual(JSON.parse(count.stdout), [{ n: String(rows), d: String(rows) }]);
-  });
+  for (const command of ['watch', 'serve'] as const) {
+    it(`${command}: a second SIGTERM while a big file is still loading exits at once (143); the next start lands the file once`, async () => {
+      const inbox = await tmp.dir(`term-twice-${command}`);
+      const db = tmp.path(`term-twice-${command}.hyper`);
+      const rows = 4_000_000;
+      await drop(inbox, 'big.csv', `id\n${Array.from({ length: rows }, (_, i) => i).join('\n')}\n`);
+      const config = tmp.path(`term-twice-${command}.json`);
+      await writeFile(config, JSON.stringify({ http: { host: '127.0.0.1', port: 0 }, watchers: [{ dir: inbox, table: 'big', database: db }] }));
+      const args = command === 'watch' ? ['watch', inbox, '--table', 'big', '--database', db] : ['serve', '--config', config];
+      const { child, done } = cli([...args, '--log-format', 'json'], { env: { XDG_STATE_HOME: tmp.path(`state-${command}`) } });
+      let stderr = '';
+      child.stderr!.on('data', (d: string) => (stderr += d));
+      await waitFor(() => stderr.includes('"lease taken"'), 'the lease to be taken', 30000);
+      await waitFor(async () => !(await readdir(inbox)).includes('big.csv'), 'big.csv to be claimed', 30000);
+      child.kill('SIGTERM');
+      await waitFor(() => stderr.includes('SIGTERM: stopping'), 'the first SIGTERM to be seen', 10000);
+      const second = Date.now();
+      child.kill('SIGTERM');
+      const run = await done;
+      assert.equal(run.code, 143, run.stderr);
+      assert.match(run.stderr, /SIGTERM again: exiting now/);
+      console.log(`# ${command} exited ${Date.now() - second} ms after the second SIGTERM`);
+      const again = await cli(['watch', inbox, '--table', 'big', '--database', db, '--once', '--json', '--quiet']).done;
+      assert.equal(again.code, 0, again.stderr);
+      const count = await cli(['query', '--database', db, '--json', 'SELECT COUNT(*) AS n, COUNT(DISTINCT id) AS d FROM big']).done;
+      assert.deepEqual(JSON.parse(count.stdout), [{ n: String(rows), d: String(rows) }]);
+    });
+  }
 
   it('leaves no hyperd behind when the watcher process is killed with SIGKILL', async () => {
     const inbox = await tmp.dir('kill');
