@@ -52,7 +52,8 @@ describe('several processes on one inbox (one shared hyperd, --endpoint)', { tim
   before(async () => {
     const located = locateHyperd();
     if (!located.ok) throw new Error(located.message);
-    hyperd = new Hyperd({ binary: located.path, logger: silentLogger });
+    // HYPERWATCH_TEST_HYPERD_LOG=<dir> keeps hyperd's own log, to see what a slow takeover waited on.
+    hyperd = new Hyperd({ binary: located.path, logger: silentLogger, ...(process.env.HYPERWATCH_TEST_HYPERD_LOG ? { logDir: process.env.HYPERWATCH_TEST_HYPERD_LOG } : {}) });
     const { host, port } = await hyperd.endpoint();
     endpoint = `${host}:${port}`;
     root = await tempDir('hyperwatch-multi-hyper-');
