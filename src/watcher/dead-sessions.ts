@@ -17,7 +17,8 @@
  * needs no lease; a process whose lease merely expired (frozen) gets a cancelled statement,
  * retried, and then fails its fence as it would anyway.
  */
-import { readdir } from 'node:fs/promises';
+import { readdir, rm } from 'node:fs/promises';
+import { join } from 'node:path';
 import process from 'node:process';
 import { type LeaseRow, readLeases } from '../lease.ts';
 import { poolOf, type WatchContext } from './context.ts';
@@ -66,6 +67,19 @@ export async function endDeadSessions(ctx: WatchContext, rows: Iterable<LeaseRow
   for (const owner of owners) await endSessions(ctx, owner);
 }
 
+/**
+ * Where the Hyper adapter lists each process's session keys (`.hyperwatch/sessions/<owner>`, beside
+ * the staging folder): a dead owner's file is removed once its files are taken over.
+ */
+export function keysFileOf(ctx: WatchContext, owner: string): string {
+  return join(ctx.lease.stagingRoot, '..', 'sessions', owner);
+}
+
+/** Removes a dead owner's keys file (see `keysFileOf`). */
+export async function forgetKeys(ctx: WatchContext, owner: string): Promise<void> {
+  await rm(keysFileOf(ctx, owner), { force: true }).catch(() => {});
+}
+
 /** How often the reaper looks, and how soon it cancels an owner's sessions again. */
 const AGAIN_MS = 2000;
 
@@ -90,8 +104,10 @@ export async function endDeadSessionsAtStart(ctx: WatchContext): Promise<void> {
         .catch(() => {})
         .finally(() => (reading = false));
     }
-    const folders = await readdir(lease.stagingRoot, { withFileTypes: true }).catch(() => []);
-    const owners = new Set([...folders.filter((e) => e.isDirectory()).map((e) => e.name), ...lease.seen.map((r) => r.owner)]);
+    const folders = (await readdir(lease.stagingRoot, { withFileTypes: true }).catch(() => [])).filter((e) => e.isDirectory()).map((e) => e.name);
+    // Also owners that died before their folder existed (their start-up's statements can block too).
+    const listed = (await readdir(join(lease.stagingRoot, '..', 'sessions')).catch(() => [])).filter((name) => !name.endsWith('.tmp'));
+    const owners = new Set([...folders, ...listed, ...lease.seen.map((r) => r.owner)]);
     const rows = new Map(lease.seen.map((r) => [r.owner, r]));
     const now = performance.now();
     const passes: Promise<void>[] = [];
@@ -102,7 +118,13 @@ export async function endDeadSessionsAtStart(ctx: WatchContext): Promise<void> {
       const row = rows.get(owner);
       if (!goneFromThisHost(lease, owner) && !(row && looksDead(ctx, row))) continue;
       last.set(owner, 'running');
-      passes.push(endSessions(ctx, owner).finally(() => last.set(owner, performance.now())));
+      // Nothing of a dead owner without a folder or a lease is left to take over: its keys file goes.
+      const orphan = listed.includes(owner) && !folders.includes(owner) && !row && goneFromThisHost(lease, owner);
+      passes.push(
+        endSessions(ctx, owner)
+          .then(() => (orphan ? forgetKeys(ctx, owner) : undefined))
+          .finally(() => last.set(owner, performance.now())),
+      );
     }
     return Promise.all(passes);
   };

@@ -12,7 +12,7 @@ import { renameIfPresent } from '../files.ts';
 import { dropLease, endFrozenSessions, type LeaseRow, readLeases, takeLease } from '../lease.ts';
 import { parseStagedName } from '../protocol/names.ts';
 import type { WatchContext } from './context.ts';
-import { endDeadSessions, pidAlive } from './dead-sessions.ts';
+import { endDeadSessions, forgetKeys, pidAlive } from './dead-sessions.ts';
 import { expiryTrusted, heartbeatMs, leasePoolOf, stillOurs } from './lease.ts';
 import { claimsOf, recoverClaims } from './recover.ts';
 
@@ -112,6 +112,7 @@ export async function takeOverDead(ctx: WatchContext): Promise<void> {
     await adopt(ctx, into, `process ${owner}: ${why}`, { ...steps });
     step('adopting');
     if (rows.has(owner)) await dropLease(leasePoolOf(ctx), owner).catch(() => {});
+    await forgetKeys(ctx, owner);
   }
   const total = Object.values(steps).reduce((a, b) => a + b, 0);
   if (total > heartbeatMs(ctx.lease.leaseMs)) ctx.log.debug('a check for dead processes was slow', { steps, total });
@@ -127,7 +128,10 @@ async function dropStale(ctx: WatchContext, rows: ReadonlyMap<string, LeaseRow>,
     if (row.owner === ctx.lease.me.owner || row.directory !== ctx.dir || folders.includes(row.owner)) continue;
     const taker = row.takenBy === null ? undefined : rows.get(row.takenBy);
     const trusted = expiryTrusted(ctx.lease);
-    if ((row.expired && trusted) || (row.takenBy !== null && (!taker || (taker.expired && trusted)))) await dropLease(leasePoolOf(ctx), row.owner).catch(() => {});
+    if ((row.expired && trusted) || (row.takenBy !== null && (!taker || (taker.expired && trusted)))) {
+      await dropLease(leasePoolOf(ctx), row.owner).catch(() => {});
+      await forgetKeys(ctx, row.owner);
+    }
   }
 }
 

@@ -3,7 +3,7 @@
  * reached with postgres.js over loopback TCP.
  */
 import net from 'node:net';
-import { resolve as resolvePath } from 'node:path';
+import { dirname, join, resolve as resolvePath } from 'node:path';
 import process from 'node:process';
 import postgres from 'postgres';
 import { silentLogger } from '../../../src/log.ts';
@@ -115,6 +115,8 @@ export function createHyperAdapter(options: HyperAdapterOptions = {}): HyperAdap
   let closed = false;
   const detach = `DETACH DATABASE ${quoteIdent(database)}`;
   let usesIdle = false;
+  // Endpoint: where each process lists its sessions' cancel keys (`.hyperwatch/sessions`, beside the staging folder; see sessions.ts).
+  const keysDir = fixed && options.probeDir !== undefined ? join(dirname(options.probeDir), 'sessions') : undefined;
 
   /** Embedded: the database's idle release, started by the first adapter that opens a pool. */
   function startIdle(): void {
@@ -259,7 +261,7 @@ export function createHyperAdapter(options: HyperAdapterOptions = {}): HyperAdap
       const inner = poolOf(
         ({ onclose, adopt }) => {
           // An endpoint outlives us: each session carries its cancel key (see sessions.ts).
-          const sql: Sql = postgres({ ...connectOptions(database, 1, (socket) => (fixed && owner ? keyTagged(adopt(socket), fixed, owner, (tag) => sql.unsafe(tag)) : adopt(socket))), onclose });
+          const sql: Sql = postgres({ ...connectOptions(database, 1, (socket) => (fixed && owner ? keyTagged(adopt(socket), fixed, owner, (tag) => sql.unsafe(tag), keysDir) : adopt(socket))), onclose });
           return sql;
         },
         maxConnections,
@@ -313,7 +315,7 @@ export function createHyperAdapter(options: HyperAdapterOptions = {}): HyperAdap
       return pool;
     },
     epoch: () => embedded?.hyperd.starts ?? 0,
-    endSessionsOf: (owner) => (fixed ? endSessionsOf(postgres(connectOptions('', 1)), fixed, owner) : Promise.resolve(0)),
+    endSessionsOf: (owner) => (fixed ? endSessionsOf(postgres(connectOptions('', 1)), fixed, owner, keysDir) : Promise.resolve(0)),
     waitingFor: () => shared.idle?.waitingFor(),
     /**
      * Makes every commit so far durable. hyperd writes a database to its file when the last session
