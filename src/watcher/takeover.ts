@@ -158,8 +158,22 @@ async function filesUnder(folder: string): Promise<{ dir: string; name: string }
 async function adopt(ctx: WatchContext, folder: string, from: string, steps: Record<string, number>): Promise<void> {
   const files = await filesUnder(folder);
   const taken = files.filter((f) => parseStagedName(f.name) && renameIfPresent(join(f.dir, f.name), join(ctx.staging, f.name))).map((f) => f.name);
+  // Folders the dead owner had itself taken over (it died before finishing them): named too, so
+  // every dead owner's files have a 'took over' line saying who finished them.
+  const nested = await adoptedUnder(folder);
   await removeTree(folder);
-  await finish(ctx, taken, from, steps);
+  await finish(ctx, taken, nested.length > 0 ? `${from}; with what it had taken over from ${nested.join(', ')}` : from, steps);
+}
+
+/** The owners of the `.from-<owner>` folders anywhere under `folder`. */
+async function adoptedUnder(folder: string): Promise<string[]> {
+  const out: string[] = [];
+  for (const e of await readdir(folder, { withFileTypes: true }).catch(() => [])) {
+    if (!e.isDirectory()) continue;
+    if (e.name.startsWith(ADOPTED_PREFIX)) out.push(e.name.slice(ADOPTED_PREFIX.length));
+    out.push(...(await adoptedUnder(join(folder, e.name))));
+  }
+  return out;
 }
 
 async function removeTree(folder: string): Promise<void> {

@@ -6,8 +6,9 @@
  * reads or writes that table (other processes' COPYs and COMMITs, COUNT(*), CREATE TABLE) waits
  * behind it. Nothing on the server side releases it (no pg_cancel_backend, no statement timeout;
  * the watchdog does not count it as a hang); a protocol CancelRequest carrying the session's
- * cancel key does: hyperd then ends the COPY when its pending read times out, 10 s after it began
- * (seen 5-10 s after the cancel; its log says `connection-cancel-async-ops`, `time limit exceeded`).
+ * cancel key does: hyperd then ends the COPY when its pending read times out, 10 s after the
+ * COPY's last message, or at the next 10 s tick for a cancel sent later (its log, from
+ * `read_with_timeout`: `connection-cancel-async-ops`, `time limit exceeded`).
  * Only the client that opened a session knows its key, so each session of a pool writes its own
  * key into its `application_name` before it runs anything else, where it stays visible (in
  * `pg_stat_activity`) after the client is gone: the process that takes a dead one's files over
