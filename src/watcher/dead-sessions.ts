@@ -72,7 +72,11 @@ export async function endDeadSessions(ctx: WatchContext, rows: Iterable<LeaseRow
  * the staging folder): a dead owner's file is removed once its files are taken over.
  */
 export function keysFileOf(ctx: WatchContext, owner: string): string {
-  return join(ctx.lease.stagingRoot, '..', 'sessions', owner);
+  return join(keysDirOf(ctx.lease), owner);
+}
+
+function keysDirOf(lease: LeaseState): string {
+  return join(lease.stagingRoot, '..', 'sessions');
 }
 
 /** Removes a dead owner's keys file (see `keysFileOf`). */
@@ -80,12 +84,12 @@ export async function forgetKeys(ctx: WatchContext, owner: string): Promise<void
   await rm(keysFileOf(ctx, owner), { force: true }).catch(() => {});
 }
 
-/** How often the reaper looks, and how soon it cancels an owner's sessions again. */
+/** How soon the reaper cancels an owner's sessions again (it looks every half heartbeat). */
 const AGAIN_MS = 2000;
 
 /**
- * Starts the reaper (see above), before the first CREATE TABLE IF NOT EXISTS, which a dead COPY
- * would block. `endLease` stops it.
+ * Starts the reaper (see above) and runs its first pass, before the first CREATE TABLE IF NOT
+ * EXISTS, which a dead COPY would block. `endLease` stops it.
  */
 export async function endDeadSessionsAtStart(ctx: WatchContext): Promise<void> {
   if (!ctx.db.endSessionsOf) return;
@@ -96,8 +100,9 @@ export async function endDeadSessionsAtStart(ctx: WatchContext): Promise<void> {
   let reading = false;
   const tick = async (): Promise<unknown> => {
     if (ctx.life.stopping) return;
-    // The lease rows as last read: one read at a time, never awaited here (it may stall).
-    if (!reading) {
+    // The lease rows as last read (by the heartbeat once there is one): one read at a time, never
+    // awaited here (it may stall).
+    if (!reading && !lease.registered) {
       reading = true;
       void readLeases(lease.pool ?? poolOf(ctx))
         .then((rows) => (lease.seen = rows))
@@ -106,7 +111,7 @@ export async function endDeadSessionsAtStart(ctx: WatchContext): Promise<void> {
     }
     const folders = (await readdir(lease.stagingRoot, { withFileTypes: true }).catch(() => [])).filter((e) => e.isDirectory()).map((e) => e.name);
     // Also owners that died before their folder existed (their start-up's statements can block too).
-    const listed = (await readdir(join(lease.stagingRoot, '..', 'sessions')).catch(() => [])).filter((name) => !name.endsWith('.tmp'));
+    const listed = (await readdir(keysDirOf(lease)).catch(() => [])).filter((name) => !name.endsWith('.tmp'));
     const owners = new Set([...folders, ...listed, ...lease.seen.map((r) => r.owner)]);
     const rows = new Map(lease.seen.map((r) => [r.owner, r]));
     const now = performance.now();
