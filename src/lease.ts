@@ -145,7 +145,7 @@ function iso(value: unknown): string {
  * Takes `dead`'s lease over for `taker`: only while it is still expired (or its process is
  * provably gone: `force`) and not renewed or taken meanwhile. Bumps the token of its lease and
  * of all its fence rows in the same transaction, so that none of its transactions commits
- * afterwards. True when this call took it.
+ * afterwards. `taken` when this call took it; else why not (for the debug log).
  */
 export async function takeLease(pool: DbPool, dead: string, taker: string, force: boolean, lockTimeout: boolean): Promise<TakeResult> {
   const d = quoteLiteral(dead);

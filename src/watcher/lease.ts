@@ -42,7 +42,8 @@ export interface LeaseState {
   pool: DbPool | undefined;
   /** Cancels dead processes' sessions (see dead-sessions.ts) until the lease ends. */
   reaper: ReturnType<typeof setInterval> | undefined;
-  /** When the renewal in flight was sent (`performance.now()`), or undefined. */
+  /** The renewal in flight, and when it was sent (`performance.now()`), or undefined. */
+  renewal: Promise<boolean> | undefined;
   renewingSince: number | undefined;
   /**
    * Until then (`performance.now()`) other processes' expired leases are not taken as a sign of
@@ -79,6 +80,7 @@ export function newLeaseState(dir: string, target: string, leaseMs: number, maxC
     heartbeat: undefined,
     pool: undefined,
     reaper: undefined,
+    renewal: undefined,
     renewingSince: undefined,
     // Nothing known of the database yet: see `expiryTrusted`.
     stalledUntil: Number.POSITIVE_INFINITY,
@@ -111,21 +113,37 @@ export async function startLease(ctx: WatchContext): Promise<void> {
 
 /**
  * Whether an expired lease of another process says it is dead. Not while our own renewal is held
- * up, nor for a heartbeat and a half after one was (or failed): a database that stalled (on a shared hyperd,
- * a dead process's COPY holding its worker threads) held everyone's renewals alike, and once it
- * answers again the others' renewals land within a heartbeat. Reads done meanwhile show every
- * lease expired; taking them over would fence live processes, cancelling them would fail their
- * files' transactions. Nor before our first renewal answered in time (and a heartbeat and a half
- * after it): a process starting while the database stalls knows nothing of it yet.
+ * up long enough for a lease to run out meanwhile (longer than the lease less a heartbeat: the
+ * others renew every heartbeat), nor for a heartbeat and a half after one was (or failed): a
+ * database that stalled (on a shared hyperd, a dead process's COPY holding its worker threads)
+ * held everyone's renewals alike, and once it answers again the others' renewals land within a
+ * heartbeat. Reads done meanwhile show every lease expired; taking them over would fence live
+ * processes, cancelling them would fail their files' transactions. Nor before our first renewal
+ * answered in time (and a heartbeat and a half after it): a process starting while the database
+ * stalls knows nothing of it yet.
  */
 export function expiryTrusted(lease: LeaseState, now = performance.now()): boolean {
-  const beat = heartbeatMs(lease.leaseMs);
-  if (lease.renewingSince !== undefined && now - lease.renewingSince > beat) return false;
+  if (lease.renewingSince !== undefined && now - lease.renewingSince > heldUpMs(lease.leaseMs)) return false;
   return now >= lease.stalledUntil;
 }
 
-/** Renews our lease, noting how long the database took (see `expiryTrusted`); one renewal at a time. */
-async function renew(ctx: WatchContext): Promise<boolean> {
+/** A renewal that took longer than this was held up long enough for another's lease to run out. */
+export function heldUpMs(leaseMs: number): number {
+  return Math.max(heartbeatMs(leaseMs), leaseMs - heartbeatMs(leaseMs));
+}
+
+/**
+ * Renews our lease, noting how long the database took (see `expiryTrusted`). One renewal at a
+ * time (two of ours on the same row would conflict with each other): a caller while one is in
+ * flight gets its answer.
+ */
+function renew(ctx: WatchContext): Promise<boolean> {
+  const { lease } = ctx;
+  lease.renewal ??= renewOnce(ctx).finally(() => (lease.renewal = undefined));
+  return lease.renewal;
+}
+
+async function renewOnce(ctx: WatchContext): Promise<boolean> {
   const { lease } = ctx;
   const started = performance.now();
   lease.renewingSince = started;
@@ -138,8 +156,8 @@ async function renew(ctx: WatchContext): Promise<boolean> {
     const now = performance.now();
     const beat = heartbeatMs(lease.leaseMs);
     lease.renewingSince = undefined;
-    // Slow, or failed (the database away): the others could not renew either.
-    if (!answered || now - started > beat) {
+    // Held up, or failed (the database away): the others could not renew either.
+    if (!answered || now - started > heldUpMs(lease.leaseMs)) {
       lease.stalledUntil = Math.max(lease.stalledUntil, now + beat * 1.5);
       ctx.log.debug('the lease renewal waited on the database; expired leases of others are not trusted for now', { ms: Math.round(now - started) });
     } else if (lease.stalledUntil === Number.POSITIVE_INFINITY) {
@@ -150,8 +168,8 @@ async function renew(ctx: WatchContext): Promise<boolean> {
 
 async function beat(ctx: WatchContext): Promise<void> {
   const { lease } = ctx;
-  // One renewal at a time: two of ours on the same row would conflict with each other.
-  if (lease.fenced || !ctx.life.pool || lease.renewingSince !== undefined) return;
+  // The last one still waits for the database: no second one behind it.
+  if (lease.fenced || !ctx.life.pool || lease.renewal) return;
   try {
     const ours = await renew(ctx);
     if (!ours) return fenced(ctx, 'the lease was taken over by another process');
@@ -168,12 +186,11 @@ async function beat(ctx: WatchContext): Promise<void> {
 /**
  * Renews our own lease before taking another's: after the database was away longer than the
  * lease, every lease looks expired, and a process whose own lease was taken meanwhile must not
- * take anyone else's. False (and fenced) when ours is gone; false too while a renewal is in flight.
+ * take anyone else's. False (and fenced) when ours is gone.
  */
 export async function stillOurs(ctx: WatchContext): Promise<boolean> {
   const { lease } = ctx;
-  // A renewal in flight: the database is slow to answer; the next round looks again.
-  if (lease.fenced || lease.renewingSince !== undefined) return false;
+  if (lease.fenced) return false;
   if (await renew(ctx)) return true;
   fenced(ctx, 'the lease was taken over by another process');
   return false;
