@@ -145,12 +145,12 @@ function iso(value: unknown): string {
  * Takes `dead`'s lease over for `taker`: only while it is still expired (or its process is
  * provably gone: `force`) and not renewed or taken meanwhile. Bumps the token of its lease and
  * of all its fence rows in the same transaction, so that none of its transactions commits
- * afterwards. True when this call took it.
+ * afterwards. `taken` when this call took it; else why not (for the debug log).
  */
-export async function takeLease(pool: DbPool, dead: string, taker: string, force: boolean, lockTimeout: boolean): Promise<boolean> {
+export async function takeLease(pool: DbPool, dead: string, taker: string, force: boolean, lockTimeout: boolean): Promise<TakeResult> {
   const d = quoteLiteral(dead);
   try {
-    return await pool.transaction(async (conn) => {
+    return await pool.transaction(async (conn): Promise<TakeResult> => {
       // PostgreSQL waits for a row lock: a process frozen between its fence and its COMMIT would
       // hold this takeover (and the task running it) for as long as it stays frozen.
       if (lockTimeout) await conn.query(`SET LOCAL lock_timeout = '1s'`);
@@ -158,16 +158,23 @@ export async function takeLease(pool: DbPool, dead: string, taker: string, force
         `UPDATE ${LEASES} SET token = token + 1, taken_by = ${quoteLiteral(taker)}
           WHERE owner = ${d} AND token = ${FIRST_TOKEN} AND taken_by IS NULL${force ? '' : ' AND expires_at < CURRENT_TIMESTAMP'}`,
       );
-      if (n !== 1) return false;
+      if (n !== 1) return { taken: false, why: 'renewed, or taken by another process' };
       await conn.execute(`UPDATE ${FENCES} SET token = token + 1 WHERE owner = ${d}`);
-      return true;
+      return { taken: true };
     });
   } catch (error) {
     // A conflict with the owner's own transaction (it is alive after all, or mid-commit): the
     // next round looks again.
-    if ((error as { code?: unknown }).code === '40001' || (error as { code?: unknown }).code === '40P01' || (error as { code?: unknown }).code === '55P03') return false;
+    const code = (error as { code?: unknown }).code;
+    if (code === '40001' || code === '40P01' || code === '55P03') return { taken: false, why: `conflict (${String(code)}): ${String((error as Error).message)}` };
     throw error;
   }
+}
+
+/** Whether `takeLease` took the lease, and why not. */
+export interface TakeResult {
+  readonly taken: boolean;
+  readonly why?: string;
 }
 
 /**

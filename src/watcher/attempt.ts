@@ -173,9 +173,11 @@ export async function attemptGroup(ctx: WatchContext, files: readonly OpenedFile
         const changed = files.map((f) => f.changedSinceClaim());
         const index = changed.findIndex((c) => c !== undefined);
         if (index >= 0) throw new IngestFailure(changedAfterReady(files[index]!, changed[index]!), index);
-        // The fence's UPDATE and the ledger's COPY go out back to back, one round trip for both;
-        // the COMMIT waits for the fence's answer as before.
-        await bothSettled(fence(ctx, raw, slot.slot), byCopy ? recordAllInLedger(raw, entries(rows)) : undefined);
+        // The ledger's COPY before the fence, never after it: a process killed in the middle of
+        // a COPY FROM STDIN can leave, on hyperd, a session that never ends, and with the fence
+        // row updated in it no takeover could ever bump that row's token.
+        if (byCopy) await recordAllInLedger(raw, entries(rows));
+        await fence(ctx, raw, slot.slot);
         return rows;
       },
       byCopy ? undefined : { last: (rows) => ledgerInsert(entries(rows)) },
@@ -191,13 +193,6 @@ export async function attemptGroup(ctx: WatchContext, files: readonly OpenedFile
   } finally {
     slot.release();
   }
-}
-
-/** Waits for both; rejects with the first one's error, else the second's (a lost fence comes first). */
-async function bothSettled(first: Promise<unknown>, second: Promise<unknown> | undefined): Promise<void> {
-  const [a, b] = await Promise.allSettled([first, second]);
-  if (a.status === 'rejected') throw a.reason;
-  if (b.status === 'rejected') throw b.reason;
 }
 
 /** Each file's rows: by the plugin's `appendMany` when it has one, else file by file. */

@@ -1,16 +1,28 @@
 /**
  * What dead processes left running in the database. On a shared hyperd, a COPY FROM STDIN cut
  * off by its client's death stays active for good and blocks its table: every COPY and COMMIT
- * into it, and DDL (a starting process's CREATE TABLE IF NOT EXISTS) wait behind it, including
- * the COMMIT of another dead process that a takeover's fence must wait for. So every process
- * cancels the sessions of owners that look dead as soon as it sees them: at its start before
- * it touches any table, at each heartbeat, and before each takeover. A cancelled statement never
- * commits anything, so this needs no lease; a process whose lease merely expired (frozen) gets
- * a cancelled statement, retried, and then fails its fence as it would anyway.
+ * into it, and DDL (a starting process's CREATE TABLE IF NOT EXISTS) wait behind it, each of them
+ * holding one of hyperd's few worker threads (two on a 2-core host), so a dead process's COPYs
+ * soon stall every statement on that hyperd, heartbeats included. A cancel does not end such a
+ * COPY at once: hyperd looks at it when the COPY's read times out, every 10 s after its last
+ * message, so a cancel sent within those 10 s frees the server 10 s after the death, and one
+ * sent later only at the next 10 s tick (its log: `connection-cancel-async-ops`, `"reason":
+ * "time limit exceeded"`, `"timeout-ms": 10000`).
+ *
+ * So a reaper cancels the sessions of owners that look dead from the moment the watcher has a
+ * pool until it stops, every half heartbeat, on its own timer: never behind a heartbeat or a
+ * takeover that waits on the stalled server. Who looks dead is decided without the database when
+ * it can be (an owner on this host whose pid is gone; owner ids and staging folders name host and
+ * pid), else by the lease rows last read. A cancelled statement never commits anything, so this
+ * needs no lease; a process whose lease merely expired (frozen) gets a cancelled statement,
+ * retried, and then fails its fence as it would anyway.
  */
+import { readdir, rm } from 'node:fs/promises';
+import { join } from 'node:path';
 import process from 'node:process';
 import { type LeaseRow, readLeases } from '../lease.ts';
 import { poolOf, type WatchContext } from './context.ts';
+import { expiryTrusted, heartbeatMs, type LeaseState } from './lease.ts';
 
 /** Whether `pid` runs on this host (EPERM: it runs, as another user). */
 export function pidAlive(pid: number): boolean {
@@ -22,19 +34,29 @@ export function pidAlive(pid: number): boolean {
   }
 }
 
-/** Gone, expired or taken over: none of its transactions may commit from here on. */
+/** An owner id (`<host>-<pid>-<random>`, see lease.ts) on this very host whose process is gone. */
+export function goneFromThisHost(lease: LeaseState, owner: string): boolean {
+  const match = /^(.+)-(\d+)-[0-9a-f]+$/.exec(owner);
+  if (!match || match[1] !== lease.me.owner.replace(/-\d+-[0-9a-f]+$/, '')) return false;
+  const pid = Number(match[2]);
+  return pid !== lease.me.pid && !pidAlive(pid);
+}
+
+/** Gone, taken over, or expired while the database answered heartbeats: none of its transactions may commit from here on. */
 export function looksDead(ctx: WatchContext, row: LeaseRow | undefined): boolean {
-  if (!row || row.expired || row.takenBy !== null) return true;
+  if (!row || row.takenBy !== null) return true;
+  if (row.expired && expiryTrusted(ctx.lease)) return true;
   return row.host === ctx.lease.me.host && row.pid !== ctx.lease.me.pid && !pidAlive(row.pid);
 }
 
 /** Ends the sessions `owner` left (when the database can and needs to), logging what it did. */
 async function endSessions(ctx: WatchContext, owner: string): Promise<void> {
+  const started = performance.now();
   const ended = await ctx.db.endSessionsOf?.(owner).catch((error: unknown) => {
     ctx.log.warn('could not end the database sessions of a dead process', { owner, error: String(error) });
     return 0;
   });
-  if (ended) ctx.log.info('ended the database sessions a dead process left open', { owner, sessions: ended });
+  if (ended) ctx.log.info('ended the database sessions a dead process left open', { owner, sessions: ended, ms: Math.round(performance.now() - started) });
 }
 
 /** Ends the sessions of every owner in `rows` that looks dead, and of `ownerless` (folders without a lease row). */
@@ -45,10 +67,75 @@ export async function endDeadSessions(ctx: WatchContext, rows: Iterable<LeaseRow
   for (const owner of owners) await endSessions(ctx, owner);
 }
 
-/** At start, before the first CREATE TABLE IF NOT EXISTS (which a dead COPY would block). */
+/**
+ * Where the Hyper adapter lists each process's session keys (`.hyperwatch/sessions/<owner>`, beside
+ * the staging folder): a dead owner's file is removed once its files are taken over.
+ */
+export function keysFileOf(ctx: WatchContext, owner: string): string {
+  return join(keysDirOf(ctx.lease), owner);
+}
+
+function keysDirOf(lease: LeaseState): string {
+  return join(lease.stagingRoot, '..', 'sessions');
+}
+
+/** Removes a dead owner's keys file (see `keysFileOf`). */
+export async function forgetKeys(ctx: WatchContext, owner: string): Promise<void> {
+  await rm(keysFileOf(ctx, owner), { force: true }).catch(() => {});
+}
+
+/** How soon the reaper cancels an owner's sessions again (it looks every half heartbeat). */
+const AGAIN_MS = 2000;
+
+/**
+ * Starts the reaper (see above) and runs its first pass, before the first CREATE TABLE IF NOT
+ * EXISTS, which a dead COPY would block. `endLease` stops it.
+ */
 export async function endDeadSessionsAtStart(ctx: WatchContext): Promise<void> {
   if (!ctx.db.endSessionsOf) return;
-  // No lease table yet: nobody to be dead.
-  const rows = await readLeases(poolOf(ctx)).catch(() => []);
-  await endDeadSessions(ctx, rows);
+  const { lease } = ctx;
+  const everyMs = Math.max(100, Math.floor(heartbeatMs(lease.leaseMs) / 2));
+  /** Per owner: a pass running for it, or when its sessions were last cancelled. */
+  const last = new Map<string, number | 'running'>();
+  let reading = false;
+  const tick = async (): Promise<unknown> => {
+    if (ctx.life.stopping) return;
+    // The lease rows as last read (by the heartbeat once there is one): one read at a time, never
+    // awaited here (it may stall).
+    if (!reading && !lease.registered) {
+      reading = true;
+      void readLeases(lease.pool ?? poolOf(ctx))
+        .then((rows) => (lease.seen = rows))
+        .catch(() => {})
+        .finally(() => (reading = false));
+    }
+    const folders = (await readdir(lease.stagingRoot, { withFileTypes: true }).catch(() => [])).filter((e) => e.isDirectory()).map((e) => e.name);
+    // Also owners that died before their folder existed (their start-up's statements can block too).
+    const listed = (await readdir(keysDirOf(lease)).catch(() => [])).filter((name) => !name.endsWith('.tmp'));
+    const owners = new Set([...folders, ...listed, ...lease.seen.map((r) => r.owner)]);
+    const rows = new Map(lease.seen.map((r) => [r.owner, r]));
+    const now = performance.now();
+    const passes: Promise<void>[] = [];
+    for (const owner of owners) {
+      if (owner === lease.me.owner) continue;
+      const at = last.get(owner);
+      if (at === 'running' || (at !== undefined && now - at < AGAIN_MS)) continue;
+      const row = rows.get(owner);
+      if (!goneFromThisHost(lease, owner) && !(row && looksDead(ctx, row))) continue;
+      last.set(owner, 'running');
+      // Nothing of a dead owner without a folder or a lease is left to take over: its keys file goes.
+      const orphan = listed.includes(owner) && !folders.includes(owner) && !row && goneFromThisHost(lease, owner);
+      passes.push(
+        endSessions(ctx, owner)
+          .then(() => (orphan ? forgetKeys(ctx, owner) : undefined))
+          .finally(() => last.set(owner, performance.now())),
+      );
+    }
+    return Promise.all(passes);
+  };
+  // No lease table yet on a new database: nobody to be dead.
+  lease.seen = await readLeases(poolOf(ctx)).catch(() => []);
+  await tick();
+  lease.reaper = setInterval(() => void tick(), everyMs);
+  lease.reaper.unref?.();
 }

@@ -12,7 +12,6 @@ import { checkFence, ensureLeaseTables, type Identity, type LeaseRow, readLeases
 import { randomHex } from '../protocol/names.ts';
 import type { DbConnection, DbPool } from '../types.ts';
 import { poolOf, type WatchContext } from './context.ts';
-import { endDeadSessions } from './dead-sessions.ts';
 
 /** What the watcher knows of its own lease. */
 export interface LeaseState {
@@ -30,6 +29,8 @@ export interface LeaseState {
   registered: boolean;
   /** The live processes of this directory (this one too), as the last heartbeat read them. */
   peers: LeaseRow[];
+  /** Every lease row (all directories), as last read: the reaper judges by them without waiting for a read. */
+  seen: LeaseRow[];
   /** Removed on stop: a transaction still in flight then fails its fence, as meant. */
   released: boolean;
   heartbeat: ReturnType<typeof setInterval> | undefined;
@@ -39,8 +40,16 @@ export interface LeaseState {
    * a takeover can end).
    */
   pool: DbPool | undefined;
-  /** A heartbeat's pass over dead processes' sessions is running. */
-  reaping: boolean;
+  /** Cancels dead processes' sessions (see dead-sessions.ts) until the lease ends. */
+  reaper: ReturnType<typeof setInterval> | undefined;
+  /** The renewal in flight, and when it was sent (`performance.now()`), or undefined. */
+  renewal: Promise<boolean> | undefined;
+  renewingSince: number | undefined;
+  /**
+   * Until then (`performance.now()`) other processes' expired leases are not taken as a sign of
+   * death: our own renewal was held up, so the database was (the others' renewals with it).
+   */
+  stalledUntil: number;
   /** Told once when the lease is lost. */
   onFenced: () => void;
 }
@@ -66,10 +75,15 @@ export function newLeaseState(dir: string, target: string, leaseMs: number, maxC
     fenced: false,
     registered: false,
     peers: [],
+    seen: [],
     released: false,
     heartbeat: undefined,
     pool: undefined,
-    reaping: false,
+    reaper: undefined,
+    renewal: undefined,
+    renewingSince: undefined,
+    // Nothing known of the database yet: see `expiryTrusted`.
+    stalledUntil: Number.POSITIVE_INFINITY,
     onFenced: () => {},
   };
 }
@@ -97,19 +111,71 @@ export async function startLease(ctx: WatchContext): Promise<void> {
   lease.heartbeat = setInterval(() => void beat(ctx), heartbeatMs(lease.leaseMs));
 }
 
-async function beat(ctx: WatchContext): Promise<void> {
+/**
+ * Whether an expired lease of another process says it is dead. Not while our own renewal is held
+ * up long enough for a lease to run out meanwhile (longer than the lease less a heartbeat: the
+ * others renew every heartbeat), nor for a heartbeat and a half after one was (or failed): a
+ * database that stalled (on a shared hyperd, a dead process's COPY holding its worker threads)
+ * held everyone's renewals alike, and once it answers again the others' renewals land within a
+ * heartbeat. Reads done meanwhile show every lease expired; taking them over would fence live
+ * processes, cancelling them would fail their files' transactions. Nor before our first renewal
+ * answered in time (and a heartbeat and a half after it): a process starting while the database
+ * stalls knows nothing of it yet.
+ */
+export function expiryTrusted(lease: LeaseState, now = performance.now()): boolean {
+  if (lease.renewingSince !== undefined && now - lease.renewingSince > heldUpMs(lease.leaseMs)) return false;
+  return now >= lease.stalledUntil;
+}
+
+/** A renewal that took longer than this was held up long enough for another's lease to run out. */
+export function heldUpMs(leaseMs: number): number {
+  return Math.max(heartbeatMs(leaseMs), leaseMs - heartbeatMs(leaseMs));
+}
+
+/**
+ * Renews our lease, noting how long the database took (see `expiryTrusted`). One renewal at a
+ * time (two of ours on the same row would conflict with each other): a caller while one is in
+ * flight gets its answer.
+ */
+function renew(ctx: WatchContext): Promise<boolean> {
   const { lease } = ctx;
-  if (lease.fenced || !ctx.life.pool) return;
+  lease.renewal ??= renewOnce(ctx).finally(() => (lease.renewal = undefined));
+  return lease.renewal;
+}
+
+async function renewOnce(ctx: WatchContext): Promise<boolean> {
+  const { lease } = ctx;
+  const started = performance.now();
+  lease.renewingSince = started;
+  let answered = false;
   try {
     const ours = await renewLease(leasePoolOf(ctx), lease.me.owner, lease.leaseMs, ctx.active.size + ctx.checkpoints.unsettled.length);
+    answered = true;
+    return ours;
+  } finally {
+    const now = performance.now();
+    const beat = heartbeatMs(lease.leaseMs);
+    lease.renewingSince = undefined;
+    // Held up, or failed (the database away): the others could not renew either.
+    if (!answered || now - started > heldUpMs(lease.leaseMs)) {
+      lease.stalledUntil = Math.max(lease.stalledUntil, now + beat * 1.5);
+      ctx.log.debug('the lease renewal waited on the database; expired leases of others are not trusted for now', { ms: Math.round(now - started) });
+    } else if (lease.stalledUntil === Number.POSITIVE_INFINITY) {
+      lease.stalledUntil = now + beat * 1.5;
+    }
+  }
+}
+
+async function beat(ctx: WatchContext): Promise<void> {
+  const { lease } = ctx;
+  // The last one still waits for the database: no second one behind it.
+  if (lease.fenced || !ctx.life.pool || lease.renewal) return;
+  try {
+    const ours = await renew(ctx);
     if (!ours) return fenced(ctx, 'the lease was taken over by another process');
     const rows = await readLeases(leasePoolOf(ctx));
+    lease.seen = rows;
     lease.peers = rows.filter((r) => r.directory === ctx.dir && !r.expired && r.takenBy === null);
-    // Not awaited: a heartbeat never waits on anything but its own statements.
-    if (!lease.reaping) {
-      lease.reaping = true;
-      void endDeadSessions(ctx, rows).finally(() => (lease.reaping = false));
-    }
   } catch (error) {
     // The database is away: keep trying. If it stays away past the lease, another process may
     // take our files over; the next renewal then finds out and the watcher stops.
@@ -125,7 +191,7 @@ async function beat(ctx: WatchContext): Promise<void> {
 export async function stillOurs(ctx: WatchContext): Promise<boolean> {
   const { lease } = ctx;
   if (lease.fenced) return false;
-  if (await renewLease(leasePoolOf(ctx), lease.me.owner, lease.leaseMs, ctx.active.size + ctx.checkpoints.unsettled.length)) return true;
+  if (await renew(ctx)) return true;
   fenced(ctx, 'the lease was taken over by another process');
   return false;
 }
@@ -150,6 +216,7 @@ export function fenced(ctx: WatchContext, why: string): void {
 export async function endLease(ctx: WatchContext, clean: boolean): Promise<void> {
   const { lease } = ctx;
   clearInterval(lease.heartbeat);
+  clearInterval(lease.reaper);
   try {
     if (!lease.registered || lease.fenced || !ctx.life.pool) return;
     // Empty after a clean stop: one folder less for the others to look at.

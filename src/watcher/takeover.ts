@@ -12,8 +12,8 @@ import { renameIfPresent } from '../files.ts';
 import { dropLease, endFrozenSessions, type LeaseRow, readLeases, takeLease } from '../lease.ts';
 import { parseStagedName } from '../protocol/names.ts';
 import type { WatchContext } from './context.ts';
-import { endDeadSessions, pidAlive } from './dead-sessions.ts';
-import { leasePoolOf, stillOurs } from './lease.ts';
+import { endDeadSessions, forgetKeys, pidAlive } from './dead-sessions.ts';
+import { expiryTrusted, heartbeatMs, leasePoolOf, stillOurs } from './lease.ts';
 import { claimsOf, recoverClaims } from './recover.ts';
 
 /** The entries of the staging root: other owners' folders, and claims staged by a version without owners. */
@@ -44,14 +44,17 @@ async function verdict(ctx: WatchContext, owner: string, rows: ReadonlyMap<strin
   if (row.takenBy !== null) {
     if (row.takenBy === me.owner) return 'taken over earlier by this process';
     const taker = rows.get(row.takenBy);
-    return !taker || taker.expired || taker.takenBy !== null ? 'the process that took it over is gone too' : undefined;
+    return !taker || (taker.expired && expiryTrusted(ctx.lease)) || taker.takenBy !== null ? 'the process that took it over is gone too' : undefined;
   }
   // Same host and the pid is not running: dead for sure, no need to wait for the lease.
   const gone = row.host === me.host && row.pid !== me.pid && !pidAlive(row.pid);
-  if (!row.expired && !gone) return undefined;
-  if (!(await stillOurs(ctx))) return undefined;
+  if (!(row.expired && expiryTrusted(ctx.lease)) && !gone) return undefined;
+  // Renewing ours may find that the database stalled (see `expiryTrusted`): ask again after it.
+  if (!(await stillOurs(ctx)) || (!gone && !expiryTrusted(ctx.lease))) return undefined;
   const postgres = ctx.db.name === 'postgres';
-  if (!(await takeLease(leasePoolOf(ctx), owner, me.owner, gone, postgres))) {
+  const took = await takeLease(leasePoolOf(ctx), owner, me.owner, gone, postgres);
+  if (!took.taken) {
+    ctx.log.debug('could not take the lease of a dead process yet; trying again next round', { owner, why: took.why });
     // A transaction of the dead process frozen between its fence and its COMMIT holds the row:
     // end that session (the lease expired: it is no longer the owner's), and try again next round.
     if (postgres && row.expired) {
@@ -69,12 +72,25 @@ async function verdict(ctx: WatchContext, owner: string, rows: ReadonlyMap<strin
  * owners, which ran alone). Safe to run at any time and in several processes at once.
  */
 export async function takeOverDead(ctx: WatchContext): Promise<void> {
+  // Where a takeover's time went (ms per step), for its 'took over' line.
+  const steps: Record<string, number> = {};
+  let mark = performance.now();
+  const step = (name: string) => {
+    const now = performance.now();
+    steps[name] = (steps[name] ?? 0) + Math.round(now - mark);
+    mark = now;
+  };
   const { folders, loose } = await stagingEntries(ctx);
   if (loose.length > 0) await adoptLoose(ctx, loose);
+  step('list');
   // All directories' leases: another host may mount this inbox at another path, and a folder
   // must never look ownerless because its owner's row names the directory differently.
-  const rows = new Map((await readLeases(leasePoolOf(ctx))).map((r) => [r.owner, r]));
+  const read = await readLeases(leasePoolOf(ctx));
+  ctx.lease.seen = read;
+  const rows = new Map(read.map((r) => [r.owner, r]));
+  step('readLeases');
   await dropStale(ctx, rows, folders);
+  step('dropStale');
   // First, whatever the dead left running: a dead owner's COPY can hold the table that another
   // dead owner's COMMIT waits on, and taking that one's lease waits on its COMMIT. Cancelling
   // never commits anything, so it needs no lease.
@@ -83,17 +99,23 @@ export async function takeOverDead(ctx: WatchContext): Promise<void> {
     [...rows.values()].filter((r) => folders.includes(r.owner)),
     folders.filter((owner) => !rows.has(owner)),
   );
+  step('endDeadSessions');
   for (const owner of folders) {
     if (ctx.life.stopping || ctx.lease.fenced) return;
     const why = await verdict(ctx, owner, rows);
+    step('verdicts');
     if (!why) continue;
     // The folder moves as a whole, one rename: one process wins it, with all its claims
     // together (a sentinel never ends up apart from its data file).
     const into = join(ctx.staging, `${ADOPTED_PREFIX}${owner}`);
     if (!renameIfPresent(join(ctx.lease.stagingRoot, owner), into)) continue;
-    await adopt(ctx, into, `process ${owner}: ${why}`);
+    await adopt(ctx, into, `process ${owner}: ${why}`, { ...steps });
+    step('adopting');
     if (rows.has(owner)) await dropLease(leasePoolOf(ctx), owner).catch(() => {});
+    await forgetKeys(ctx, owner);
   }
+  const total = Object.values(steps).reduce((a, b) => a + b, 0);
+  if (total > heartbeatMs(ctx.lease.leaseMs)) ctx.log.debug('a check for dead processes was slow', { steps, total });
 }
 
 /**
@@ -105,7 +127,11 @@ async function dropStale(ctx: WatchContext, rows: ReadonlyMap<string, LeaseRow>,
   for (const row of rows.values()) {
     if (row.owner === ctx.lease.me.owner || row.directory !== ctx.dir || folders.includes(row.owner)) continue;
     const taker = row.takenBy === null ? undefined : rows.get(row.takenBy);
-    if (row.expired || (row.takenBy !== null && (!taker || taker.expired))) await dropLease(leasePoolOf(ctx), row.owner).catch(() => {});
+    const trusted = expiryTrusted(ctx.lease);
+    if ((row.expired && trusted) || (row.takenBy !== null && (!taker || (taker.expired && trusted)))) {
+      await dropLease(leasePoolOf(ctx), row.owner).catch(() => {});
+      await forgetKeys(ctx, row.owner);
+    }
   }
 }
 
@@ -129,11 +155,25 @@ async function filesUnder(folder: string): Promise<{ dir: string; name: string }
 }
 
 /** Moves the claims under `folder` (now ours) into our folder and finishes them. */
-async function adopt(ctx: WatchContext, folder: string, from: string): Promise<void> {
+async function adopt(ctx: WatchContext, folder: string, from: string, steps: Record<string, number>): Promise<void> {
   const files = await filesUnder(folder);
   const taken = files.filter((f) => parseStagedName(f.name) && renameIfPresent(join(f.dir, f.name), join(ctx.staging, f.name))).map((f) => f.name);
+  // Folders the dead owner had itself taken over (it died before finishing them): named too, so
+  // every dead owner's files have a 'took over' line saying who finished them.
+  const nested = await adoptedUnder(folder);
   await removeTree(folder);
-  await finish(ctx, taken, from);
+  await finish(ctx, taken, nested.length > 0 ? `${from}; with what it had taken over from ${nested.join(', ')}` : from, steps);
+}
+
+/** The owners of the `.from-<owner>` folders anywhere under `folder`. */
+async function adoptedUnder(folder: string): Promise<string[]> {
+  const out: string[] = [];
+  for (const e of await readdir(folder, { withFileTypes: true }).catch(() => [])) {
+    if (!e.isDirectory()) continue;
+    if (e.name.startsWith(ADOPTED_PREFIX)) out.push(e.name.slice(ADOPTED_PREFIX.length));
+    out.push(...(await adoptedUnder(join(folder, e.name))));
+  }
+  return out;
 }
 
 async function removeTree(folder: string): Promise<void> {
@@ -143,9 +183,9 @@ async function removeTree(folder: string): Promise<void> {
   await rmdir(folder).catch(() => {});
 }
 
-async function finish(ctx: WatchContext, names: readonly string[], from: string): Promise<void> {
+async function finish(ctx: WatchContext, names: readonly string[], from: string, steps?: Record<string, number>): Promise<void> {
   const claims = claimsOf(names);
-  ctx.log.info('took over', { from, files: claims.length, owner: ctx.lease.me.owner });
+  ctx.log.info('took over', { from, files: claims.length, owner: ctx.lease.me.owner, ...(steps ? { ms: steps } : {}) });
   if (claims.length === 0) return;
   ctx.stats.takenOver += claims.length;
   await recoverClaims(ctx, claims);
@@ -160,9 +200,19 @@ async function adoptLoose(ctx: WatchContext, names: readonly string[]): Promise<
 /** Looks for dead processes' files while watching, as a task of its own (stop and checkpoints wait for it). */
 export function startTakeoverChecks(ctx: WatchContext, everyMs: number): ReturnType<typeof setInterval> {
   let running = false;
+  let lastRun = performance.now();
+  const skipped = { running: 0, paused: 0 };
   return setInterval(() => {
     const { life } = ctx;
+    if (running) skipped.running++;
+    else if (life.paused) skipped.paused++;
     if (running || life.stopping || life.paused || ctx.lease.fenced) return;
+    const gap = performance.now() - lastRun;
+    // A check held back (by the last one, or a checkpoint) delays every takeover: say so.
+    if (gap > everyMs * 2.5) ctx.log.debug('the check for dead processes ran late', { gapMs: Math.round(gap), ...skipped });
+    skipped.running = 0;
+    skipped.paused = 0;
+    lastRun = performance.now();
     running = true;
     const task: Promise<void> = takeOverDead(ctx)
       .catch((error: unknown) => ctx.log.warn('could not check for dead processes; retrying', { error: String(error) }))

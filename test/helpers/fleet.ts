@@ -3,7 +3,8 @@
  * with JSON logs, whose lines are kept with the moment they arrived (for takeover times).
  */
 import type { ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
+import process from 'node:process';
 import { rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { STAGING_DIR } from '../../src/constants.ts';
@@ -123,6 +124,11 @@ export async function killScenario(o: { dir: string; table: string; leaseMs: num
     kills.push({ owner: victim.owner()!, at, staged: existsSync(join(o.dir, STAGING_DIR, victim.owner()!)) });
     if (random() < 0.6) spawn();
   }
+  // HYPERWATCH_TEST_FLEET_LOG=<prefix>: every member's log lines and the kills, as JSON, to study a run.
+  const dump = () => {
+    if (!process.env.HYPERWATCH_TEST_FLEET_LOG) return;
+    writeFileSync(`${process.env.HYPERWATCH_TEST_FLEET_LOG}-${o.table}.json`, JSON.stringify({ kills, members: members.map((m) => ({ name: m.name, owner: m.owner(), lines: m.lines })) }));
+  };
   try {
     await producer;
     await waitFor(async () => (await leftovers(o.dir)).length === 0 && (await stagedEntries(o.dir)).length === 0, 'inbox and staging to empty', 90_000);
@@ -137,8 +143,10 @@ export async function killScenario(o: { dir: string; table: string; leaseMs: num
     // Leave no process behind a failed run.
     for (const m of members) if (!m.exited) m.child.kill('SIGKILL');
     await Promise.all(members.map((m) => m.done));
+    dump();
     throw error;
   }
+  dump();
   const staged = kills.filter((k) => k.staged);
   return { members, kills: kills.length, processes: serial, takeoverMs: staged.map((k) => takeoverOf(members, k.owner)!.at - k.at) };
 }

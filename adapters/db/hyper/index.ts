@@ -4,7 +4,7 @@
  * is (server.ts), what it can do (capabilities.ts), the database file (create-database.ts), the
  * pools it hands out (guarded-pool.ts), durability (checkpoint.ts) and the idle release (idle.ts).
  */
-import { resolve as resolvePath } from 'node:path';
+import { dirname, join, resolve as resolvePath } from 'node:path';
 import process from 'node:process';
 import postgres from 'postgres';
 import { silentLogger } from '../../../src/log.ts';
@@ -52,6 +52,8 @@ export function createHyperAdapter(options: HyperAdapterOptions = {}): HyperAdap
   const { capabilities, probe } = hyperCapabilities(server, options, database, connect, logger);
   let closed = false;
   let usesIdle = false;
+  // Endpoint: where each process lists its sessions' cancel keys (`.hyperwatch/sessions`, beside the staging folder; see sessions.ts).
+  const keysDir = fixed && options.probeDir !== undefined ? join(dirname(options.probeDir), 'sessions') : undefined;
 
   /** Embedded: the database's idle release, started by the first adapter that opens a pool. */
   function startIdle(): void {
@@ -93,7 +95,7 @@ export function createHyperAdapter(options: HyperAdapterOptions = {}): HyperAdap
       const inner = poolOf(
         ({ onclose, adopt }) => {
           // An endpoint outlives us: each session carries its cancel key (see sessions.ts).
-          const sql: Sql = postgres({ ...connect(database, 1, (socket) => (fixed && owner ? keyTagged(adopt(socket), fixed, owner, (tag) => sql.unsafe(tag)) : adopt(socket))), onclose });
+          const sql: Sql = postgres({ ...connect(database, 1, (socket) => (fixed && owner ? keyTagged(adopt(socket), fixed, owner, (tag) => sql.unsafe(tag), keysDir) : adopt(socket))), onclose });
           return sql;
         },
         maxConnections,
@@ -107,7 +109,7 @@ export function createHyperAdapter(options: HyperAdapterOptions = {}): HyperAdap
       return pool;
     },
     epoch: server.starts,
-    endSessionsOf: (owner) => (fixed ? endSessionsOf(postgres(connect('', 1)), fixed, owner) : Promise.resolve(0)),
+    endSessionsOf: (owner) => (fixed ? endSessionsOf(postgres(connect('', 1)), fixed, owner, keysDir) : Promise.resolve(0)),
     waitingFor: () => shared.idle?.waitingFor(),
     /** Makes every commit so far durable (see checkpoint.ts), holding new work back meanwhile. */
     checkpoint() {

@@ -24,22 +24,33 @@ interface SettleHooks {
 export async function copyFrom(sql: AnySql, statement: string, source: AsyncIterable<Uint8Array | string>): Promise<number> {
   const query = sql.unsafe(statement);
   const hooks = query as unknown as SettleHooks;
-  let streaming = false;
+  // Set by the first resolve (the Writable, at CopyInResponse): every settle after it is ours.
+  let handedOut = false;
   let settle!: { resolve: (count: number) => void; reject: (error: unknown) => void };
   const done = new Promise<number>((resolve, reject) => {
     settle = { resolve, reject };
   });
+  // It may reject before it is awaited (below): handled there.
+  done.catch(() => {});
   const firstResolve = hooks.resolve;
   const firstReject = hooks.reject;
   hooks.resolve = (value) => {
-    if (!streaming) return firstResolve(value);
+    if (!handedOut) {
+      handedOut = true;
+      // The server's error can arrive in the same read as CopyInResponse (a cancelled COPY):
+      // postgres.js then destroys the stream, with an 'error' event, before this function gets
+      // it. Without a listener that event throws out of the socket handler and ends the process.
+      (value as { on?: (event: string, listener: () => void) => void } | null)?.on?.('error', () => {});
+      return firstResolve(value);
+    }
     const count = (value as { count?: unknown } | null)?.count;
     settle.resolve(typeof count === 'number' ? count : Number(count ?? 0));
   };
-  hooks.reject = (error) => (streaming ? settle.reject(error) : firstReject(error));
+  hooks.reject = (error) => (handedOut ? settle.reject(error) : firstReject(error));
 
   const writable = await query.writable();
-  streaming = true;
+  // Already ended by the server's error (see above): `done` holds it.
+  if (writable.destroyed) return done;
   // On an error, postgres.js destroys this stream and its destroy handler writes CopyFail to the
   // socket, which is null when the error was the connection closing: a TypeError thrown out of a
   // socket event, uncatchable by any caller. Nothing can be told to a dead connection anyway.
