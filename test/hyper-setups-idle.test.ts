@@ -122,14 +122,20 @@ describe('the idle delay from the CLI', () => {
       run.child.stderr!.on('data', (d: Buffer) => (stderr += String(d)));
       try {
         await waitFor(() => /filesIngested=1|ingested/.test(stderr) && existsSync(inbox) && !existsSync(join(inbox, 'a.csv.ready')), 'the file to land', 30000);
-        let seen = '';
+        const seen: string[] = [];
         const deadline = Date.now() + 6000;
-        while (Date.now() < deadline && !seen.startsWith('rows')) {
-          seen = await openElsewhere(database);
+        while (Date.now() < deadline && !(idle !== '0' && seen.at(-1)?.startsWith('rows'))) {
+          seen.push(await openElsewhere(database));
           await new Promise((r) => setTimeout(r, 250));
         }
-        if (idle === '0') assert.match(seen, /locked by another process/, 'held for as long as the watcher runs');
-        else assert.equal(seen, 'rows 2');
+        if (idle === '0') {
+          // Held for as long as the watcher runs. hyperd writes the file when its last session
+          // detaches it, so each checkpoint frees it for the instant between that write and the
+          // watcher's next session: an attempt may land there (seen in CI runs), not twice.
+          assert.match(seen.at(-1)!, /locked by another process/, `held for as long as the watcher runs: ${seen.join(' | ')}`);
+          assert.ok(seen.filter((s) => s.startsWith('rows')).length <= 1, `opened elsewhere more than once: ${seen.join(' | ')}`);
+          assert.ok(seen.length >= 10, `${seen.length} attempts`);
+        } else assert.equal(seen.at(-1), 'rows 2');
         assert.equal(run.child.exitCode, null, stderr);
       } finally {
         run.child.kill('SIGTERM');

@@ -115,6 +115,9 @@ export function createHyperAdapter(options: HyperAdapterOptions = {}): HyperAdap
     checkpoint() {
       return shared.gate.exclusive(async () => {
         await checkpointDatabase({ database, shared, connect, busy, starts: server.starts });
+        // releaseIdleMs 0 keeps the file: hyperd wrote it as the last session detached it, so
+        // attach it again before new work may run, leaving another program the shortest instant.
+        if (!fixed && options.releaseIdleMs === 0) await [...shared.pools][0]?.query('SELECT 1').catch(() => {});
         await announce();
       });
     },
