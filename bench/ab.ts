@@ -11,17 +11,15 @@
  * the next B then A, so neither always goes first. Same files, same producer as `npm run bench`.
  * Prints every run, then per build the median and range, and the median of the per-pair ratios.
  */
-import { closeSync, openSync, renameSync } from 'node:fs';
-import { cp, mkdir, mkdtemp, readdir, rename, rm, writeFile } from 'node:fs/promises';
+import { cp, mkdir, mkdtemp, readdir, rm } from 'node:fs/promises';
 import os from 'node:os';
 import { join } from 'node:path';
 import process from 'node:process';
 import { parseArgs } from 'node:util';
-import { FAILED_DIR, READY_SUFFIX } from '../src/index.ts';
-import { SEED } from './lib/config.ts';
-import { badCsv, smallCsv } from './lib/data.ts';
-import { now, percentile, summarize } from './lib/measure.ts';
+import { FAILED_DIR } from '../src/index.ts';
+import { percentile, summarize } from './lib/measure.ts';
 import { countRows, createDatabase, dropTable, freshTable, startServer, withSession } from './lib/server.ts';
+import { dropFlood, dropTrickle, writeFlood } from './lib/small-files.ts';
 import { runWatcher } from './lib/watch-run.ts';
 
 const { values: args } = parseArgs({
@@ -48,7 +46,6 @@ const PER = 100;
 const EVERY_MS = 200;
 
 const log = (message: string) => process.stderr.write(`[ab ${new Date().toISOString().slice(11, 19)}] ${message}\n`);
-const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 interface Sample {
   readonly build: Build;
@@ -80,23 +77,8 @@ async function main(): Promise<void> {
       await withSession(server, database, (sql) => freshTable(sql, table));
       const inbox = await mkdtemp(join(work, 'inbox-'));
       const batch = await mkdtemp(join(outside, 'flood-'));
-      const names: string[] = [];
-      for (let i = 0; i < floodFiles; i++) {
-        if (i === floodFiles >> 1) {
-          names.push('flood-bad.csv');
-          await writeFile(join(batch, 'flood-bad.csv'), badCsv(PER, SEED - 1, 50));
-        }
-        const name = `flood-${String(i).padStart(6, '0')}.csv`;
-        names.push(name);
-        await writeFile(join(batch, name), smallCsv(PER, SEED + i, i * PER + 1));
-      }
-      for (const name of names) closeSync(openSync(join(batch, name + READY_SUFFIX), 'wx'));
-      const run = await runWatcher(builds[build], job(inbox, table, names.length, 600_000), server.pid, async () => {
-        for (const name of names) await rename(join(batch, name), join(inbox, name));
-        const t0 = now();
-        for (const name of names) renameSync(join(batch, name + READY_SUFFIX), join(inbox, name + READY_SUFFIX));
-        return [t0];
-      });
+      const names = await writeFlood(batch, floodFiles, PER);
+      const run = await runWatcher(builds[build], job(inbox, table, names.length, 600_000), server.pid, async () => [await dropFlood(batch, inbox, names)]);
       const failed = await readdir(join(inbox, FAILED_DIR)).catch(() => [] as string[]);
       const ok = !run.done.timedOut && run.done.filesFailed === 1 && failed.includes('flood-bad.csv') && (await verify(table, floodFiles * PER));
       await rm(inbox, { recursive: true, force: true });
@@ -110,21 +92,7 @@ async function main(): Promise<void> {
       const table = `ab_trickle_${++tables}`;
       await withSession(server, database, (sql) => freshTable(sql, table));
       const inbox = await mkdtemp(join(work, 'inbox-'));
-      const run = await runWatcher(builds[build], job(inbox, table, trickleFiles, 120_000 + trickleFiles * EVERY_MS), server.pid, async () => {
-        const drops: number[] = [];
-        const start = now();
-        for (let i = 0; i < trickleFiles; i++) {
-          const wait = start + i * EVERY_MS - now();
-          if (wait > 0) await sleep(wait);
-          const name = `trickle-${String(i).padStart(4, '0')}.csv`;
-          await writeFile(join(outside, name), smallCsv(PER, SEED + 7 * i, i * PER + 1));
-          await rename(join(outside, name), join(inbox, name));
-          closeSync(openSync(join(outside, name + READY_SUFFIX), 'wx'));
-          drops.push(now());
-          renameSync(join(outside, name + READY_SUFFIX), join(inbox, name + READY_SUFFIX));
-        }
-        return drops;
-      });
+      const run = await runWatcher(builds[build], job(inbox, table, trickleFiles, 120_000 + trickleFiles * EVERY_MS), server.pid, () => dropTrickle(outside, inbox, trickleFiles, PER, EVERY_MS));
       const ok = !run.done.timedOut && run.done.filesIngested === trickleFiles && (await verify(table, trickleFiles * PER));
       await rm(inbox, { recursive: true, force: true });
       if (!ok) throw new Error(`trickle on ${build} was WRONG`);

@@ -18,6 +18,60 @@ import { runWatcher, type WatchRun } from './watch-run.ts';
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 const single = (v: number): Summary => ({ min: v, median: v, max: v, n: 1 });
 
+/**
+ * The flood's `n` files of `per` rows, and one bad file in their middle (it must land alone in
+ * failed/), written into `batch` with their sentinels: their names, in drop order.
+ */
+export async function writeFlood(batch: string, n: number, per: number): Promise<string[]> {
+  const names: string[] = [];
+  for (let i = 0; i < n; i++) {
+    if (i === n >> 1) {
+      names.push('flood-bad.csv');
+      await writeFile(join(batch, 'flood-bad.csv'), badCsv(per, SEED - 1, Math.min(per, 50)));
+    }
+    const name = `flood-${String(i).padStart(6, '0')}.csv`;
+    names.push(name);
+    await writeFile(join(batch, name), smallCsv(per, SEED + i, i * per + 1));
+  }
+  // The sentinels are made beforehand too, next to the data: creating a file costs ext4 an
+  // inode allocation, which passes over every recently deleted inode of the block group, and
+  // this bench deletes thousands a minute. Created in the inbox, 1,001 sentinels took
+  // 90-350 ms (perf: find_inode_bit, recently_deleted), holding the directory's lock that
+  // the watcher's claims wait on; renamed in, they take a few milliseconds.
+  for (const name of names) closeSync(openSync(join(batch, name + READY_SUFFIX), 'wx'));
+  return names;
+}
+
+/** Moves the flood's data files, then all its sentinels at once, into `inbox`: when the sentinels began to appear. */
+export async function dropFlood(batch: string, inbox: string, names: readonly string[]): Promise<number> {
+  for (const name of names) await rename(join(batch, name), join(inbox, name));
+  // "Dropped at once": the sentinels are renamed in by a tight synchronous loop, not one
+  // awaited call at a time, which would measure the producer's pace rather than the watcher's.
+  const t0 = now();
+  for (const name of names) renameSync(join(batch, name + READY_SUFFIX), join(inbox, name + READY_SUFFIX));
+  return t0;
+}
+
+/** Drops `n` files of `per` rows into `inbox`, one every `every` ms (written in `outside` first): when each appeared. */
+export async function dropTrickle(outside: string, inbox: string, n: number, per: number, every: number): Promise<number[]> {
+  const drops: number[] = [];
+  const start = now();
+  for (let i = 0; i < n; i++) {
+    const wait = start + i * every - now();
+    if (wait > 0) await sleep(wait);
+    const name = `trickle-${String(i).padStart(4, '0')}.csv`;
+    await writeFile(join(outside, name), smallCsv(per, SEED + 7 * i, i * per + 1));
+    await rename(join(outside, name), join(inbox, name));
+    closeSync(openSync(join(outside, name + READY_SUFFIX), 'wx'));
+    // The clock starts as the sentinel is renamed in, synchronously: the rename is the
+    // moment it appears (creating it in place would first count ext4's inode allocation,
+    // see the flood), and an awaited call would add the producer's own thread-pool round trip.
+    drops.push(now());
+    renameSync(join(outside, name + READY_SUFFIX), join(inbox, name + READY_SUFFIX));
+  }
+  return drops;
+}
+
 /** The flood, `sizes.runs` times: its figure (the references are added by the caller). */
 export async function flood(ctx: BenchContext): Promise<Figure> {
   const { sizes, server, work, outside, workerJs, log } = ctx;
@@ -33,30 +87,10 @@ export async function flood(ctx: BenchContext): Promise<Figure> {
     await withSession(server, ctx.database, (sql) => freshTable(sql, table));
     const inbox = await mkdtemp(join(work, 'inbox-'));
     const batch = await mkdtemp(join(outside, 'flood-'));
-    // The bad file sits in the middle of the flood: it must land alone in failed/.
-    const names: string[] = [];
-    for (let i = 0; i < n; i++) {
-      if (i === n >> 1) {
-        names.push('flood-bad.csv');
-        await writeFile(join(batch, 'flood-bad.csv'), badCsv(per, SEED - 1, Math.min(per, 50)));
-      }
-      const name = `flood-${String(i).padStart(6, '0')}.csv`;
-      names.push(name);
-      await writeFile(join(batch, name), smallCsv(per, SEED + i, i * per + 1));
-    }
-    // The sentinels are made beforehand too, next to the data: creating a file costs ext4 an
-    // inode allocation, which passes over every recently deleted inode of the block group, and
-    // this bench deletes thousands a minute. Created in the inbox, 1,001 sentinels took
-    // 90-350 ms (perf: find_inode_bit, recently_deleted), holding the directory's lock that
-    // the watcher's claims wait on; renamed in, they take a few milliseconds.
-    for (const name of names) closeSync(openSync(join(batch, name + READY_SUFFIX), 'wx'));
+    const names = await writeFlood(batch, n, per);
     let dropMs = 0;
     const run = await runWatcher(workerJs, jobFor(ctx, inbox, table, names.length, 600_000), server.pid, async () => {
-      for (const name of names) await rename(join(batch, name), join(inbox, name));
-      // "Dropped at once": the sentinels are renamed in by a tight synchronous loop, not one
-      // awaited call at a time, which would measure the producer's pace rather than the watcher's.
-      const t0 = now();
-      for (const name of names) renameSync(join(batch, name + READY_SUFFIX), join(inbox, name + READY_SUFFIX));
+      const t0 = await dropFlood(batch, inbox, names);
       dropMs = now() - t0;
       return [t0];
     });
@@ -90,24 +124,7 @@ export async function trickle(ctx: BenchContext): Promise<Latency> {
     const table = ctx.tableName('trickle');
     await withSession(server, ctx.database, (sql) => freshTable(sql, table));
     const inbox = await mkdtemp(join(work, 'inbox-'));
-    const run = await runWatcher(workerJs, jobFor(ctx, inbox, table, n, 120_000 + n * every), server.pid, async () => {
-      const drops: number[] = [];
-      const start = now();
-      for (let i = 0; i < n; i++) {
-        const wait = start + i * every - now();
-        if (wait > 0) await sleep(wait);
-        const name = `trickle-${String(i).padStart(4, '0')}.csv`;
-        await writeFile(join(outside, name), smallCsv(per, SEED + 7 * i, i * per + 1));
-        await rename(join(outside, name), join(inbox, name));
-        closeSync(openSync(join(outside, name + READY_SUFFIX), 'wx'));
-        // The clock starts as the sentinel is renamed in, synchronously: the rename is the
-        // moment it appears (creating it in place would first count ext4's inode allocation,
-        // see the flood), and an awaited call would add the producer's own thread-pool round trip.
-        drops.push(now());
-        renameSync(join(outside, name + READY_SUFFIX), join(inbox, name + READY_SUFFIX));
-      }
-      return drops;
-    });
+    const run = await runWatcher(workerJs, jobFor(ctx, inbox, table, n, 120_000 + n * every), server.pid, () => dropTrickle(outside, inbox, n, per, every));
     const ok = !run.done.timedOut && run.done.filesIngested === n && (await verifyCount(ctx, table, n * per));
     verified = ok && verified;
     await rm(inbox, { recursive: true, force: true });
