@@ -20,6 +20,7 @@ import { Footer as FbFooter } from 'apache-arrow/fb/footer';
 import { MessageHeader } from 'apache-arrow/fb/message-header';
 import { Footer } from 'apache-arrow/ipc/metadata/file';
 import { Message } from 'apache-arrow/ipc/metadata/message';
+import { concatBytes } from '../../src/bytes.ts';
 import { ingestError, IngestFailure } from '../../src/errors.ts';
 import type { ClaimedFile, IngestError } from '../../src/types.ts';
 import { type Block, checkBatchMessage, checkBlockValues, checkMessages, type DictionaryLengths, readMessageAt, safeMessages } from './messages.ts';
@@ -127,14 +128,7 @@ export class ChunkCollector extends AsyncByteQueue {
     const chunks = this.#chunks;
     this.#chunks = [];
     this.#bytes = 0;
-    if (chunks.length === 1) return chunks[0]!;
-    const out = new Uint8Array(chunks.reduce((n, c) => n + c.byteLength, 0));
-    let at = 0;
-    for (const c of chunks) {
-      out.set(c, at);
-      at += c.byteLength;
-    }
-    return out;
+    return chunks.length === 1 ? chunks[0]! : concatBytes(chunks);
   }
 }
 

@@ -18,6 +18,7 @@ import {
   type Vector,
 } from 'apache-arrow';
 import { arrowIngester } from '../../plugins/arrow/index.ts';
+import { concatBytes } from '../../src/bytes.ts';
 import type { Logger } from '../../src/types.ts';
 import { columnTypes, type PluginBench, type PluginTarget, usePluginBench } from './plugin-bench.ts';
 
@@ -57,22 +58,16 @@ export const expectedBasic = [
 
 /** `data` as a ZSTD frame of raw (stored) blocks: valid ZSTD without a compressor. */
 export function zstdRawFrame(data: Uint8Array): Uint8Array {
-const header = [0x28, 0xb5, 0x2f, 0xfd, 0xa0, data.length & 0xff, (data.length >> 8) & 0xff, (data.length >> 16) & 0xff, (data.length >>> 24) & 0xff];
-const parts: Uint8Array[] = [Uint8Array.from(header)];
-let at = 0;
-do {
-  const n = Math.min(131072, data.length - at);
-  const block = (n << 3) | (at + n >= data.length ? 1 : 0);
-  parts.push(Uint8Array.of(block & 0xff, (block >> 8) & 0xff, (block >> 16) & 0xff), data.subarray(at, at + n));
-  at += n;
-} while (at < data.length);
-const out = new Uint8Array(parts.reduce((total, p) => total + p.length, 0));
-let offset = 0;
-for (const p of parts) {
-  out.set(p, offset);
-  offset += p.length;
-}
-return out;
+  const header = [0x28, 0xb5, 0x2f, 0xfd, 0xa0, data.length & 0xff, (data.length >> 8) & 0xff, (data.length >> 16) & 0xff, (data.length >>> 24) & 0xff];
+  const parts: Uint8Array[] = [Uint8Array.from(header)];
+  let at = 0;
+  do {
+    const n = Math.min(131072, data.length - at);
+    const block = (n << 3) | (at + n >= data.length ? 1 : 0);
+    parts.push(Uint8Array.of(block & 0xff, (block >> 8) & 0xff, (block >> 16) & 0xff), data.subarray(at, at + n));
+    at += n;
+  } while (at < data.length);
+  return concatBytes(parts);
 }
 
 export interface ArrowBench {
