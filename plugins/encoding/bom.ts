@@ -13,7 +13,7 @@ import { encodedIngester } from './encoded.ts';
 import { notTextProblem, SNIFF_BYTES } from './not-text.ts';
 
 /** `FF FE` (little-endian) or `FE FF` (big-endian) at the start. */
-export function hasUtf16Mark(head: Uint8Array): boolean {
+function hasUtf16Mark(head: Uint8Array): boolean {
   return head.length >= 2 && ((head[0] === 0xff && head[1] === 0xfe) || (head[0] === 0xfe && head[1] === 0xff));
 }
 
@@ -49,17 +49,18 @@ export function utf16MarkedIngester(inner: IngesterPlugin, extensions: readonly 
         const marked = files.map((file, index) => markedUtf16(file).catch((error: unknown) => Promise.reject(new IngestFailure(fromDbError(error, file.name), index))));
         return ResultAsync.fromPromise(Promise.all(marked), groupFailure).andThen((marks) => {
           if (!marks.includes(true)) return many(conn, files, table, ctx);
-          return ResultAsync.fromPromise(oneByOne(files, (file) => one(conn, file, table, ctx)), groupFailure);
+          // Each file by the reader its mark, already read, chose.
+          return ResultAsync.fromPromise(oneByOne(files, (file, index) => (marks[index] ? decoded : inner).append(conn, file, table, ctx)), groupFailure);
         });
       },
     }),
   });
 }
 
-async function oneByOne(files: readonly ClaimedFile[], append: (file: ClaimedFile) => ReturnType<IngesterPlugin['append']>): Promise<AppendResult[]> {
+async function oneByOne(files: readonly ClaimedFile[], append: (file: ClaimedFile, index: number) => ReturnType<IngesterPlugin['append']>): Promise<AppendResult[]> {
   const results: AppendResult[] = [];
   for (const [index, file] of files.entries()) {
-    const result = await append(file);
+    const result = await append(file, index);
     if (result.isErr()) throw new IngestFailure(result.error, index);
     results.push(result.value);
   }

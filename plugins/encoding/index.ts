@@ -3,6 +3,6 @@
  * (encoded.ts), or by a UTF-16 byte order mark when none is (bom.ts); decode.ts says which
  * decoder and why.
  */
-export { hasUtf16Mark, utf16MarkedIngester } from './bom.ts';
+export { utf16MarkedIngester } from './bom.ts';
 export { encodingProblem, isUtf8 } from './decode.ts';
 export { encodedIngester } from './encoded.ts';

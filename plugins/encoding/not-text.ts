@@ -35,7 +35,7 @@ function startsWith(head: Uint8Array, magic: readonly number[]): boolean {
 }
 
 /** `utf-16le` or `utf-16be` when the odd or the even bytes of `head` are all NUL (and the others none). */
-export function unmarkedUtf16(head: Uint8Array): 'utf-16le' | 'utf-16be' | undefined {
+function unmarkedUtf16(head: Uint8Array): 'utf-16le' | 'utf-16be' | undefined {
   const pairs = Math.floor(head.length / 2);
   if (pairs < 2) return undefined;
   let evenNul = 0;
