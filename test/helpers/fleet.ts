@@ -2,6 +2,7 @@
  * Several `hyperwatch watch` processes on one inbox, as a user would run them: each a CLI child
  * with JSON logs, whose lines are kept with the moment they arrived (for takeover times).
  */
+import assert from 'node:assert/strict';
 import type { ChildProcess } from 'node:child_process';
 import { existsSync, writeFileSync } from 'node:fs';
 import process from 'node:process';
@@ -159,4 +160,15 @@ export async function stopAll(members: readonly Member[]): Promise<void> {
     m.child.kill('SIGTERM');
   }
   await Promise.all(members.map((m) => m.done));
+}
+
+/**
+ * After `stopAll`: asserts that every member either was SIGKILLed or stopped with exit 0 on its
+ * SIGTERM (also one still starting), and returns the owners that stopped so. A SIGTERM that comes
+ * while the runtime still loads the program, before any lease, ends it as signals do: it held nothing.
+ */
+export async function cleanStops(members: readonly Member[]): Promise<Set<string | undefined>> {
+  const runs = await Promise.all(members.map(async (m) => ({ owner: m.owner(), run: await m.done })));
+  for (const r of runs) assert.ok(r.run.signal === 'SIGKILL' || r.run.code === 0 || (r.owner === undefined && r.run.signal === 'SIGTERM'), `${r.owner}: a SIGTERM stops with exit 0, got ${r.run.signal ?? r.run.code}`);
+  return new Set(runs.filter((r) => r.run.signal === null).map((r) => r.owner));
 }
