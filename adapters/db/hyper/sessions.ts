@@ -153,25 +153,39 @@ export function cancelSession(endpoint: Endpoint, key: CancelKey, timeoutMs = 50
   });
 }
 
+/** How long `endSessionsOf` waits for pg_stat_activity: a stalled hyperd answers it only once freed. */
+export const ACTIVITY_READ_MS = 3000;
+
 /**
  * Cancels every statement still running in a session that `owner` opened: first those its keys
  * file in `keysDir` lists (at once, see above), then those pg_stat_activity (read through a
  * session of `control`, closed after) lists. Returns how many sessions it cancelled.
+ *
+ * The read waits `readMs` at most: when it is stalled, the keys file's cancels are all there is,
+ * and the caller must be free to send them again soon (a cancel that reached hyperd before the
+ * dead session's COPY began ends nothing), not wait behind a read that the stall holds up.
  */
-export async function endSessionsOf(control: Sql, endpoint: Endpoint, owner: string, keysDir?: string): Promise<number> {
+export async function endSessionsOf(control: Sql, endpoint: Endpoint, owner: string, keysDir?: string, readMs = ACTIVITY_READ_MS): Promise<number> {
   const id = (k: CancelKey) => `${k.pid >>> 0}.${k.secret >>> 0}`;
   const listed = keysDir === undefined ? [] : listedKeys(keysDir, owner);
   const cancelled = new Set(listed.map(id));
   const early = Promise.all(listed.map((k) => cancelSession(endpoint, k)));
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const stalled = new Promise<undefined>((resolve) => (timer = setTimeout(resolve, readMs, undefined)));
   try {
-    const rows = await control.unsafe<{ tag: string }[]>('SELECT application_name AS tag FROM pg_stat_activity');
-    const keys = rows.map((r) => keyOf(r.tag, owner)).filter((k): k is CancelKey => k !== undefined && !cancelled.has(id(k)));
+    const read = control.unsafe<{ tag: string }[]>('SELECT application_name AS tag FROM pg_stat_activity');
+    // Dropped when it loses the race: its failure (the connection ended below) is nobody's.
+    read.catch(() => {});
+    const rows = await Promise.race([read, stalled]);
+    const keys = (rows ?? []).map((r) => keyOf(r.tag, owner)).filter((k): k is CancelKey => k !== undefined && !cancelled.has(id(k)));
     for (const k of keys) cancelled.add(id(k));
     await Promise.all([early, ...keys.map((k) => cancelSession(endpoint, k))]);
     return cancelled.size;
   } finally {
+    clearTimeout(timer);
     await early;
-    await control.end({ timeout: 5 });
+    // A read still waiting is dropped with its connection.
+    await control.end({ timeout: 0 });
   }
 }
 
