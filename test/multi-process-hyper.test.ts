@@ -41,7 +41,7 @@ const TAKEOVER_SLACK_MS = 5000;
  */
 const HYPERD_CANCEL_MS = 10_000;
 
-describe('several processes on one inbox (one shared hyperd, --endpoint)', { timeout: 420_000 }, () => {
+describe('several processes on one inbox (one shared hyperd, --endpoint)', { timeout: 600_000 }, () => {
   let hyperd: Hyperd;
   let endpoint: string;
   let root: string;
@@ -74,7 +74,7 @@ describe('several processes on one inbox (one shared hyperd, --endpoint)', { tim
    * hyperd reading the staged files itself (no COPY FROM STDIN in flight) and files streamed to it.
    */
   for (const [mode, seed] of [['auto', 11], ['no', 13]] as const) {
-    it(`3 processes, 2,000 files, SIGKILLs at random moments, some restarted: every id exactly once (--endpoint-reads-files ${mode})`, { timeout: 150_000 }, async () => {
+    it(`3 processes, 2,000 files, SIGKILLs at random moments, some restarted: every id exactly once (--endpoint-reads-files ${mode})`, { timeout: 200_000 }, async () => {
       const slack = TAKEOVER_SLACK_MS + HYPERD_CANCEL_MS;
       const dir = join(root, `kill-${mode}`);
       const table = `events_${mode}`;
@@ -91,6 +91,8 @@ describe('several processes on one inbox (one shared hyperd, --endpoint)', { tim
         perFile,
         seed,
         minKills: 6,
+        // Some 20 s on a quiet 2-core host; the error then says where it stood.
+        withinMs: 150_000,
       });
       const lines = members.flatMap((m) => m.lines);
       const ended = lines.filter((l) => l.message === 'ended the database sessions a dead process left open').length;

@@ -96,9 +96,12 @@ export interface KillOutcome {
  * Three processes on `dir` (started at once: they also race to create the table) while a producer
  * drops `files` files; every 0.4–1.6 s one live process is SIGKILLed (never the last one), and
  * most often another is started. Ends once the inbox and staging are empty and every kill has
- * been taken over, or throws (`waitFor`) when that does not happen in time.
+ * been taken over. Throws when that does not happen within `withinMs` (give the test more): the
+ * error says where it stood and what each process said last, so a run that failed in CI can be
+ * read from its failure alone; every process is killed first.
  */
-export async function killScenario(o: { dir: string; table: string; leaseMs: number; slackMs: number; db: readonly string[]; files: number; perFile: number; seed: number; minKills: number }): Promise<KillOutcome> {
+export async function killScenario(o: { dir: string; table: string; leaseMs: number; slackMs: number; db: readonly string[]; files: number; perFile: number; seed: number; minKills: number; withinMs: number }): Promise<KillOutcome> {
+  const deadline = Date.now() + o.withinMs;
   const members: Member[] = [];
   let serial = 0;
   const spawn = () => members.push(startMember(`p${serial++}`, o.dir, o.table, o.leaseMs, o.db));
@@ -110,46 +113,65 @@ export async function killScenario(o: { dir: string; table: string; leaseMs: num
   // A process killed before it made its staging folder left nothing to take over (its lease row
   // expires and is dropped); every other kill must be taken over.
   const kills: { owner: string; at: number; staged: boolean }[] = [];
-  // Kills go on after the last drop until there were `minKills` (the files may land faster).
-  while (dropped < o.files || kills.length < o.minKills) {
-    await sleep(400 + Math.floor(random() * 1200));
-    const live = members.filter((m) => !m.exited && m.owner() !== undefined);
-    if (live.length < 2) {
-      if (members.filter((m) => !m.exited).length < 3) spawn();
-      continue;
-    }
-    const victim = live[Math.floor(random() * live.length)]!;
-    victim.child.kill('SIGKILL');
-    const at = Date.now();
-    await victim.done;
-    kills.push({ owner: victim.owner()!, at, staged: existsSync(join(o.dir, STAGING_DIR, victim.owner()!)) });
-    if (random() < 0.6) spawn();
-  }
+  const started = Date.now();
+  let phase = 'killing while files arrive';
+  const left = (what: string) => {
+    const ms = deadline - Date.now();
+    if (ms <= 0) throw new Error(`timed out after ${o.withinMs} ms waiting for ${what}`);
+    return ms;
+  };
   // HYPERWATCH_TEST_FLEET_LOG=<prefix>: every member's log lines and the kills, as JSON, to study a run.
   const dump = () => {
     if (!process.env.HYPERWATCH_TEST_FLEET_LOG) return;
     writeFileSync(`${process.env.HYPERWATCH_TEST_FLEET_LOG}-${o.table}.json`, JSON.stringify({ kills, members: members.map((m) => ({ name: m.name, owner: m.owner(), lines: m.lines })) }));
   };
   try {
-    await producer;
-    await waitFor(async () => (await leftovers(o.dir)).length === 0 && (await stagedEntries(o.dir)).length === 0, 'inbox and staging to empty', 90_000);
-    await waitFor(() => kills.every((k) => !k.staged || takeoverOf(members, k.owner) !== undefined), 'every killed process to be taken over', o.leaseMs + o.slackMs);
-  } catch (error) {
-    // What the processes said about each kill nobody took over, and their last words.
-    for (const k of kills.filter((k) => k.staged && takeoverOf(members, k.owner) === undefined)) console.error(`# not taken over: ${k.owner}, killed at ${new Date(k.at).toISOString()}`);
-    for (const m of members) {
-      const said = m.lines.filter((l) => l.message !== 'ingested' && !l.message.startsWith('recovered')).slice(-6);
-      console.error(`# ${m.name} (${m.owner() ?? 'no lease'}${m.exited ? ', exited' : ''}): ${said.map((l) => `${new Date(l.at).toISOString()} ${l.message} ${JSON.stringify(l.fields).slice(0, 160)}`).join(' | ')}`);
+    // Kills go on after the last drop until there were `minKills` (the files may land faster).
+    while (dropped < o.files || kills.length < o.minKills) {
+      left(`${o.files} files dropped and ${o.minKills} kills (${dropped} dropped, ${kills.length} kills)`);
+      await sleep(400 + Math.floor(random() * 1200));
+      const live = members.filter((m) => !m.exited && m.owner() !== undefined);
+      if (live.length < 2) {
+        if (members.filter((m) => !m.exited).length < 3) spawn();
+        continue;
+      }
+      const victim = live[Math.floor(random() * live.length)]!;
+      victim.child.kill('SIGKILL');
+      const at = Date.now();
+      await victim.done;
+      kills.push({ owner: victim.owner()!, at, staged: existsSync(join(o.dir, STAGING_DIR, victim.owner()!)) });
+      if (random() < 0.6) spawn();
     }
+    phase = 'waiting for the producer';
+    await producer;
+    phase = 'waiting for the inbox and staging to empty';
+    await waitFor(async () => (await leftovers(o.dir)).length === 0 && (await stagedEntries(o.dir)).length === 0, 'inbox and staging to empty', left('the inbox and staging to empty'));
+    phase = 'waiting for every kill to be taken over';
+    await waitFor(() => kills.every((k) => !k.staged || takeoverOf(members, k.owner) !== undefined), 'every killed process to be taken over', Math.min(o.leaseMs + o.slackMs, left('every kill to be taken over')));
+  } catch (error) {
     // Leave no process behind a failed run.
     for (const m of members) if (!m.exited) m.child.kill('SIGKILL');
     await Promise.all(members.map((m) => m.done));
     dump();
-    throw error;
+    const report = await standing(o.dir, members, kills, phase, Date.now() - started, dropped);
+    console.error(report);
+    throw new Error(`${(error as Error).message}\n${report}`, { cause: error });
   }
   dump();
   const staged = kills.filter((k) => k.staged);
   return { members, kills: kills.length, processes: serial, takeoverMs: staged.map((k) => takeoverOf(members, k.owner)!.at - k.at) };
+}
+
+/** Where a failed scenario stood: what was left where, each kill nobody took over, and each process's last words. */
+async function standing(dir: string, members: readonly Member[], kills: readonly { owner: string; at: number; staged: boolean }[], phase: string, ms: number, dropped: number): Promise<string> {
+  const out = [`# ${phase} after ${ms} ms: ${dropped} files dropped, ${kills.length} kills, ${members.length} processes; left in the inbox ${(await leftovers(dir)).length}, staged ${(await stagedEntries(dir)).length}`];
+  for (const k of kills.filter((k) => k.staged && takeoverOf(members, k.owner) === undefined)) out.push(`# not taken over: ${k.owner}, killed at ${new Date(k.at).toISOString()}`);
+  for (const m of members) {
+    const said = m.lines.filter((l) => l.message !== 'ingested' && !l.message.startsWith('recovered')).slice(-6);
+    const last = m.lines.at(-1);
+    out.push(`# ${m.name} (${m.owner() ?? 'no lease'}${m.exited ? ', exited' : ''}; ${m.lines.length} lines, the last at ${last ? new Date(last.at).toISOString() : '-'}): ${said.map((l) => `${new Date(l.at).toISOString()} ${l.message} ${JSON.stringify(l.fields).slice(0, 200)}`).join(' | ')}`);
+  }
+  return out.join('\n');
 }
 
 /** SIGTERM to every member still running (SIGCONT first, for a stopped one); waits for all. */
