@@ -18,7 +18,7 @@ import { createCsvIngester, csvIngester } from '../plugins/csv/index.ts';
 import { encodedIngester, isUtf8, utf16MarkedIngester } from '../plugins/encoding/index.ts';
 import { jsonIngester } from '../plugins/json/index.ts';
 import { parquetIngester } from '../plugins/parquet/index.ts';
-import { STAGING_DIR } from './constants.ts';
+import { SESSIONS_DIR, STAGING_DIR } from './constants.ts';
 import { PluginRegistry } from './plugins.ts';
 import { quoteIdent } from './sql.ts';
 import type { DbAdapter, DbPool, FsAdapter, IngesterPlugin, Logger } from './types.ts';
@@ -181,7 +181,7 @@ export function createDbAdapter(choice: DbChoice, logger?: Logger): DbAdapter {
     endpoint: choice.endpoint,
     ...(choice.releaseIdleMs !== undefined ? { releaseIdleMs: choice.releaseIdleMs } : {}),
     ...(choice.endpointReadsFiles !== undefined ? { endpointReadsFiles: choice.endpointReadsFiles as EndpointReadsFiles } : {}),
-    ...(choice.dir !== undefined ? { probeDir: join(resolve(choice.dir), STAGING_DIR) } : {}),
+    ...(choice.dir !== undefined ? { probeDir: join(resolve(choice.dir), STAGING_DIR), sessionsDir: join(resolve(choice.dir), SESSIONS_DIR) } : {}),
     ...(logger ? { logger } : {}),
   });
 }

@@ -35,6 +35,12 @@ export const STATE_DIR = '.hyperwatch';
 /** Claimed files wait here, under their claim id, until committed or failed. */
 export const STAGING_DIR = `${STATE_DIR}/staging`;
 
+/**
+ * On a shared hyperd, each process lists its database sessions' cancel keys here, one file per
+ * process, so that another can cancel what a dead one left running (see adapters/db/hyper/sessions.ts).
+ */
+export const SESSIONS_DIR = `${STATE_DIR}/sessions`;
+
 /** Suffix of the JSON report written next to a failed file. */
 export const ERROR_SUFFIX = '.error';
 

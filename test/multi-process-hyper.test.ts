@@ -8,6 +8,7 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { EventEmitter } from 'node:events';
+import { readFileSync } from 'node:fs';
 import { mkdir, readdir } from 'node:fs/promises';
 import type net from 'node:net';
 import { join } from 'node:path';
@@ -102,6 +103,12 @@ describe('several processes on one inbox (one shared hyperd, --endpoint)', { tim
       assert.ok(kills >= 3, `only ${kills} kills`);
       assert.ok(takeoverMs.length >= 3, `only ${takeoverMs.length} takeovers measured`);
       for (const ms of takeoverMs) assert.ok(ms <= LEASE_MS + slack, `takeover took ${ms} ms`);
+      // Each running process lists its sessions' cancel keys in .hyperwatch/sessions/<owner>, and a
+      // clean stop removes its file with its last session.
+      const keysDir = join(dir, '.hyperwatch', 'sessions');
+      const running = members.filter((m) => !m.exited && m.owner() !== undefined).map((m) => m.owner()!);
+      assert.ok(running.length > 0, 'a process still runs');
+      for (const owner of running) assert.match(readFileSync(join(keysDir, owner), 'utf8'), /^\d+\.\d+$/m, `${owner} lists its sessions' keys`);
       await stopAll(members);
       const [stats] = await pool.query<{ n: string; d: string }>(`SELECT COUNT(*) AS n, COUNT(DISTINCT id) AS d FROM ${table}`);
       console.log(`# rows ${stats!.n}, distinct ids ${stats!.d} (of ${files * perFile})`);
@@ -112,7 +119,9 @@ describe('several processes on one inbox (one shared hyperd, --endpoint)', { tim
       assert.deepEqual(await failedEntries(dir), [], 'nothing in failed/');
       // A process SIGTERMed while still starting (one restarted just before the end) stops cleanly too.
       assert.deepEqual(await readdir(join(dir, '.hyperwatch', 'staging')), [], 'no folder left behind after clean stops');
-      await cleanStops(members);
+      const stoppedCleanly = await cleanStops(members);
+      const listed = await readdir(keysDir);
+      for (const owner of running) if (stoppedCleanly.has(owner)) assert.ok(!listed.includes(owner), `${owner} removed its keys file as it stopped`);
     });
   }
 

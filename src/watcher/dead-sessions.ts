@@ -20,6 +20,7 @@
 import { readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import process from 'node:process';
+import { SESSIONS_DIR } from '../constants.ts';
 import { type LeaseRow, readLeases } from '../lease.ts';
 import { poolOf, type WatchContext } from './context.ts';
 import { expiryTrusted, heartbeatMs, type LeaseState } from './lease.ts';
@@ -76,7 +77,7 @@ export function keysFileOf(ctx: WatchContext, owner: string): string {
 }
 
 function keysDirOf(lease: LeaseState): string {
-  return join(lease.stagingRoot, '..', 'sessions');
+  return join(lease.me.directory, SESSIONS_DIR);
 }
 
 /** Removes a dead owner's keys file (see `keysFileOf`). */
@@ -133,9 +134,18 @@ export async function endDeadSessionsAtStart(ctx: WatchContext): Promise<void> {
     }
     return Promise.all(passes);
   };
-  // No lease table yet on a new database: nobody to be dead.
-  lease.seen = await readLeases(poolOf(ctx)).catch(() => []);
-  await tick();
   lease.reaper = setInterval(() => void tick(), everyMs);
   lease.reaper.unref?.();
+  // The lease rows for the first pass (none yet on a new database: nobody to be dead). A server
+  // stalled by dead sessions holds this read up, so it waits a while at most: the pass then goes
+  // by the folders and keys files, and the ticks go on meanwhile.
+  reading = true;
+  const first = readLeases(poolOf(ctx))
+    .then((rows) => void (lease.seen = rows))
+    .catch(() => {})
+    .finally(() => (reading = false));
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  await Promise.race([first, new Promise((resolve) => (timer = setTimeout(resolve, everyMs * 2)))]);
+  clearTimeout(timer);
+  await tick();
 }

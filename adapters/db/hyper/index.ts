@@ -4,7 +4,7 @@
  * is (server.ts), what it can do (capabilities.ts), the database file (create-database.ts), the
  * pools it hands out (guarded-pool.ts), durability (checkpoint.ts) and the idle release (idle.ts).
  */
-import { dirname, join, resolve as resolvePath } from 'node:path';
+import { resolve as resolvePath } from 'node:path';
 import process from 'node:process';
 import postgres from 'postgres';
 import { silentLogger } from '../../../src/log.ts';
@@ -52,8 +52,8 @@ export function createHyperAdapter(options: HyperAdapterOptions = {}): HyperAdap
   const { capabilities, probe } = hyperCapabilities(server, options, database, connect, logger);
   let closed = false;
   let usesIdle = false;
-  // Endpoint: where each process lists its sessions' cancel keys (`.hyperwatch/sessions`, beside the staging folder; see sessions.ts).
-  const keysDir = fixed && options.probeDir !== undefined ? join(dirname(options.probeDir), 'sessions') : undefined;
+  // Endpoint: where each process lists its sessions' cancel keys (see sessions.ts).
+  const keysDir = fixed ? options.sessionsDir : undefined;
 
   /** Embedded: the database's idle release, started by the first adapter that opens a pool. */
   function startIdle(): void {

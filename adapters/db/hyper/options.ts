@@ -23,6 +23,12 @@ export interface HyperAdapterOptions {
   readonly endpointReadsFiles?: EndpointReadsFiles;
   /** The folder the endpoint must read files from (the watcher's staging folder), for the `auto` probe. */
   readonly probeDir?: string;
+  /**
+   * Endpoint: the folder where each process lists its sessions' cancel keys (the watcher's
+   * `.hyperwatch/sessions`), so that the process taking a dead one over can cancel a COPY it left
+   * running even while that COPY stalls hyperd. Without it, such sessions are found by a query.
+   */
+  readonly sessionsDir?: string;
   /** Path to the hyperd binary (default: `HYPERD_PATH`, the npm package, the cache). */
   readonly hyperdPath?: string;
   /**
