@@ -21,6 +21,7 @@ import { type CancelKey, keyOf, keyTagged, listedKeys, sessionTag, tapCancelKey 
 import { silentLogger } from '../src/log.ts';
 import type { DbPool } from '../src/types.ts';
 import { failedEntries, waitFor } from './helpers/drop.ts';
+import { hyperdStanding } from './helpers/hyperd-log.ts';
 import { removeDir, tempDir } from './helpers/env.ts';
 import { cleanStops, killScenario, startMember, stopAll } from './helpers/fleet.ts';
 import { cli, ROOT } from './helpers/proc.ts';
@@ -49,14 +50,18 @@ describe('several processes on one inbox (one shared hyperd, --endpoint)', { tim
   let database: string;
   let check: ReturnType<typeof createHyperAdapter>;
   let pool: DbPool;
+  let logDir: string;
   before(async () => {
     const located = locateHyperd();
     if (!located.ok) throw new Error(located.message);
-    // HYPERWATCH_TEST_HYPERD_LOG=<dir> keeps hyperd's own log, to see what a slow takeover waited on.
-    hyperd = new Hyperd({ binary: located.path, logger: silentLogger, ...(process.env.HYPERWATCH_TEST_HYPERD_LOG ? { logDir: process.env.HYPERWATCH_TEST_HYPERD_LOG } : {}) });
+    root = await tempDir('hyperwatch-multi-hyper-');
+    // hyperd's own log says what a failed run waited on (see hyperdStanding);
+    // HYPERWATCH_TEST_HYPERD_LOG=<dir> keeps it, to see what a slow takeover waited on.
+    logDir = process.env.HYPERWATCH_TEST_HYPERD_LOG ?? join(root, 'hyperd-log');
+    await mkdir(logDir, { recursive: true });
+    hyperd = new Hyperd({ binary: located.path, logger: silentLogger, logDir });
     const { host, port } = await hyperd.endpoint();
     endpoint = `${host}:${port}`;
-    root = await tempDir('hyperwatch-multi-hyper-');
     database = join(root, 'shared.hyper');
     check = createHyperAdapter({ endpoint, database });
     pool = await check.openPool({ maxConnections: 1 });
@@ -94,6 +99,7 @@ describe('several processes on one inbox (one shared hyperd, --endpoint)', { tim
         minKills: 6,
         // Some 20 s on a quiet 2-core host; the error then says where it stood.
         withinMs: 150_000,
+        explain: () => hyperdStanding(logDir),
       });
       const lines = members.flatMap((m) => m.lines);
       const ended = lines.filter((l) => l.message === 'ended the database sessions a dead process left open').length;
@@ -125,24 +131,34 @@ describe('several processes on one inbox (one shared hyperd, --endpoint)', { tim
     });
   }
 
+  /** `promise`, or an error saying what hyperd was doing when it had not settled in `ms`. */
+  const within = <T>(ms: number, what: string, promise: Promise<T>): Promise<T> => {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const late = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`${what}: no answer in ${ms} ms\n${hyperdStanding(logDir)}`)), ms)));
+    return Promise.race([promise, late]).finally(() => clearTimeout(timer));
+  };
+
   it('a client killed mid-COPY FROM STDIN blocks its table until its session is cancelled by its owner id', { timeout: 60_000 }, async () => {
-    await pool.query('CREATE TABLE victim (id INT, batch INT)');
+    await within(15_000, 'CREATE TABLE', pool.query('CREATE TABLE victim (id INT, batch INT)'));
     const owner = 'testhost-1-deadbeef';
     const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'test', 'helpers', 'copy-victim.ts'), endpoint, database, 'victim', owner], { stdio: ['ignore', 'pipe', 'inherit'] });
     const exited = new Promise((r) => child.once('exit', r));
     let out = '';
     child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
-    await waitFor(() => out.includes('COPYING'), 'the victim to be in the middle of its COPY', 30_000);
+    await waitFor(() => out.includes('COPYING'), 'the victim to be in the middle of its COPY', 30_000).catch((error: Error) => {
+      child.kill('SIGKILL');
+      throw new Error(`${error.message}\n${hyperdStanding(logDir)}`);
+    });
     child.kill('SIGKILL');
     await exited;
     const count = () => pool.query<{ n: string }>('SELECT COUNT(*) AS n FROM victim').then(([r]) => Number(r!.n));
     // What hyperd does with it (a fixed hyperd would answer at once): logged, not asserted.
     const blocked = await Promise.race([count().then(() => false), new Promise<boolean>((r) => setTimeout(() => r(true), 3000))]);
     console.log(`# after the kill, COUNT(*) on its table ${blocked ? 'waits (hyperd keeps the dead COPY)' : 'answered'}`);
-    assert.equal(await check.endSessionsOf!('someone-else-1-00000000'), 0, 'another owner id ends nothing');
+    assert.equal(await within(15_000, 'ending nobody\'s sessions', check.endSessionsOf!('someone-else-1-00000000')), 0, 'another owner id ends nothing');
     const started = Date.now();
-    assert.ok((await check.endSessionsOf!(owner)) >= 1, 'the dead session was found by its tag');
-    assert.equal(await count(), 0, 'the table answers, without the dead COPY\'s rows');
+    assert.ok((await within(15_000, 'ending the victim\'s sessions', check.endSessionsOf!(owner))) >= 1, 'the dead session was found by its tag');
+    assert.equal(await within(25_000, 'COUNT(*) after the cancel', count()), 0, 'the table answers, without the dead COPY\'s rows');
     console.log(`# table usable ${Date.now() - started} ms after the cancel`);
   });
 

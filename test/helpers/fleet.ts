@@ -59,15 +59,18 @@ export function startMember(name: string, dir: string, table: string, leaseMs: n
   return member;
 }
 
-/** Drops `files` files of `perFile` rows each (ids `f * perFile + r`), `pauseEvery` files then a short pause. */
-export async function produce(dir: string, files: number, perFile: number, onDropped: (n: number) => void, pauseEvery = 20): Promise<void> {
+/**
+ * Drops `files` files of `perFile` rows each (ids `f * perFile + r`), `pauseEvery` files then a
+ * short pause; stops early once `onDropped` returns false.
+ */
+export async function produce(dir: string, files: number, perFile: number, onDropped: (n: number) => unknown, pauseEvery = 20): Promise<void> {
   for (let f = 0; f < files; f++) {
     const rows = Array.from({ length: perFile }, (_, r) => `${f * perFile + r},${f}`).join('\n');
     const name = `f-${String(f).padStart(5, '0')}.csv`;
     await writeFile(join(dir, `.${name}.tmp`), `id,batch\n${rows}\n`);
     await rename(join(dir, `.${name}.tmp`), join(dir, name));
     await writeFile(join(dir, `${name}.ready`), '');
-    onDropped(f + 1);
+    if (onDropped(f + 1) === false) return;
     if (f % pauseEvery === 0) await new Promise((r) => setTimeout(r, 5));
   }
 }
@@ -98,16 +101,20 @@ export interface KillOutcome {
  * most often another is started. Ends once the inbox and staging are empty and every kill has
  * been taken over. Throws when that does not happen within `withinMs` (give the test more): the
  * error says where it stood and what each process said last, so a run that failed in CI can be
- * read from its failure alone; every process is killed first.
+ * read from its failure alone (with `explain()`, what the database says); every process is killed first.
  */
-export async function killScenario(o: { dir: string; table: string; leaseMs: number; slackMs: number; db: readonly string[]; files: number; perFile: number; seed: number; minKills: number; withinMs: number }): Promise<KillOutcome> {
+export async function killScenario(o: { dir: string; table: string; leaseMs: number; slackMs: number; db: readonly string[]; files: number; perFile: number; seed: number; minKills: number; withinMs: number; explain?: () => string }): Promise<KillOutcome> {
   const deadline = Date.now() + o.withinMs;
   const members: Member[] = [];
   let serial = 0;
   const spawn = () => members.push(startMember(`p${serial++}`, o.dir, o.table, o.leaseMs, o.db));
   for (let i = 0; i < 3; i++) spawn();
   let dropped = 0;
-  const producer = produce(o.dir, o.files, o.perFile, (n) => (dropped = n));
+  let failed = false;
+  const producer = produce(o.dir, o.files, o.perFile, (n) => {
+    dropped = n;
+    return !failed;
+  });
   let seed = o.seed;
   const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
   // A process killed before it made its staging folder left nothing to take over (its lease row
@@ -149,11 +156,13 @@ export async function killScenario(o: { dir: string; table: string; leaseMs: num
     phase = 'waiting for every kill to be taken over';
     await waitFor(() => kills.every((k) => !k.staged || takeoverOf(members, k.owner) !== undefined), 'every killed process to be taken over', Math.min(o.leaseMs + o.slackMs, left('every kill to be taken over')));
   } catch (error) {
-    // Leave no process behind a failed run.
+    // Leave no producer and no process behind a failed run.
+    failed = true;
+    await producer.catch(() => {});
     for (const m of members) if (!m.exited) m.child.kill('SIGKILL');
     await Promise.all(members.map((m) => m.done));
     dump();
-    const report = await standing(o.dir, members, kills, phase, Date.now() - started, dropped);
+    const report = [await standing(o.dir, members, kills, phase, Date.now() - started, dropped), ...(o.explain ? [o.explain()] : [])].join('\n');
     console.error(report);
     throw new Error(`${(error as Error).message}\n${report}`, { cause: error });
   }
