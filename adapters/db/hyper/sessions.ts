@@ -161,9 +161,9 @@ export const ACTIVITY_READ_MS = 3000;
  * file in `keysDir` lists (at once, see above), then those pg_stat_activity (read through a
  * session of `control`, closed after) lists. Returns how many sessions it cancelled.
  *
- * The read waits `readMs` at most: when it is stalled, the keys file's cancels are all there is,
- * and the caller must be free to send them again soon (a cancel that reached hyperd before the
- * dead session's COPY began ends nothing), not wait behind a read that the stall holds up.
+ * The read waits `readMs` at most: a server stalled by dead sessions answers it only once they
+ * are ended, and while a pass for an owner runs the reaper starts no other for that owner; so
+ * while a stall lasts, the keys file's cancels still go out again every few seconds.
  */
 export async function endSessionsOf(control: Sql, endpoint: Endpoint, owner: string, keysDir?: string, readMs = ACTIVITY_READ_MS): Promise<number> {
   const id = (k: CancelKey) => `${k.pid >>> 0}.${k.secret >>> 0}`;
