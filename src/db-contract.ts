@@ -5,12 +5,12 @@
  * table) and for naming any table. `testDbAdapter` (in `hyperwatch/testing`) registers them.
  */
 import assert from 'node:assert/strict';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createDbAdapter } from './compose.ts';
 import { fromDbError } from './errors.ts';
-import { committedChecksums, committedClaims, ensureLedger, type LedgerEntry, ledgerInsert, recordAllInLedger } from './ledger.ts';
+import { committedChecksums, committedClaims, ensureLedger, type LedgerEntry, ledgerInsert, ledgerScratchPath, recordAllInLedger } from './ledger.ts';
 import { newClaimId } from './protocol/names.ts';
 import { qualifiedName, quoteIdent } from './sql.ts';
 import type { ContractCase, ContractSuite } from './testing.ts';
@@ -203,7 +203,21 @@ export function dbAdapterContract(options: DbAdapterContractOptions): ContractSu
         const many = [3, 4, 5, 6, 7].map(entry);
         await p().transaction(async (conn) => recordAllInLedger(conn, many));
         await p().transaction(async () => few.length, { last: () => ledgerInsert(few) });
-        const all = [...few, ...many];
+        // A database that reads files itself reads the rows from a file written for it, removed after.
+        const read = [8, 9, 10, 12].map(entry);
+        if (db().capabilities.readsLocalFiles) {
+          const folder = await mkdtemp(join(tmpdir(), 'hyperwatch-ledger-'));
+          try {
+            const path = ledgerScratchPath(folder, 'contract');
+            await p().transaction(async (conn) => recordAllInLedger(conn, read, path));
+            assert.deepEqual(await readdir(folder), [], 'the file for the server is removed');
+          } finally {
+            await rm(folder, { recursive: true, force: true });
+          }
+        } else {
+          await p().transaction(async (conn) => recordAllInLedger(conn, read));
+        }
+        const all = [...few, ...many, ...read];
         assert.deepEqual([...(await committedClaims(p(), all.map((e) => e.claimId)))].sort(), all.map((e) => e.claimId).sort());
         assert.equal((await committedClaims(p(), [newClaimId()])).size, 0);
         const sums = await committedChecksums(p(), target, all.map((e) => e.checksum!));

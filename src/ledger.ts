@@ -3,6 +3,8 @@
  * rows. A claim id found here was committed, whatever happened to the process afterwards; so on
  * recovery and before a retry, the ledger tells "only clean-up missing" from "never committed".
  */
+import { rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { LEDGER_TABLE } from './constants.ts';
 import { ensureOwnTable } from './own-tables.ts';
 import { quoteIdent, quoteLiteral } from './sql.ts';
@@ -121,15 +123,49 @@ export function ledgerInsert(entries: readonly LedgerEntry[]): Statement {
   return { text: `INSERT INTO ${LEDGER} ${COLUMNS} VALUES ${inlined.join(', ')}` };
 }
 
-/** One row per file: by COPY for many (see `LEDGER_COPY_ROWS`), else INSERTs of up to 500 rows. */
-export async function recordAllInLedger(conn: DbConnection, entries: readonly LedgerEntry[]): Promise<void> {
+const LEDGER_SCRATCH_PREFIX = '.ledger-';
+
+/** The name of the file `recordAllInLedger` writes for the server to read (never a staged claim's: no `~`). */
+export function isLedgerScratch(name: string): boolean {
+  return name.startsWith(LEDGER_SCRATCH_PREFIX);
+}
+
+/** A path for that file in `folder` (the process's staging folder), `unique` naming its transaction. */
+export function ledgerScratchPath(folder: string, unique: string): string {
+  return join(folder, `${LEDGER_SCRATCH_PREFIX}${unique}.csv`);
+}
+
+/**
+ * One row per file: by COPY for many (see `LEDGER_COPY_ROWS`), else INSERTs of up to 500 rows.
+ *
+ * `serverReads`: a path where the rows may be written for the server to read them itself (a
+ * database with `readsLocalFiles`), instead of streaming them through `COPY ... FROM STDIN`. On a
+ * shared hyperd this is what keeps a process killed in the moment between that COPY's start and
+ * its data from leaving a COPY that hyperd never ends, which holds the ledger (every directory's
+ * commits on that server) until another process cancels it and hyperd's 10 s read timeout runs
+ * out. The file is removed once the statement ends; one left by a crash is removed with the
+ * folder by whoever takes it over.
+ */
+export async function recordAllInLedger(conn: DbConnection, entries: readonly LedgerEntry[], serverReads?: string): Promise<void> {
   if (ledgerByCopy(entries.length)) {
     const now = timestampText(new Date());
-    const body = entries.map((e) => {
-      const row = values(e).map(csvField);
-      return `${[...row.slice(0, 6), now, ...row.slice(6)].join(',')}\n`;
-    });
-    const copied = await conn.copyFrom(`COPY ${LEDGER} ${COLUMNS} FROM STDIN WITH (FORMAT csv)`, once(body.join('')));
+    const body = entries
+      .map((e) => {
+        const row = values(e).map(csvField);
+        return `${[...row.slice(0, 6), now, ...row.slice(6)].join(',')}\n`;
+      })
+      .join('');
+    let copied: number;
+    if (serverReads === undefined) {
+      copied = await conn.copyFrom(`COPY ${LEDGER} ${COLUMNS} FROM STDIN WITH (FORMAT csv)`, once(body));
+    } else {
+      await writeFile(serverReads, body);
+      try {
+        copied = await conn.execute(`COPY ${LEDGER} ${COLUMNS} FROM ${quoteLiteral(serverReads)} WITH (FORMAT csv)`);
+      } finally {
+        await rm(serverReads, { force: true });
+      }
+    }
     if (copied !== entries.length) throw new Error(`the ledger took ${copied} rows for ${entries.length} files`);
     return;
   }

@@ -21,7 +21,7 @@ import { type CancelKey, keyOf, keyTagged, listedKeys, sessionTag, tapCancelKey 
 import { silentLogger } from '../src/log.ts';
 import type { DbPool } from '../src/types.ts';
 import { failedEntries, waitFor } from './helpers/drop.ts';
-import { hyperdStanding } from './helpers/hyperd-log.ts';
+import { hyperdStanding, statementsMatching } from './helpers/hyperd-log.ts';
 import { removeDir, tempDir } from './helpers/env.ts';
 import { cleanStops, killScenario, startMember, stopAll } from './helpers/fleet.ts';
 import { cli, ROOT } from './helpers/proc.ts';
@@ -106,6 +106,15 @@ describe('several processes on one inbox (one shared hyperd, --endpoint)', { tim
       const serverReads = lines.some((l) => l.message.includes('reads the claimed files itself (it read a probe file'));
       console.log(`# ${mode}: ${kills} kills, ${processes} processes, ${ended} takeovers cancelled sessions; takeover ms: ${takeoverMs.join(' ')}`);
       assert.equal(serverReads, mode === 'auto', 'hyperd reads the files itself only in auto mode here');
+      // When hyperd reads the files, it reads groups' ledger rows from a file too: no COPY FROM
+      // STDIN of the ledger, which a kill could leave running for good.
+      const ledgerCopies = (from: RegExp) => statementsMatching(logDir, new RegExp(`^COPY "hyperwatch_ingest_log" .* FROM ${from.source}`));
+      if (mode === 'auto') {
+        assert.equal(ledgerCopies(/STDIN/), 0, 'no ledger rows by COPY FROM STDIN');
+        assert.ok(ledgerCopies(/'/) > 0, 'ledger rows read from a file');
+      } else {
+        assert.ok(ledgerCopies(/STDIN/) > 0, 'streamed: ledger rows by COPY FROM STDIN');
+      }
       assert.ok(kills >= 3, `only ${kills} kills`);
       assert.ok(takeoverMs.length >= 3, `only ${takeoverMs.length} takeovers measured`);
       for (const ms of takeoverMs) assert.ok(ms <= LEASE_MS + slack, `takeover took ${ms} ms`);

@@ -6,10 +6,11 @@
  * is gone (already taken over). Their files are moved into this process's folder, one atomic
  * rename each (so each file has exactly one new owner), and the ledger settles them.
  */
-import { readdir, rmdir } from 'node:fs/promises';
+import { readdir, rm, rmdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { renameIfPresent } from '../files.ts';
 import { dropLease, endFrozenSessions, type LeaseRow, readLeases, takeLease } from '../lease.ts';
+import { isLedgerScratch } from '../ledger.ts';
 import { parseStagedName } from '../protocol/names.ts';
 import type { WatchContext } from './context.ts';
 import { endDeadSessions, forgetKeys, pidAlive } from './dead-sessions.ts';
@@ -158,6 +159,8 @@ async function filesUnder(folder: string): Promise<{ dir: string; name: string }
 async function adopt(ctx: WatchContext, folder: string, from: string, steps: Record<string, number>): Promise<void> {
   const files = await filesUnder(folder);
   const taken = files.filter((f) => parseStagedName(f.name) && renameIfPresent(join(f.dir, f.name), join(ctx.staging, f.name))).map((f) => f.name);
+  // The ledger rows of a transaction it died in (never committed: its client is gone).
+  await Promise.all(files.filter((f) => isLedgerScratch(f.name)).map((f) => rm(join(f.dir, f.name), { force: true })));
   // Folders the dead owner had itself taken over (it died before finishing them): named too, so
   // every dead owner's files have a 'took over' line saying who finished them.
   const nested = await adoptedUnder(folder);

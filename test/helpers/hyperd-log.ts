@@ -52,3 +52,8 @@ export function hyperdStanding(logDir: string, limit = 12): string {
   for (const e of [...starting.values()].slice(-limit)) out.push(`#   starting since ${e.ts}: session ${e.sess}`);
   return out.join('\n');
 }
+
+/** How many statements hyperd (logging to `logDir`) began whose text matches `pattern`. */
+export function statementsMatching(logDir: string, pattern: RegExp): number {
+  return entries(logDir).filter((e) => e.k === 'query-begin' && pattern.test(e.v?.query ?? '')).length;
+}
