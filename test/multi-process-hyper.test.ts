@@ -35,11 +35,10 @@ const TAKEOVER_SLACK_MS = 5000;
  * when its read of the next message times out, 10 s after its last message (its log, from
  * `read_with_timeout`: `connection-cancel-async-ops`, `"reason": "time limit exceeded",
  * `"timeout-ms": 10000`). The survivors cancel it within a second of the kill (from the keys
- * file, see adapters/db/hyper/sessions.ts), so the takeover waits those 10 s and no more. Also
- * when hyperd reads the files itself: a group's ledger rows (4 files or more) go by COPY FROM
- * STDIN, and a kill between that COPY's start and its data leaves the same (seen: a takeover
- * 10.1 s after the kill, hyperd's log showing `COPY "hyperwatch_ingest_log" ... FROM STDIN`
- * ended by `time limit exceeded` 10.09 s after it began).
+ * file, see adapters/db/hyper/sessions.ts), so the takeover waits those 10 s and no more. When
+ * hyperd reads the files itself nothing goes by COPY FROM STDIN (a group's ledger rows neither:
+ * they did, and a kill between that COPY's start and its data left the same 10 s wait, seen in
+ * hyperd's log as `COPY "hyperwatch_ingest_log" ... FROM STDIN` ended by `time limit exceeded`).
  */
 const HYPERD_CANCEL_MS = 10_000;
 
