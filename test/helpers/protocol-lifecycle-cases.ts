@@ -4,7 +4,7 @@
  * left claimed recovered, a missing directory or an invalid table name refused.
  */
 import assert from 'node:assert/strict';
-import { symlink, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, symlink, writeFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { it } from 'node:test';
 import { openWatcher, startWatching, stopWatching } from '../../src/api.ts';
@@ -78,16 +78,24 @@ export function lifecycleCases(t: WatchBench): void {
     // ... and a claim interrupted after taking the sentinel, before the data file.
     await writeFile(join(staging, '0zzzzzzzz-00000000000000bb~third.csv.ready'), '');
     await writeFile(join(dir, 'third.csv'), csv('id', [[4]]));
+    // ... and the folder of a process that died in a transaction whose ledger rows it had written
+    // for the server to read (no lease row left: it is taken over at once).
+    const dead = join(staging, 'otherhost-999999-0badf00d');
+    await mkdir(dead);
+    await writeFile(join(dead, '0zzzzzzzz-00000000000000cc~fourth.csv'), csv('id', [[5]]));
+    await writeFile(join(dead, '0zzzzzzzz-00000000000000cc~fourth.csv.ready'), '');
+    await writeFile(join(dead, '.ledger-0zzzzzzzz-00000000000000cc-1.csv'), '"0zzzzzzzz-00000000000000cc","fourth.csv"\n');
     const again = await openWatcher(dir, table, opts);
-    assert.equal(again.stats.recovered, 2);
-    assert.equal(again.stats.filesIngested, 2, 'second.csv recovered, third.csv swept');
-    assert.equal(await count(t.pool, table), 4, 'first.csv not twice; second.csv and third.csv once');
+    assert.equal(again.stats.recovered, 3);
+    assert.equal(again.stats.filesIngested, 3, 'second.csv and fourth.csv recovered, third.csv swept');
+    assert.equal(await count(t.pool, table), 5, 'first.csv not twice; second.csv, third.csv and fourth.csv once');
     await again.stop();
-    assert.deepEqual(await stagedEntries(dir), []);
+    assert.deepEqual(await stagedEntries(dir), [], 'the dead process\'s leftover ledger file went with its folder');
+    assert.deepEqual(await readdir(staging), [], 'no folder left');
     assert.deepEqual(await leftovers(dir), []);
     const ledger = await t.pool.query<{ claim_id: string }>(`SELECT claim_id FROM hyperwatch_ingest_log WHERE target_table = '${table}' ORDER BY claim_id`);
     assert.ok(ledger.some((r) => r.claim_id === '0zzzzzzzz-00000000000000aa'));
-    assert.equal(ledger.length, 3);
+    assert.equal(ledger.length, 4);
   });
 
   it('rejects a missing directory and an invalid table name with clear errors', async () => {
