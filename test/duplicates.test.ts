@@ -111,7 +111,7 @@ describe('checksums and skipDuplicateContent', () => {
     await drop(dir, 'y4.csv', y);
     await waitFor(() => handle.stats.duplicatesSkipped === 1, 'y4 skipped after a restart');
     // Copies of many contents, found together by the next start: their ledger rows go in at once
-    // (from a file hyperd reads, removed after).
+    // (by COPY, before the fence).
     const many = [10, 11, 12, 13, 14].map((id) => csv('id,v', [[id, 'z']]));
     await Promise.all(many.map((c, i) => drop(dir, `z${i}.csv`, c)));
     await waitFor(() => handle.stats.filesIngested === 5, 'z0..z4');

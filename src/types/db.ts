@@ -90,7 +90,8 @@ export interface DbAdapter {
   /**
    * Ends what the database sessions of `owner`, a process known to be dead, left running on the
    * server (Hyper: a COPY FROM STDIN whose client died, which hyperd never ends by itself and
-   * which blocks the table). Returns how many sessions it ended.
+   * which blocks the table). Returns how many sessions it ended. Present only where sessions can
+   * outlive the process that opened them (a server shared with other processes).
    */
   endSessionsOf?(owner: string): Promise<number>;
   /**

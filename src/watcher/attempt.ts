@@ -7,12 +7,12 @@ import { BATCH_FILE_MAX_BYTES } from '../constants.ts';
 import { ingestError, IngestFailure, fromDbError, isIngestFailure } from '../errors.ts';
 import type { OpenedFile } from '../files.ts';
 import { readLeases } from '../lease.ts';
-import { ledgerByCopy, ledgerInsert, ledgerScratchPath, recordAllInLedger } from '../ledger.ts';
+import { ledgerByCopy, ledgerInsert, recordAllInLedger } from '../ledger.ts';
 import { Mutex } from '../mutex.ts';
 import { dropIfCreatedEmpty } from '../schema.ts';
 import type { ColumnSpec, DbConnection, IngesterPlugin, IngestError, TableColumn, TableName } from '../types.ts';
 import { takeEarly } from './claim.ts';
-import { epochOf, ingestContext, ledgerEntry, poolOf, type WatchContext } from './context.ts';
+import { epochOf, ingestContext, ledgerEntry, ledgerFileOf, poolOf, type WatchContext } from './context.ts';
 import { changedAfterReady } from './fail.ts';
 import { badRowsOf, checkBadRows } from './skip.ts';
 import { fence, takeSlot } from './lease.ts';
@@ -176,9 +176,9 @@ export async function attemptGroup(ctx: WatchContext, files: readonly OpenedFile
         // The ledger's COPY before the fence, never after it: a process killed in the middle of
         // a COPY FROM STDIN can leave, on hyperd, a session that never ends, and with the fence
         // row updated in it no takeover could ever bump that row's token.
-        // When the server reads our files, it reads the ledger rows from one too: no COPY FROM
-        // STDIN that a kill could cut off (see recordAllInLedger).
-        if (byCopy) await recordAllInLedger(raw, entries(rows), ctx.db.capabilities.readsLocalFiles ? ledgerScratchPath(ctx.staging, `${files[0]!.claimId}-${attempt}`) : undefined);
+        // On a shared server that reads our files, it reads the ledger rows from one too: no
+        // COPY FROM STDIN that a kill could cut off (see ledgerFileOf).
+        if (byCopy) await recordAllInLedger(raw, entries(rows), ledgerFileOf(ctx, `${files[0]!.claimId}-${attempt}`));
         await fence(ctx, raw, slot.slot);
         return rows;
       },

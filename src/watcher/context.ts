@@ -6,7 +6,7 @@
  */
 import { ContentGate } from '../content-gate.ts';
 import type { OpenedFile } from '../files.ts';
-import type { LedgerEntry } from '../ledger.ts';
+import { type LedgerEntry, ledgerScratchPath } from '../ledger.ts';
 import { Mutex } from '../mutex.ts';
 import type { ResolvedOptions } from '../options.ts';
 import type { PluginRegistry } from '../plugins.ts';
@@ -102,6 +102,16 @@ export function sleep(ctx: WatchContext, ms: number): Promise<void> {
 /** Files per task: `batchFiles`, within the bound on open claims. */
 export function batchLimit(ctx: WatchContext): number {
   return Math.max(1, Math.min(ctx.options.batchFiles, Math.floor(MAX_OPEN_CLAIMS / ctx.options.maxConcurrent)));
+}
+
+/**
+ * Where a transaction's ledger rows are written for the server to read (see recordAllInLedger),
+ * named after `unique`; undefined to stream them. Only for a server that reads our files and
+ * whose sessions can outlive us (a shared hyperd: its adapter can end a dead process's sessions):
+ * an embedded hyperd ends with its process, and streaming there is a few per cent cheaper.
+ */
+export function ledgerFileOf(ctx: WatchContext, unique: string): string | undefined {
+  return ctx.db.capabilities.readsLocalFiles && ctx.db.endSessionsOf ? ledgerScratchPath(ctx.staging, unique) : undefined;
 }
 
 /** `rowsRejected`: rows left out as bad; with `onBadRows: 'skip'` 0 when not given (a file of a group). */

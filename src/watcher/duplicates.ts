@@ -5,11 +5,11 @@
 import { CHEAP_CHECKSUM_BYTES, sha256OfFile } from '../checksum.ts';
 import { splitRepeats } from '../content-gate.ts';
 import { fromDbError } from '../errors.ts';
-import { committedChecksums, committedClaims, ledgerScratchPath, recordAllInLedger } from '../ledger.ts';
+import { committedChecksums, committedClaims, recordAllInLedger } from '../ledger.ts';
 import { fence, takeSlot } from './lease.ts';
 import { mapLimit } from '../map-limit.ts';
 import { type ClaimedFile, committedClaim } from '../protocol/record.ts';
-import { epochOf, ledgerEntry, poolOf, type WatchContext } from './context.ts';
+import { epochOf, ledgerEntry, ledgerFileOf, poolOf, type WatchContext } from './context.ts';
 import { settle } from './durability.ts';
 import { backoff } from './retry.ts';
 
@@ -72,10 +72,9 @@ async function skipDuplicates(ctx: WatchContext, claimed: readonly ClaimedFile[]
       const slot = takeSlot(ctx.lease);
       await poolOf(ctx)
         .transaction(async (conn) => {
-          // The ledger rows before the fence, read from a file when the server reads ours: see
-          // attemptGroup (a COPY FROM STDIN cut off after the fence holds its row for good on hyperd).
-          const scratch = ctx.db.capabilities.readsLocalFiles ? ledgerScratchPath(ctx.staging, `${duplicates[0]!.file.claimId}-duplicates-${attempt}`) : undefined;
-          await recordAllInLedger(conn, duplicates.map((c) => ledgerEntry(ctx, c.file, 0)), scratch);
+          // The ledger rows before the fence, as a group's (see attemptGroup): a COPY FROM STDIN
+          // cut off after the fence holds its row for good on a shared hyperd.
+          await recordAllInLedger(conn, duplicates.map((c) => ledgerEntry(ctx, c.file, 0)), ledgerFileOf(ctx, `${duplicates[0]!.file.claimId}-duplicates-${attempt}`));
           await fence(ctx, conn, slot.slot);
         })
         .finally(slot.release);

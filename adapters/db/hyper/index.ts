@@ -109,7 +109,8 @@ export function createHyperAdapter(options: HyperAdapterOptions = {}): HyperAdap
       return pool;
     },
     epoch: server.starts,
-    endSessionsOf: (owner) => (fixed ? endSessionsOf(postgres(connect('', 1)), fixed, owner, keysDir) : Promise.resolve(0)),
+    // Only an endpoint's sessions outlive us: an embedded hyperd ends with its process.
+    ...(fixed ? { endSessionsOf: (owner: string) => endSessionsOf(postgres(connect('', 1)), fixed, owner, keysDir) } : {}),
     waitingFor: () => shared.idle?.waitingFor(),
     /** Makes every commit so far durable (see checkpoint.ts), holding new work back meanwhile. */
     checkpoint() {
