@@ -224,6 +224,22 @@ export function dbAdapterContract(options: DbAdapterContractOptions): ContractSu
         assert.deepEqual([...sums.values()].sort(), all.map((e) => e.fileName).sort());
       },
     },
+    {
+      name: 'a COMMIT the server answers with ROLLBACK (its transaction had aborted) rejects with 40000: nothing is taken for committed',
+      async run() {
+        const table = nextTable('rolledback');
+        await p().query(`CREATE TABLE ${table} (a INTEGER)`);
+        // A statement fails and its error goes unseen (on a shared hyperd: a cancel between statements).
+        const aborted = p().transaction(async (conn) => {
+          await conn.execute(`INSERT INTO ${table} VALUES (1)`);
+          await conn.query('SELECT CAST(\'x\' AS INTEGER)').catch(() => {});
+          return 1;
+        });
+        await assert.rejects(aborted, (error: { code?: unknown }) => error.code === '40000');
+        assert.equal(await count(table), 0);
+        assert.equal(fromDbError(await aborted.catch((error: unknown) => error)).kind, 'transient', 'retried, never a failure of the file');
+      },
+    },
     ...earlyBeginCases(p, nextTable, count),
     {
       name: 'when its commits are not durable at once: a checkpoint keeps every committed row, within one server epoch',

@@ -90,8 +90,12 @@ export function isConnectionError(error: unknown): boolean {
  * or a cancelled statement (57014: says nothing about the file; a takeover cancels what a process
  * whose lease expired left running on a shared hyperd),
  * lock not available (55P03), an object in use (55006: Hyper's "database ... still in use" while
- * another session attaches or unloads it), and a concurrent CREATE TABLE of the same table (42P07), which
- * succeeds as a plain append on the retry.
+ * another session attaches or unloads it), a concurrent CREATE TABLE of the same table (42P07), which
+ * succeeds as a plain append on the retry, and a transaction already aborted (25P02): its cause
+ * was not a statement of the file's, whose own error would have come first (seen on a shared
+ * hyperd: a process frozen past its lease, whose sessions the others cancelled, resumed to find
+ * its next statement refused so), and a COMMIT the server answered with ROLLBACK (40000, see
+ * adapters/db/postgres-js/connection.ts): nothing committed, for no fault of the file's.
  */
 export function isTransientSqlState(state: string): boolean {
   return (
@@ -105,7 +109,9 @@ export function isTransientSqlState(state: string): boolean {
     state === '57P02' ||
     state === '57P03' ||
     state === '57014' ||
-    state === '42P07'
+    state === '42P07' ||
+    state === '25P02' ||
+    state === '40000'
   );
 }
 

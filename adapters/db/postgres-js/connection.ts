@@ -43,6 +43,23 @@ export async function describeTable(sql: AnySql, table: TableName): Promise<Tabl
 }
 
 /**
+ * A COMMIT answered with anything but COMMIT: the server had aborted the transaction (both answer
+ * ROLLBACK to the COMMIT of a transaction that failed), so nothing of it was committed. On a shared
+ * hyperd a transaction also aborts when a cancel reaches it between two statements (another
+ * process ending the sessions of one it took for dead, frozen past its lease): no statement of
+ * ours failed then, and only this reply tells. 40000 (transaction_rollback): retried.
+ */
+function rolledBack(command: string): Error {
+  return Object.assign(new Error(`the server ended the transaction with ${command} at COMMIT; nothing of it was committed`), { code: '40000' });
+}
+
+/** Sends COMMIT, and throws unless the server committed (see `rolledBack`). */
+export async function commit(sql: AnySql): Promise<void> {
+  const reply = await sql.unsafe('COMMIT');
+  if (reply.command !== 'COMMIT') throw rolledBack(reply.command);
+}
+
+/**
  * Sends `last` and COMMIT back to back, without waiting in between: one round trip, not two, which
  * is a millisecond or so per file against hyperd. Both servers end a transaction whose statement
  * failed with ROLLBACK at its COMMIT (checked: the COMMIT's reply must say COMMIT).
@@ -50,13 +67,11 @@ export async function describeTable(sql: AnySql, table: TableName): Promise<Tabl
 export async function lastWithCommit(sql: AnySql, last: Statement): Promise<void> {
   // `execute` sends at once, in this order (postgres.js would otherwise send on first `then`).
   const statement = sql.unsafe(last.text, (last.params ?? []) as postgres.ParameterOrJSON<never>[]).execute();
-  const commit = sql.unsafe('COMMIT').execute();
-  const [ran, committed] = await Promise.allSettled([statement, commit]);
+  const committing = sql.unsafe('COMMIT').execute();
+  const [ran, committed] = await Promise.allSettled([statement, committing]);
   if (ran.status === 'rejected') throw ran.reason;
   if (committed.status === 'rejected') throw committed.reason;
-  if (committed.value.command !== 'COMMIT') {
-    throw Object.assign(new Error(`the server ended the transaction with ${committed.value.command} at COMMIT; nothing of it was committed`), { code: '40000' });
-  }
+  if (committed.value.command !== 'COMMIT') throw rolledBack(committed.value.command);
 }
 
 /** `check` runs before every statement: it throws when the transaction's session is gone. */

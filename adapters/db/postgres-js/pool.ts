@@ -5,7 +5,7 @@
 import type postgres from 'postgres';
 import { isConnectionError } from '../../../src/errors.ts';
 import type { BegunTransaction, DbConnection, DbPool, Row, TransactionOptions } from '../../../src/types.ts';
-import { connectionOf, lastWithCommit } from './connection.ts';
+import { commit, connectionOf, lastWithCommit } from './connection.ts';
 import { type CloseWatch, createInstance, endInstance, type Instance, type InstanceHooks, isConnected, watchClose } from './instance.ts';
 import type { Sql } from './sql.ts';
 
@@ -105,7 +105,7 @@ export function poolOf(make: (hooks: InstanceHooks) => Sql, size: number, onClos
       watch.check();
       const last = options?.last?.(result);
       if (last) await watch.step(lastWithCommit(sql, last));
-      else await watch.step(sql.unsafe('COMMIT'));
+      else await watch.step(commit(sql));
       return result;
     } catch (error) {
       // A ROLLBACK sent after the connection broke would make postgres.js reconnect, to a
