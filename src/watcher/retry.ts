@@ -8,6 +8,7 @@ import { committedClaims } from '../ledger.ts';
 import type { IngestError } from '../types.ts';
 import type { Attempted } from './attempt.ts';
 import { epochOf, poolOf, sleep, type WatchContext } from './context.ts';
+import { stillOurs } from './lease.ts';
 
 /** How many times in a row a plugin may ask for a fresh transaction (e.g. widening types). */
 export const MAX_PLUGIN_RETRIES = 8;
@@ -75,7 +76,7 @@ export async function withRetries<R>(ctx: WatchContext, policy: RetryPolicy<R>, 
       freshRetried = true;
       continue;
     }
-    if (error.kind !== 'transient') return result;
+    if (error.kind !== 'transient') return (await takenOver(ctx)) ? { state: 'claimed' } : result;
     if (lostConnection(error)) {
       const probe = await probeAfterLoss(ctx, policy.claimId, epochBefore);
       if (probe === 'committed') return { state: 'committed', rows: policy.rowsIfCommittedEarlier, epoch: epochBefore };
@@ -87,6 +88,17 @@ export async function withRetries<R>(ctx: WatchContext, policy: RetryPolicy<R>, 
     if (next === undefined) return { state: 'claimed' };
     delay = next;
   }
+}
+
+/**
+ * Whether another process took this one over while the attempt ran: a process frozen past its
+ * lease (SIGSTOP, a paused VM) finds on waking that its claims moved into the taker's folder, and
+ * a server reading a staged file by its path then fails to find it. Such a failure is not the
+ * file's, and reporting it in failed/ would contradict the taker's commit: the lease is renewed
+ * first (fencing this process when it is gone). When the database cannot answer, the failure stands.
+ */
+async function takenOver(ctx: WatchContext): Promise<boolean> {
+  return !(await stillOurs(ctx).catch(() => true));
 }
 
 /** The connection broke under the attempt (as opposed to a lock conflict or a server shutdown). */
