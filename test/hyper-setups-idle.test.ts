@@ -56,7 +56,9 @@ describe('an idle watcher lets go of the .hyper file', () => {
       assert.equal(handle.stats.waitingFor, null);
       assert.match(renderMetrics([{ directory: inbox, table: 't', stats: handle.stats, oldestQueuedAt: undefined }]), /^hyperwatch_waiting_for_database\{[^}]*\} 0$/m);
       assert.equal(lines.filter((l) => l.includes('waiting for the database file')).length, 1, 'said once');
-      const warnings = lines.map((l) => JSON.parse(l) as { level: string; message: string }).filter((l) => l.level === 'warn');
+      // Besides retries a busy machine can bring as the other program lets go (the database still
+      // in use while it detaches), the only warning is that one.
+      const warnings = lines.map((l) => JSON.parse(l) as { level: string; message: string }).filter((l) => l.level === 'warn' && l.message !== 'database unavailable; retrying');
       assert.deepEqual(warnings.map((l) => l.message), ['waiting for the database file: another program has it open; files stay claimed and are retried until it lets go']);
       assert.equal(lines.filter((l) => l.includes('the database file is free again')).length, 1);
 
@@ -128,6 +130,8 @@ describe('the idle delay from the CLI', () => {
           seen.push(await openElsewhere(database));
           await new Promise((r) => setTimeout(r, 250));
         }
+        // The one open allowed below may be the last attempt: the one after it must be refused.
+        if (idle === '0' && seen.at(-1)?.startsWith('rows')) seen.push(await openElsewhere(database));
         if (idle === '0') {
           // Held for as long as the watcher runs. hyperd writes the file when its last session
           // detaches it, so each checkpoint frees it for the instant between that write and the
