@@ -18,6 +18,7 @@ import { createHyperAdapter } from '../adapters/db/hyper/index.ts';
 import { Hyperd } from '../adapters/db/hyper/hyperd.ts';
 import { locateHyperd } from '../adapters/db/hyper/locate.ts';
 import { type CancelKey, keyOf, keyTagged, listedKeys, sessionTag, tapCancelKey } from '../adapters/db/hyper/sessions.ts';
+import { fromDbError } from '../src/errors.ts';
 import { silentLogger } from '../src/log.ts';
 import type { DbPool } from '../src/types.ts';
 import { failedEntries, leftovers, stagedEntries, waitFor } from './helpers/drop.ts';
@@ -229,6 +230,27 @@ describe('several processes on one inbox (one shared hyperd, --endpoint)', { tim
     assert.ok((await within(15_000, 'ending the victim\'s sessions', check.endSessionsOf!(owner))) >= 1, 'the dead session was found by its tag');
     assert.equal(await within(25_000, 'COUNT(*) after the cancel', count()), 0, 'the table answers, without the dead COPY\'s rows');
     console.log(`# table usable ${Date.now() - started} ms after the cancel`);
+  });
+
+  it('a cancel that reaches a transaction between two statements aborts it: its COMMIT is refused (40000, retried), nothing of it lands', async () => {
+    await pool.query('CREATE TABLE between_statements (a INT)');
+    const owner = 'testhost-2-0ddba11';
+    const victim = await check.openPool({ maxConnections: 1, owner });
+    try {
+      const run = victim.transaction(async (conn) => {
+        await conn.execute('INSERT INTO between_statements VALUES (1)');
+        // What another process does to the sessions of one it takes for dead (frozen past its lease).
+        assert.equal(await check.endSessionsOf!(owner), 1);
+        await new Promise((r) => setTimeout(r, 300));
+        return 1;
+      });
+      await assert.rejects(run, (error: { code?: unknown }) => error.code === '40000');
+      assert.equal(fromDbError(await run.catch((error: unknown) => error)).kind, 'transient');
+      const [row] = await pool.query<{ n: string }>('SELECT COUNT(*) AS n FROM between_statements');
+      assert.equal(Number(row!.n), 0);
+    } finally {
+      await victim.close();
+    }
   });
 
   it('a session\'s cancel key is read from its start-up messages, however they are split, and its tag names its owner', () => {
