@@ -55,6 +55,17 @@ export function createHyperAdapter(options: HyperAdapterOptions = {}): HyperAdap
   // Endpoint: where each process lists its sessions' cancel keys (see sessions.ts).
   const keysDir = fixed ? options.sessionsDir : undefined;
 
+  const keepsFile = !fixed && options.releaseIdleMs === 0;
+  /** Attaches the database on a session of ours (it then holds the file); false when that failed. */
+  const attachAgain = async () => {
+    const pool = [...shared.pools][0];
+    if (!pool) return true;
+    return pool.query('SELECT 1').then(
+      () => true,
+      () => false,
+    );
+  };
+
   /** Embedded: the database's idle release, started by the first adapter that opens a pool. */
   function startIdle(): void {
     if (fixed || usesIdle) return;
@@ -113,14 +124,18 @@ export function createHyperAdapter(options: HyperAdapterOptions = {}): HyperAdap
     ...(fixed ? { endSessionsOf: (owner: string) => endSessionsOf(postgres(connect('', 1)), fixed, owner, keysDir) } : {}),
     waitingFor: () => shared.idle?.waitingFor(),
     /** Makes every commit so far durable (see checkpoint.ts), holding new work back meanwhile. */
-    checkpoint() {
-      return shared.gate.exclusive(async () => {
+    async checkpoint() {
+      const attached = await shared.gate.exclusive(async () => {
         await checkpointDatabase({ database, shared, connect, busy, starts: server.starts });
+        await announce();
         // releaseIdleMs 0 keeps the file: hyperd wrote it as the last session detached it, so
         // attach it again before new work may run, leaving another program the shortest instant.
-        if (!fixed && options.releaseIdleMs === 0) await [...shared.pools][0]?.query('SELECT 1').catch(() => {});
-        await announce();
+        return !keepsFile || (await attachAgain());
       });
+      // Another program opened it in that instant: take it back as soon as it lets go.
+      if (!attached) void (async () => {
+        for (let tries = 0; !closed && !(await attachAgain()); tries++) await new Promise((r) => setTimeout(r, tries < 40 ? 50 : 1000));
+      })();
     },
     async close() {
       if (closed) return;
