@@ -21,6 +21,7 @@ import { readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import process from 'node:process';
 import { SESSIONS_DIR } from '../constants.ts';
+import { within } from '../within.ts';
 import { type LeaseRow, readLeases } from '../lease.ts';
 import { poolOf, type WatchContext } from './context.ts';
 import { expiryTrusted, heartbeatMs, type LeaseState } from './lease.ts';
@@ -98,18 +99,17 @@ export async function endDeadSessionsAtStart(ctx: WatchContext): Promise<void> {
   const everyMs = Math.max(100, Math.floor(heartbeatMs(lease.leaseMs) / 2));
   /** Per owner: a pass running for it, or when its sessions were last cancelled. */
   const last = new Map<string, number | 'running'>();
-  let reading = false;
+  /** The lease rows into `lease.seen`, one read at a time (the heartbeat reads them once there is one). */
+  let reading: Promise<void> | undefined;
+  const read = () =>
+    (reading ??= readLeases(lease.pool ?? poolOf(ctx))
+      .then((rows) => void (lease.seen = rows))
+      .catch(() => {})
+      .finally(() => (reading = undefined)));
   const tick = async (): Promise<unknown> => {
     if (ctx.life.stopping) return;
-    // The lease rows as last read (by the heartbeat once there is one): one read at a time, never
-    // awaited here (it may stall).
-    if (!reading && !lease.registered) {
-      reading = true;
-      void readLeases(lease.pool ?? poolOf(ctx))
-        .then((rows) => (lease.seen = rows))
-        .catch(() => {})
-        .finally(() => (reading = false));
-    }
+    // Never awaited here: it may stall.
+    if (!lease.registered) void read();
     const folders = (await readdir(lease.stagingRoot, { withFileTypes: true }).catch(() => [])).filter((e) => e.isDirectory()).map((e) => e.name);
     // Also owners that died before their folder existed (their start-up's statements can block too).
     const listed = (await readdir(keysDirOf(lease)).catch(() => [])).filter((name) => !name.endsWith('.tmp'));
@@ -139,13 +139,6 @@ export async function endDeadSessionsAtStart(ctx: WatchContext): Promise<void> {
   // The lease rows for the first pass (none yet on a new database: nobody to be dead). A server
   // stalled by dead sessions holds this read up, so it waits a while at most: the pass then goes
   // by the folders and keys files, and the ticks go on meanwhile.
-  reading = true;
-  const first = readLeases(poolOf(ctx))
-    .then((rows) => void (lease.seen = rows))
-    .catch(() => {})
-    .finally(() => (reading = false));
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  await Promise.race([first, new Promise((resolve) => (timer = setTimeout(resolve, everyMs * 2)))]);
-  clearTimeout(timer);
+  await within(read(), everyMs * 2);
   await tick();
 }

@@ -20,6 +20,7 @@ import { finishAll } from './group.ts';
 import { endLease, newLeaseState, heartbeatMs } from './lease.ts';
 import { startUp } from './start-up.ts';
 import { startTakeoverChecks } from './takeover.ts';
+import { within } from '../within.ts';
 
 /** What `stopWatching` returns. */
 export interface WatchSummary {
@@ -289,14 +290,7 @@ export class WatcherHandle {
     this.stats.queued = 0;
     await this.#subscription?.close().catch(() => {});
     const drained = Promise.allSettled([...life.tasks]);
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const timedOut = await Promise.race([
-      drained.then(() => false),
-      new Promise<boolean>((resolve) => {
-        timer = setTimeout(() => resolve(true), this.#deps.options.stopTimeoutMs);
-      }),
-    ]);
-    clearTimeout(timer);
+    const timedOut = (await within(drained, this.#deps.options.stopTimeoutMs)) === undefined;
     if (timedOut) ctx.log.warn('stop timeout: rolling back in-flight files; they stay claimed for the next start', { inFlight: life.tasks.size });
     else if (!ctx.lease.fenced) await finalCheckpoint(ctx);
     await endLease(ctx, !timedOut);

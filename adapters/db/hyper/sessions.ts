@@ -27,6 +27,7 @@ import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node
 import net from 'node:net';
 import { join } from 'node:path';
 import { quoteLiteral } from '../../../src/sql.ts';
+import { within } from '../../../src/within.ts';
 import type { Sql } from '../postgres-js/pool.ts';
 import type { Endpoint } from './hyperd.ts';
 
@@ -170,19 +171,16 @@ export async function endSessionsOf(control: Sql, endpoint: Endpoint, owner: str
   const listed = keysDir === undefined ? [] : listedKeys(keysDir, owner);
   const cancelled = new Set(listed.map(id));
   const early = Promise.all(listed.map((k) => cancelSession(endpoint, k)));
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const stalled = new Promise<undefined>((resolve) => (timer = setTimeout(resolve, readMs, undefined)));
   try {
     const read = control.unsafe<{ tag: string }[]>('SELECT application_name AS tag FROM pg_stat_activity');
-    // Dropped when it loses the race: its failure (the connection ended below) is nobody's.
+    // Dropped when it comes too late: its failure (the connection ended below) is nobody's.
     read.catch(() => {});
-    const rows = await Promise.race([read, stalled]);
+    const rows = await within(read, readMs);
     const keys = (rows ?? []).map((r) => keyOf(r.tag, owner)).filter((k): k is CancelKey => k !== undefined && !cancelled.has(id(k)));
     for (const k of keys) cancelled.add(id(k));
     await Promise.all([early, ...keys.map((k) => cancelSession(endpoint, k))]);
     return cancelled.size;
   } finally {
-    clearTimeout(timer);
     await early;
     // A read still waiting is dropped with its connection.
     await control.end({ timeout: 0 });
