@@ -61,10 +61,23 @@ async function main(): Promise<void> {
   await mkdir(outside);
   const samples: Record<string, Sample[]> = {};
   let tables = 0;
-  log(`load average at start ${os.loadavg().map((v) => v.toFixed(2)).join(' ')}`);
+  log(
+    `load average at start ${os
+      .loadavg()
+      .map((v) => v.toFixed(2))
+      .join(' ')}`,
+  );
   try {
     await createDatabase(server, database);
-    const job = (dir: string, table: string, expectFiles: number, timeoutMs: number) => ({ dir, table, database, endpoint: server.endpoint, expectFiles, timeoutMs, ...(watch ? { watch } : {}) });
+    const job = (dir: string, table: string, expectFiles: number, timeoutMs: number) => ({
+      dir,
+      table,
+      database,
+      endpoint: server.endpoint,
+      expectFiles,
+      timeoutMs,
+      ...(watch ? { watch } : {}),
+    });
     const verify = (table: string, rows: number) =>
       withSession(server, database, async (sql) => {
         const n = await countRows(sql, table);
@@ -78,9 +91,12 @@ async function main(): Promise<void> {
       const inbox = await mkdtemp(join(work, 'inbox-'));
       const batch = await mkdtemp(join(outside, 'flood-'));
       const names = await writeFlood(batch, floodFiles, PER);
-      const run = await runWatcher(builds[build], job(inbox, table, names.length, 600_000), server.pid, async () => [await dropFlood(batch, inbox, names)]);
+      const run = await runWatcher(builds[build], job(inbox, table, names.length, 600_000), server.pid, async () => [
+        await dropFlood(batch, inbox, names),
+      ]);
       const failed = await readdir(join(inbox, FAILED_DIR)).catch(() => [] as string[]);
-      const ok = !run.done.timedOut && run.done.filesFailed === 1 && failed.includes('flood-bad.csv') && (await verify(table, floodFiles * PER));
+      const ok =
+        !run.done.timedOut && run.done.filesFailed === 1 && failed.includes('flood-bad.csv') && (await verify(table, floodFiles * PER));
       await rm(inbox, { recursive: true, force: true });
       await rm(batch, { recursive: true, force: true });
       if (!ok) throw new Error(`flood on ${build} was WRONG`);
@@ -92,7 +108,9 @@ async function main(): Promise<void> {
       const table = `ab_trickle_${++tables}`;
       await withSession(server, database, (sql) => freshTable(sql, table));
       const inbox = await mkdtemp(join(work, 'inbox-'));
-      const run = await runWatcher(builds[build], job(inbox, table, trickleFiles, 120_000 + trickleFiles * EVERY_MS), server.pid, () => dropTrickle(outside, inbox, trickleFiles, PER, EVERY_MS));
+      const run = await runWatcher(builds[build], job(inbox, table, trickleFiles, 120_000 + trickleFiles * EVERY_MS), server.pid, () =>
+        dropTrickle(outside, inbox, trickleFiles, PER, EVERY_MS),
+      );
       const ok = !run.done.timedOut && run.done.filesIngested === trickleFiles && (await verify(table, trickleFiles * PER));
       await rm(inbox, { recursive: true, force: true });
       if (!ok) throw new Error(`trickle on ${build} was WRONG`);
@@ -108,7 +126,11 @@ async function main(): Promise<void> {
         for (const build of order) {
           const values = await fn(build);
           (samples[name] ??= []).push({ build, pair, values });
-          log(`${name} pair ${pair + 1} ${build}: ${Object.entries(values).map(([k, v]) => `${k} ${v.toFixed(k.endsWith('ms') ? 2 : 3)}`).join(', ')}`);
+          log(
+            `${name} pair ${pair + 1} ${build}: ${Object.entries(values)
+              .map(([k, v]) => `${k} ${v.toFixed(k.endsWith('ms') ? 2 : 3)}`)
+              .join(', ')}`,
+          );
         }
       }
     }
@@ -118,15 +140,27 @@ async function main(): Promise<void> {
     await server.stop();
     await rm(work, { recursive: true, force: true });
   }
-  log(`load average at end ${os.loadavg().map((v) => v.toFixed(2)).join(' ')}`);
+  log(
+    `load average at end ${os
+      .loadavg()
+      .map((v) => v.toFixed(2))
+      .join(' ')}`,
+  );
   for (const [name, list] of Object.entries(samples)) {
     for (const key of Object.keys(list[0]!.values)) {
       const of = (b: Build) => list.filter((s) => s.build === b).map((s) => s.values[key]!);
       const [a, b] = [summarize(of('A')), summarize(of('B'))];
-      const ratios = Array.from({ length: pairs }, (_, p) => list.find((s) => s.pair === p && s.build === 'B')!.values[key]! / list.find((s) => s.pair === p && s.build === 'A')!.values[key]!);
+      const ratios = Array.from(
+        { length: pairs },
+        (_, p) =>
+          list.find((s) => s.pair === p && s.build === 'B')!.values[key]! / list.find((s) => s.pair === p && s.build === 'A')!.values[key]!,
+      );
       const r = summarize(ratios);
       const f = (x: number) => x.toFixed(key.endsWith('ms') ? 2 : 3);
-      console.log(`${name} ${key}: A ${f(a.median)} (${f(a.min)}–${f(a.max)})  B ${f(b.median)} (${f(b.min)}–${f(b.max)})  B/A per pair median ${r.median.toFixed(3)} (${r.min.toFixed(3)}–${r.max.toFixed(3)})`);
+      console.log(
+        `${name} ${key}: A ${f(a.median)} (${f(a.min)}–${f(a.max)})  B ${f(b.median)} (${f(b.min)}–${f(b.max)})  B/A per ` +
+          `pair median ${r.median.toFixed(3)} (${r.min.toFixed(3)}–${r.max.toFixed(3)})`,
+      );
     }
   }
 }

@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { RecordBatchFileWriter } from 'apache-arrow';
 import { createHyperAdapter } from '../adapters/db/hyper/index.ts';
 import { type IpcSource, openIpc } from '../plugins/arrow/source.ts';
-import { claimFile } from '../src/files.ts';
+import { claimFile } from '../src/protocol/files.ts';
 import { silentLogger } from '../src/log.ts';
 import type { ClaimedFile } from '../src/types.ts';
 import { arrowRows } from './lib/arrow-rows.ts';
@@ -26,7 +26,8 @@ try {
   const pool = await db.openPool({ maxConnections: 1 });
   const hyper = join(root, 'hyper.arrows');
   await pool.query(
-    `CREATE TABLE s AS SELECT i::BIGINT AS id, (TIMESTAMP '2023-11-14 22:13:20' + i * INTERVAL '1 second') AS ts, 'name-' || (i % 1000) AS name, i * 0.25::DOUBLE PRECISION AS amount FROM generate_series(0, 999999) AS g(i)`,
+    `CREATE TABLE s AS SELECT i::BIGINT AS id, (TIMESTAMP '2023-11-14 22:13:20' + i * INTERVAL '1 second') AS ts, 'name-' ` +
+      `|| (i % 1000) AS name, i * 0.25::DOUBLE PRECISION AS amount FROM generate_series(0, 999999) AS g(i)`,
   );
   await pool.query(`COPY (SELECT * FROM s) TO '${hyper}' WITH (FORMAT arrowstream)`);
   await pool.close();
@@ -73,7 +74,10 @@ try {
     }
     for (const [k, variant] of variants.entries()) {
       const w = wall[k]!;
-      console.log(`| ${label} | ${variant.name} | ${median(w).toFixed(1)} (${Math.min(...w).toFixed(1)}–${Math.max(...w).toFixed(1)}) | ${median(cpu[k]!).toFixed(1)} | ${(bytes[k]! / 1e6).toFixed(1)} |`);
+      console.log(
+        `| ${label} | ${variant.name} | ${median(w).toFixed(1)} (${Math.min(...w).toFixed(1)}–${Math.max(...w).toFixed(1)}) ` +
+          `| ${median(cpu[k]!).toFixed(1)} | ${(bytes[k]! / 1e6).toFixed(1)} |`,
+      );
     }
   }
 } finally {

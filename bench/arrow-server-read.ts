@@ -10,11 +10,20 @@ import { randomUUID } from 'node:crypto';
 import { copyFile, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Float64, Int64, RecordBatchFileWriter, RecordBatchStreamWriter, Table, TimestampMicrosecond, Utf8, vectorFromArray } from 'apache-arrow';
+import {
+  Float64,
+  Int64,
+  RecordBatchFileWriter,
+  RecordBatchStreamWriter,
+  Table,
+  TimestampMicrosecond,
+  Utf8,
+  vectorFromArray,
+} from 'apache-arrow';
 import { createHyperAdapter } from '../adapters/db/hyper/index.ts';
 import { arrowIngester } from '../plugins/arrow/index.ts';
 import { IngestFailure } from '../src/errors.ts';
-import { claimFile } from '../src/files.ts';
+import { claimFile } from '../src/protocol/files.ts';
 import { silentLogger } from '../src/log.ts';
 import type { IngestContext } from '../src/types.ts';
 
@@ -28,7 +37,20 @@ function table(rows: number, batches: number): Table {
     const n = Math.min(per, rows - start);
     const ids = Array.from({ length: n }, (_, i) => BigInt(start + i));
     const ts = Array.from({ length: n }, (_, i) => 1_700_000_000_000 + (start + i) * 1000);
-    parts.push(new Table({ id: vectorFromArray(ids, new Int64()), ts: vectorFromArray(ts, new TimestampMicrosecond()), name: vectorFromArray(ids.map((i) => `name-${i % 1000n}`), new Utf8()), amount: vectorFromArray(ids.map((i) => Number(i) * 0.25), new Float64()) }));
+    parts.push(
+      new Table({
+        id: vectorFromArray(ids, new Int64()),
+        ts: vectorFromArray(ts, new TimestampMicrosecond()),
+        name: vectorFromArray(
+          ids.map((i) => `name-${i % 1000n}`),
+          new Utf8(),
+        ),
+        amount: vectorFromArray(
+          ids.map((i) => Number(i) * 0.25),
+          new Float64(),
+        ),
+      }),
+    );
   }
   return parts.reduce((a, b) => a.concat(b));
 }
@@ -62,7 +84,10 @@ try {
         const t0 = performance.now();
         await pool.query(`COPY ${a} FROM '${source}' WITH (FORMAT ${format === 'file' ? 'arrowfile' : 'arrowstream'})`);
         own.push(performance.now() - t0);
-        for (const [kind, times] of [['server', ours], ['streamed', streamed]] as const) {
+        for (const [kind, times] of [
+          ['server', ours],
+          ['streamed', streamed],
+        ] as const) {
           const b = `hw_${n++}`;
           await pool.query(`CREATE TABLE ${b} ${DDL}`);
           const inbox = join(root, 'inbox');
@@ -75,7 +100,14 @@ try {
           if (claimed.status !== 'claimed') throw new Error(`claim: ${claimed.status}`);
           const file = claimed.file;
           const capabilities = kind === 'server' ? db.capabilities : { ...db.capabilities, readsLocalFiles: false };
-          const ctx: IngestContext = { capabilities, attempt: 1, fileState: new Map(), sqlType: (ty) => db.sqlType(ty), schema: { createTable: true }, logger: silentLogger };
+          const ctx: IngestContext = {
+            capabilities,
+            attempt: 1,
+            fileState: new Map(),
+            sqlType: (ty) => db.sqlType(ty),
+            schema: { createTable: true },
+            logger: silentLogger,
+          };
           const rows = await pool.transaction(async (conn) => {
             const r = await arrowIngester.append(conn, file, { name: b }, ctx);
             if (r.isErr()) throw new IngestFailure(r.error);
@@ -88,7 +120,12 @@ try {
         }
         await pool.query(`DROP TABLE ${a}`);
       }
-      const line = `| ${format}, ${batches} batch${batches > 1 ? 'es' : ''} | ${median(own).toFixed(0)} ms (${own.map((x) => x.toFixed(0)).join(', ')}) | ${median(ours).toFixed(0)} ms (${ours.map((x) => x.toFixed(0)).join(', ')}) | ${(median(own) / median(ours)).toFixed(2)}× | ${median(streamed).toFixed(0)} ms (${streamed.map((x) => x.toFixed(0)).join(', ')}) | ${(median(own) / median(streamed)).toFixed(2)}× |`;
+      const line =
+        `| ${format}, ${batches} batch${batches > 1 ? 'es' : ''} | ${median(own).toFixed(0)} ms ` +
+        `(${own.map((x) => x.toFixed(0)).join(', ')}) | ${median(ours).toFixed(0)} ms ` +
+        `(${ours.map((x) => x.toFixed(0)).join(', ')}) | ${(median(own) / median(ours)).toFixed(2)}× ` +
+        `| ${median(streamed).toFixed(0)} ms (${streamed.map((x) => x.toFixed(0)).join(', ')}) ` +
+        `| ${(median(own) / median(streamed)).toFixed(2)}× |`;
       console.log(line);
       lines.push(line);
     }

@@ -14,7 +14,7 @@ import { Buffer } from 'node:buffer';
 import process from 'node:process';
 import { parseArgs } from 'node:util';
 import { CsvEndMarkerGuard } from '../adapters/db/postgres/csv-end-marker.ts';
-import { READ_CHUNK } from '../src/files.ts';
+import { READ_CHUNK } from '../src/protocol/files.ts';
 
 const { values } = parseArgs({ options: { mb: { type: 'string', default: '100' }, runs: { type: 'string', default: '5' } } });
 const bytes = Number(values.mb) * 1e6;
@@ -59,5 +59,8 @@ for (const [name, row] of Object.entries(shapes)) {
   }
   const mbps = data.length / 1e6 / (best / 1000);
   // Every rewrite adds two bytes (the quotes around `\.`).
-  console.log(`| ${name} | ${(data.length / 1e6).toFixed(0)} | ${((quotes / data.length) * 1000).toFixed(0)} | ${mbps.toFixed(0)} | ${(outBytes - data.length) / 2} |`);
+  console.log(
+    `| ${name} | ${(data.length / 1e6).toFixed(0)} | ${((quotes / data.length) * 1000).toFixed(0)} | ${mbps.toFixed(0)} ` +
+      `| ${(outBytes - data.length) / 2} |`,
+  );
 }

@@ -12,7 +12,7 @@ import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { quoteIdent, quoteLiteral } from '../src/sql.ts';
+import { quoteIdent, quoteLiteral } from '../src/columns/sql.ts';
 import { TABLE_COLUMNS, writeRows } from './lib/data.ts';
 import { countRows, createDatabase, dropTable, freshTable, startServer, withSession } from './lib/server.ts';
 
@@ -74,11 +74,20 @@ function median(values: readonly number[]): number {
   return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 }
 function avg(): string {
-  return execSync('uptime').toString().trim().replace(/^.*load average: /, '');
+  return execSync('uptime')
+    .toString()
+    .trim()
+    .replace(/^.*load average: /, '');
 }
 console.log(`${rows} rows, ${rounds} rounds; load average at the start ${load}, at the end ${avg()}`);
-for (const way of ways) console.log(`${way.padEnd(20)} median ${median(ms[way]!)} ms (min ${Math.min(...ms[way]!)}, max ${Math.max(...ms[way]!)}): ${ms[way]!.join(' ')}`);
+for (const way of ways)
+  console.log(
+    `${way.padEnd(20)} median ${median(ms[way]!)} ms (min ${Math.min(...ms[way]!)}, max ${Math.max(...ms[way]!)}): ${ms[way]!.join(' ')}`,
+  );
 for (const way of ways.filter((w) => w !== 'copy' && ways.includes('copy'))) {
   const ratios = ms[way]!.map((t, i) => ms.copy![i]! / t);
-  console.log(`copy / ${way.padEnd(13)} per round: median ${median(ratios).toFixed(2)} (min ${Math.min(...ratios).toFixed(2)}, max ${Math.max(...ratios).toFixed(2)})`);
+  console.log(
+    `copy / ${way.padEnd(13)} per round: median ${median(ratios).toFixed(2)} (min ${Math.min(...ratios).toFixed(2)}, ` +
+      `max ${Math.max(...ratios).toFixed(2)})`,
+  );
 }

@@ -24,7 +24,7 @@ import { arrowIngester } from '../plugins/arrow/index.ts';
 import { csvIngester } from '../plugins/csv/index.ts';
 import { parquetIngester } from '../plugins/parquet/index.ts';
 import { IngestFailure } from '../src/errors.ts';
-import { claimFile } from '../src/files.ts';
+import { claimFile } from '../src/protocol/files.ts';
 import { silentLogger } from '../src/log.ts';
 import type { DbConnection, DbPool, IngestContext, IngesterPlugin, Logger } from '../src/types.ts';
 import { arrowRows } from './lib/arrow-rows.ts';
@@ -56,10 +56,12 @@ const CASES: readonly Case[] = [
   { name: 'arrow-stream-hyper', ext: '.arrows', ingester: arrowIngester, own: copyAs('arrowstream') },
 ];
 
-
 function csvText(rows: number): string {
   const lines = ['id,ts,name,amount'];
-  for (let i = 0; i < rows; i++) lines.push(`${i},${new Date(1_700_000_000_000 + i * 1000).toISOString().replace('T', ' ').replace('Z', '')},name-${i % 1000},${i * 0.25}`);
+  for (let i = 0; i < rows; i++)
+    lines.push(
+      `${i},${new Date(1_700_000_000_000 + i * 1000).toISOString().replace('T', ' ').replace('Z', '')},name-${i % 1000},${i * 0.25}`,
+    );
   return `${lines.join('\n')}\n`;
 }
 
@@ -83,7 +85,10 @@ async function makeFiles(dir: string, pool: DbPool): Promise<Map<string, string>
   await pool.query('DROP TABLE source_rows');
   const duck = await DuckDBInstance.create(':memory:');
   const conn = await duck.connect();
-  await conn.run(`COPY (SELECT id::BIGINT AS id, ts::TIMESTAMP AS ts, name, amount::DOUBLE AS amount FROM read_csv('${path('csv', '.csv')}', header = true)) TO '${path('parquet-duckdb', '.parquet')}' (FORMAT parquet)`);
+  await conn.run(
+    `COPY (SELECT id::BIGINT AS id, ts::TIMESTAMP AS ts, name, amount::DOUBLE AS amount FROM ` +
+      `read_csv('${path('csv', '.csv')}', header = true)) TO '${path('parquet-duckdb', '.parquet')}' (FORMAT parquet)`,
+  );
   conn.closeSync();
   files.set('parquet-duckdb', path('parquet-duckdb', '.parquet'));
   const ipc = await new RecordBatchStreamWriter().writeAll(table).toUint8Array();
@@ -117,7 +122,12 @@ function traced(conn: DbConnection, t0: number): DbConnection {
       }
     };
   const query = timed('query', (sql: string, params?: readonly unknown[]) => conn.query(sql, params));
-  return { query: query as DbConnection['query'], execute: timed('execute', conn.execute.bind(conn)), copyFrom: timed('copyFrom', conn.copyFrom.bind(conn)), describeTable: timed('describeTable', conn.describeTable.bind(conn)) };
+  return {
+    query: query as DbConnection['query'],
+    execute: timed('execute', conn.execute.bind(conn)),
+    copyFrom: timed('copyFrom', conn.copyFrom.bind(conn)),
+    describeTable: timed('describeTable', conn.describeTable.bind(conn)),
+  };
 }
 
 /** hyperwatch: claim, BEGIN, ingester, COMMIT; ms. */
@@ -135,7 +145,14 @@ async function hyperwatchLoad(db: HyperAdapter, pool: DbPool, root: string, sour
   const claimed = claimFile(inbox, name, join(staging, `${id}-${name}`), { claimId: id, extension: c.ext });
   if (claimed.status !== 'claimed') throw new Error(`claim: ${claimed.status}`);
   const file = claimed.file;
-  const ctx: IngestContext = { capabilities: db.capabilities, attempt: 1, fileState: new Map(), sqlType: (ty) => db.sqlType(ty), schema: { createTable: true }, logger };
+  const ctx: IngestContext = {
+    capabilities: db.capabilities,
+    attempt: 1,
+    fileState: new Map(),
+    sqlType: (ty) => db.sqlType(ty),
+    schema: { createTable: true },
+    logger,
+  };
   let rows = 0;
   try {
     rows = await pool.transaction(async (conn) => {
@@ -199,7 +216,12 @@ try {
   const setups: [string, HyperAdapter][] = [];
   for (const mode of MODES) {
     const database = join(root, `${mode}.hyper`);
-    setups.push([mode, mode === 'embedded' ? createHyperAdapter({ database, logger: silentLogger }) : createHyperAdapter({ endpoint: server!.endpoint, database, endpointReadsFiles: 'yes', logger: silentLogger })]);
+    setups.push([
+      mode,
+      mode === 'embedded'
+        ? createHyperAdapter({ database, logger: silentLogger })
+        : createHyperAdapter({ endpoint: server!.endpoint, database, endpointReadsFiles: 'yes', logger: silentLogger }),
+    ]);
   }
   const dataDir = join(root, 'data');
   await mkdir(dataDir);
@@ -244,17 +266,33 @@ try {
         }
         const mb = (await stat(path)).size / 1e6;
         console.log(
-          `| ${c.name} | ${mb.toFixed(1)} | ${mode} | ${spread(own)} | ${spread(fresh)} | ${(median(own) / median(fresh)).toFixed(2)}× | ${spread(existing)} | ${(median(own) / median(existing)).toFixed(2)}× |`,
+          `| ${c.name} | ${mb.toFixed(1)} | ${mode} | ${spread(own)} | ${spread(fresh)} ` +
+            `| ${(median(own) / median(fresh)).toFixed(2)}× | ${spread(existing)} ` +
+            `| ${(median(own) / median(existing)).toFixed(2)}× |`,
         );
         const { load: times, commit } = await serverTimes(logDir);
         const inServer = (names: readonly string[]) => spread(names.map((t) => times.get(t) ?? NaN));
         const commits = (names: readonly string[]) => spread(names.map((t) => commit.get(t) ?? NaN));
-        console.log(`|  | | ${mode}, in hyperd (query log: the load statement) | ${inServer(tables.own)} | ${inServer(tables.fresh)} | | ${inServer(tables.existing)} | |`);
+        console.log(
+          `|  | | ${mode}, in hyperd (query log: the load statement) | ${inServer(tables.own)} | ${inServer(tables.fresh)} ` +
+            `| | ${inServer(tables.existing)} | |`,
+        );
         // What hyperwatch adds around hyperd's statement, run by run: less moved by the machine's load than the totals.
-        const outside = (runs: readonly number[], names: readonly string[]) => spread(runs.map((ms, k) => ms - (times.get(names[k]!) ?? NaN)));
-        console.log(`|  | | ${mode}, outside the load statement | ${outside(own, tables.own)} | ${outside(fresh, tables.fresh)} | | ${outside(existing, tables.existing)} | |`);
-        console.log(`|  | | ${mode}, commit in hyperd (own: inside its statement; hyperwatch: its COMMIT) | ${commits(tables.own)} | ${commits(tables.fresh)} | | ${commits(tables.existing)} | |`);
-        if (TRACE) console.log(`  runs: own ${own.map((x) => x.toFixed(0)).join(' ')}; fresh ${fresh.map((x) => x.toFixed(0)).join(' ')}; existing ${existing.map((x) => x.toFixed(0)).join(' ')}`);
+        const outside = (runs: readonly number[], names: readonly string[]) =>
+          spread(runs.map((ms, k) => ms - (times.get(names[k]!) ?? NaN)));
+        console.log(
+          `|  | | ${mode}, outside the load statement | ${outside(own, tables.own)} | ${outside(fresh, tables.fresh)} | ` +
+            `| ${outside(existing, tables.existing)} | |`,
+        );
+        console.log(
+          `|  | | ${mode}, commit in hyperd (own: inside its statement; hyperwatch: its COMMIT) | ${commits(tables.own)} ` +
+            `| ${commits(tables.fresh)} | | ${commits(tables.existing)} | |`,
+        );
+        if (TRACE)
+          console.log(
+            `  runs: own ${own.map((x) => x.toFixed(0)).join(' ')}; fresh ${fresh.map((x) => x.toFixed(0)).join(' ')}; ` +
+              `existing ${existing.map((x) => x.toFixed(0)).join(' ')}`,
+          );
       }
     } finally {
       await pool.close();

@@ -132,5 +132,9 @@ if (!json) {
 for (const name of wanted) {
   const r = await measure(name, factories[name]!, samples);
   if (json) console.log(JSON.stringify(r));
-  else console.log(`| ${r.runtime} | ${r.adapter}${r.adapter === 'poll' ? ` (${POLL_INTERVAL_MS} ms)` : ''} | ${r.samples} | ${ms(r.p50)} | ${ms(r.p95)} | ${ms(r.max)} | ${r.lost}${r.error ? ` (${r.error})` : ''} |`);
+  else
+    console.log(
+      `| ${r.runtime} | ${r.adapter}${r.adapter === 'poll' ? ` (${POLL_INTERVAL_MS} ms)` : ''} | ${r.samples} ` +
+        `| ${ms(r.p50)} | ${ms(r.p95)} | ${ms(r.max)} | ${r.lost}${r.error ? ` (${r.error})` : ''} |`,
+    );
 }

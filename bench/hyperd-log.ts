@@ -24,12 +24,19 @@ const dir = process.argv[2];
 if (!dir) throw new Error('usage: bench/hyperd-log.ts DIR (the folder HYPERWATCH_BENCH_HYPERD_LOG named)');
 
 const queries: Query[] = [];
-for (const name of readdirSync(dir).filter((n) => n.endsWith('.log')).sort()) {
+for (const name of readdirSync(dir)
+  .filter((n) => n.endsWith('.log'))
+  .sort()) {
   for (const line of readFileSync(join(dir, name), 'utf8').split('\n')) {
     if (!line.includes('"query-end"')) continue;
     const entry = JSON.parse(line) as { sess?: string; v: { elapsed?: number; 'commit-time'?: number; 'query-trunc'?: string } };
     if (entry.v.elapsed === undefined || !entry.sess) continue;
-    queries.push({ session: entry.sess, ms: entry.v.elapsed * 1000, commitMs: (entry.v['commit-time'] ?? 0) * 1000, text: entry.v['query-trunc'] ?? '' });
+    queries.push({
+      session: entry.sess,
+      ms: entry.v.elapsed * 1000,
+      commitMs: (entry.v['commit-time'] ?? 0) * 1000,
+      text: entry.v['query-trunc'] ?? '',
+    });
   }
 }
 
@@ -59,7 +66,11 @@ const rowFor = (key: string): Row => {
 };
 const bySession = new Map<string, Query[]>();
 for (const q of queries) bySession.set(q.session, [...(bySession.get(q.session) ?? []), q]);
-const fileKey = (path: string) => path.replace(/^.*\//, '').replace(/^[^~]*~/, '').replace(/-\d+(\.[a-z]+)$/, '$1');
+const fileKey = (path: string) =>
+  path
+    .replace(/^.*\//, '')
+    .replace(/^[^~]*~/, '')
+    .replace(/-\d+(\.[a-z]+)$/, '$1');
 for (const qs of bySession.values()) {
   const loads = qs.map((q, i) => [i, loadOf(q)] as const).filter(([, m]) => m !== null);
   for (const [n, [i, m]] of loads.entries()) {
@@ -87,12 +98,18 @@ const median = (xs: readonly number[]) => {
   return s.length ? s[Math.floor((s.length - 1) / 2)]! : Number.NaN;
 };
 const f = (v: number) => (Number.isFinite(v) ? v.toFixed(0) : '—');
-console.log('| file (staged name) | table | runs | hyperwatch load stmt | fence + ledger row | COMMIT | hyperd own load stmt (fastest kind) | of which its commit |');
+console.log(
+  '| file (staged name) | table | runs | hyperwatch load stmt | fence + ledger row | COMMIT | hyperd own load stmt (fastest ' +
+    'kind) | of which its commit |',
+);
 console.log('|---|---|---|---|---|---|---|---|');
 for (const [key, r] of [...rows].sort()) {
   if (!r.hw.length) continue;
   const [file, state] = key.split(' | ');
   const ownBest = r.own.size ? [...r.own].map(([k, v]) => [k, median(v)] as const).sort((a, b) => a[1] - b[1])[0] : undefined;
   const ownCommit = ownBest ? median(r.ownCommit.get(ownBest[0])!) : Number.NaN;
-  console.log(`| ${file} | ${state} | ${r.hw.length} | ${f(median(r.hw))} | ${f(median(r.rest))} | ${f(median(r.commit))} | ${ownBest ? `${f(ownBest[1])} (${ownBest[0]})` : '—'} | ${f(ownCommit)} |`);
+  console.log(
+    `| ${file} | ${state} | ${r.hw.length} | ${f(median(r.hw))} | ${f(median(r.rest))} | ${f(median(r.commit))} ` +
+      `| ${ownBest ? `${f(ownBest[1])} (${ownBest[0]})` : '—'} | ${f(ownCommit)} |`,
+  );
 }

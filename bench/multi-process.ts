@@ -49,7 +49,12 @@ interface Target {
 }
 
 async function target(label: string, flags: string[], serverPid: number | undefined, stop: () => Promise<void>): Promise<Target> {
-  const db = createDbAdapter({ adapter: arg2(flags, 'adapter'), url: arg2(flags, 'url'), endpoint: arg2(flags, 'endpoint'), database: arg2(flags, 'database') });
+  const db = createDbAdapter({
+    adapter: arg2(flags, 'adapter'),
+    url: arg2(flags, 'url'),
+    endpoint: arg2(flags, 'endpoint'),
+    database: arg2(flags, 'database'),
+  });
   const pool = await db.openPool({ maxConnections: 1 });
   return { label, flags, db, pool, serverPid, stop };
 }
@@ -71,14 +76,21 @@ async function targets(): Promise<Target[]> {
   const hyperd = await startStandaloneHyperd({ user: 'hyperwatch', logDir });
   return [
     await target('PostgreSQL', ['--adapter', 'postgres', '--url', pg.url], pgPid, () => pg.stop()),
-    await target('shared hyperd', ['--endpoint', `127.0.0.1:${hyperd.port}`, '--database', join(root, 'bench.hyper')], hyperd.child.pid, () => hyperd.stop()),
+    await target(
+      'shared hyperd',
+      ['--endpoint', `127.0.0.1:${hyperd.port}`, '--database', join(root, 'bench.hyper')],
+      hyperd.child.pid,
+      () => hyperd.stop(),
+    ),
   ];
 }
 
 /** utime + stime of a process, in seconds (Linux); 0 when it is gone or /proc is missing. */
 function cpuOf(pid: number): number {
   try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /, '').split(' ');
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8')
+      .replace(/^.*\) /, '')
+      .split(' ');
     return (Number(fields[11]) + Number(fields[12])) / 100;
   } catch {
     return 0;
@@ -92,7 +104,11 @@ function serverCpu(pid: number | undefined): number {
   for (const name of safeList('/proc')) {
     if (!/^\d+$/.test(name)) continue;
     try {
-      const ppid = Number(readFileSync(`/proc/${name}/stat`, 'utf8').replace(/^.*\) /, '').split(' ')[1]);
+      const ppid = Number(
+        readFileSync(`/proc/${name}/stat`, 'utf8')
+          .replace(/^.*\) /, '')
+          .split(' ')[1],
+      );
       if (ppid === pid) total += cpuOf(Number(name));
     } catch {
       // gone meanwhile
@@ -148,11 +164,21 @@ async function run(t: Target, n: number, round: number): Promise<Result> {
   await mkdir(dir);
   const table = `bench_multi_${n}_${Date.now()}`;
   const children: ChildProcess[] = Array.from({ length: n }, () =>
-    spawn(process.execPath, ['--import', 'tsx', bin, 'watch', dir, '--table', table, '--quiet', ...t.flags], { stdio: ['ignore', 'ignore', 'pipe'] }),
+    spawn(process.execPath, ['--import', 'tsx', bin, 'watch', dir, '--table', table, '--quiet', ...t.flags], {
+      stdio: ['ignore', 'ignore', 'pipe'],
+    }),
   );
-  // Started: each has its lease (a row in hyperwatch_leases for this directory).
+  // Started: each has its lease (a row in hyperwatch_internal.leases for this directory).
   const deadline = Date.now() + 60_000;
-  while (Number((await t.pool.query<{ n: unknown }>(`SELECT COUNT(*) AS n FROM hyperwatch_leases WHERE directory = '${dir}'`).catch(() => [{ n: 0 }]))[0]!.n) !== n) {
+  while (
+    Number(
+      (
+        await t.pool
+          .query<{ n: unknown }>(`SELECT COUNT(*) AS n FROM hyperwatch_internal.leases WHERE directory = '${dir}'`)
+          .catch(() => [{ n: 0 }])
+      )[0]!.n,
+    ) !== n
+  ) {
     if (Date.now() > deadline) throw new Error(`the ${n} processes did not start within 60 s`);
     await new Promise((r) => setTimeout(r, 100));
   }
@@ -176,7 +202,17 @@ async function run(t: Target, n: number, round: number): Promise<Result> {
   await Promise.all(children.map((c) => new Promise((r) => (c.exitCode !== null ? r(undefined) : c.once('exit', r)))));
   await rm(dir, { recursive: true, force: true });
   const machineBusy = machine1.total > machine0.total ? (machine1.busy - machine0.busy) / (machine1.total - machine0.total) : 0;
-  return { database: t.label, round, processes: n, seconds, filesPerSecond: files / seconds, rowsPerSecond: (files * rows) / seconds, watcherCpu, serverCpu: server, machineBusy };
+  return {
+    database: t.label,
+    round,
+    processes: n,
+    seconds,
+    filesPerSecond: files / seconds,
+    rowsPerSecond: (files * rows) / seconds,
+    watcherCpu,
+    serverCpu: server,
+    machineBusy,
+  };
 }
 
 const all = await targets();
@@ -210,7 +246,9 @@ if (!process.argv.includes('--json')) {
       const rs = results.filter((r) => r.database === t.label && r.processes === n);
       const fps = rs.map((r) => r.filesPerSecond);
       console.log(
-        `| ${t.label} | ${n} | ${Math.round(median(fps))} [${Math.round(Math.min(...fps))}-${Math.round(Math.max(...fps))}] | ${Math.round(median(rs.map((r) => r.rowsPerSecond)))} | ${median(rs.map((r) => r.watcherCpu)).toFixed(1)} | ${median(rs.map((r) => r.serverCpu)).toFixed(1)} | ${Math.round(100 * median(rs.map((r) => r.machineBusy)))}% |`,
+        `| ${t.label} | ${n} | ${Math.round(median(fps))} [${Math.round(Math.min(...fps))}-${Math.round(Math.max(...fps))}] ` +
+          `| ${Math.round(median(rs.map((r) => r.rowsPerSecond)))} | ${median(rs.map((r) => r.watcherCpu)).toFixed(1)} ` +
+          `| ${median(rs.map((r) => r.serverCpu)).toFixed(1)} | ${Math.round(100 * median(rs.map((r) => r.machineBusy)))}% |`,
       );
     }
   }

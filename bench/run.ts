@@ -29,14 +29,35 @@ import { gzipFile, writeRows, type Written } from './lib/data.ts';
 import { formatFilters, ownFiles, runFormatWorkloads } from './lib/format-run.ts';
 import type { FormatCase } from './lib/format-set.ts';
 import { now, type Summary, summarize } from './lib/measure.ts';
-import { type BacklogFigure, type BenchResult, evaluateTargets, type Figure, type Latency, type MemoryFigure, renderText, writeReport } from './lib/report.ts';
+import {
+  type BacklogFigure,
+  type BenchResult,
+  evaluateTargets,
+  type Figure,
+  type Latency,
+  type MemoryFigure,
+  renderText,
+  writeReport,
+} from './lib/report.ts';
 import { createDatabase, dropTable, freshTable, startServer, withSession } from './lib/server.ts';
 import { backlog as backlogWorkload, flood, trickle } from './lib/small-files.ts';
 import { runWatcher } from './lib/watch-run.ts';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const repo = resolve(here, '..');
-const WORKLOADS = ['csv', 'csv-source', 'csv-gz', 'parquet', 'arrow', 'files-own', 'files-other', 'flood', 'trickle', 'memory', 'backlog'] as const;
+const WORKLOADS = [
+  'csv',
+  'csv-source',
+  'csv-gz',
+  'parquet',
+  'arrow',
+  'files-own',
+  'files-other',
+  'flood',
+  'trickle',
+  'memory',
+  'backlog',
+] as const;
 type Workload = (typeof WORKLOADS)[number];
 
 const { values: args } = parseArgs({
@@ -88,7 +109,11 @@ function checkSpace(dir: string): void {
   const { bavail, bsize } = statfsSync(dir);
   const free = bavail * bsize;
   const need = (only.has('memory') ? 2 * sizes.bigBytes : 0) + 1024 ** 3;
-  if (free < need) throw new Error(`${dir} has ${(free / 1024 ** 3).toFixed(1)} GB free; this run needs about ${(need / 1024 ** 3).toFixed(1)} GB (use --tmp, --big-mb or --quick)`);
+  if (free < need)
+    throw new Error(
+      `${dir} has ${(free / 1024 ** 3).toFixed(1)} GB free; this run needs about ${(need / 1024 ** 3).toFixed(1)} GB (use ` +
+        `--tmp, --big-mb or --quick)`,
+    );
 }
 
 const loadAverage = () => os.loadavg().map((v) => Math.round(v * 100) / 100);
@@ -151,7 +176,10 @@ async function main(): Promise<void> {
       writeFileSync(arrowPath, tableToIPC(tableFromIPC(readFileSync(arrowStreamPath)), 'file'));
       datasets.parquet = { rows: csv.rows, bytes: (await stat(parquetPath)).size };
       datasets.arrow = { rows: csv.rows, bytes: (await stat(arrowPath)).size };
-      log(`generated Parquet (${(datasets.parquet.bytes / 1e6).toFixed(1)} MB) and Arrow IPC (${(datasets.arrow.bytes / 1e6).toFixed(1)} MB) in ${((now() - t) / 1000).toFixed(1)} s`);
+      log(
+        `generated Parquet (${(datasets.parquet.bytes / 1e6).toFixed(1)} MB) and Arrow IPC ` +
+          `(${(datasets.arrow.bytes / 1e6).toFixed(1)} MB) in ${((now() - t) / 1000).toFixed(1)} s`,
+      );
     }
 
     // ---- helpers ------------------------------------------------------------------------------
@@ -187,7 +215,16 @@ async function main(): Promise<void> {
     }
 
     /** One single-file workload: the raw loads and hyperwatch, interleaved run by run. */
-    async function singleFile(workload: string, file: string, rows: number, bytes: number, ext: string, baselines: readonly (readonly [Baseline, string])[], referenceSeconds?: number, variant?: Variant) {
+    async function singleFile(
+      workload: string,
+      file: string,
+      rows: number,
+      bytes: number,
+      ext: string,
+      baselines: readonly (readonly [Baseline, string])[],
+      referenceSeconds?: number,
+      variant?: Variant,
+    ) {
       const raw = new Map<string, number[]>(baselines.map(([b]) => [b.name, []]));
       const hw: number[] = [];
       const gone: number[] = [];
@@ -208,9 +245,25 @@ async function main(): Promise<void> {
         gone.push(one.gone);
         peak = Math.max(peak, one.run.done.peakRssMb);
         hyperdPeak = Math.max(hyperdPeak, one.run.hyperdPeakRssMb);
-        log(`${workload} run ${r + 1}: hyperwatch ${one.seconds.toFixed(3)} s (files gone ${one.gone.toFixed(3)} s, RSS ${one.run.done.peakRssMb.toFixed(0)} MB)${one.ok ? '' : ' WRONG'}`);
+        log(
+          `${workload} run ${r + 1}: hyperwatch ${one.seconds.toFixed(3)} s (files gone ${one.gone.toFixed(3)} s, ` +
+            `RSS ${one.run.done.peakRssMb.toFixed(0)} MB)${one.ok ? '' : ' WRONG'}`,
+        );
       }
-      figures.push({ workload, method: 'hyperwatch', kind: 'hyperwatch', seconds: seconds(hw), runs: hw, goneSeconds: seconds(gone), rows, bytes, peakRssMb: peak, hyperdPeakRssMb: hyperdPeak, verified, ...(referenceSeconds ? { referenceSeconds } : {}) });
+      figures.push({
+        workload,
+        method: 'hyperwatch',
+        kind: 'hyperwatch',
+        seconds: seconds(hw),
+        runs: hw,
+        goneSeconds: seconds(gone),
+        rows,
+        bytes,
+        peakRssMb: peak,
+        hyperdPeakRssMb: hyperdPeak,
+        verified,
+        ...(referenceSeconds ? { referenceSeconds } : {}),
+      });
       for (const [baseline] of baselines) {
         const runs = raw.get(baseline.name)!;
         figures.push({ workload, method: baseline.name, kind: 'raw', seconds: seconds(runs), runs, rows, bytes, note: baseline.how });
@@ -219,17 +272,34 @@ async function main(): Promise<void> {
 
     // ---- single big files ---------------------------------------------------------------------
     if (only.has('csv')) {
-      await singleFile('CSV 1 file', csv.path, csv.rows, csv.bytes, '.csv', [
-        [serverCopy, csv.path],
-        [clientCopy, csv.path],
-        [psqlCopy, csv.path],
-      ], REFERENCE.bulkCsvSeconds.persistent);
+      await singleFile(
+        'CSV 1 file',
+        csv.path,
+        csv.rows,
+        csv.bytes,
+        '.csv',
+        [
+          [serverCopy, csv.path],
+          [clientCopy, csv.path],
+          [psqlCopy, csv.path],
+        ],
+        REFERENCE.bulkCsvSeconds.persistent,
+      );
       figures.push(reference('CSV 1 file', 'reference, persistent .hyper', REFERENCE.bulkCsvSeconds.persistent, { rows: REFERENCE.rows }));
       figures.push(reference('CSV 1 file', 'reference, scratch db', REFERENCE.bulkCsvSeconds.scratch, { rows: REFERENCE.rows }));
     }
     if (only.has('csv-source')) {
       // The same file with a source column: every row also gets the file's name.
-      await singleFile('CSV 1 file, source column', csv.path, csv.rows, csv.bytes, '.csv', [[serverCopy, csv.path]], undefined, SOURCE_COLUMN);
+      await singleFile(
+        'CSV 1 file, source column',
+        csv.path,
+        csv.rows,
+        csv.bytes,
+        '.csv',
+        [[serverCopy, csv.path]],
+        undefined,
+        SOURCE_COLUMN,
+      );
     }
     if (only.has('csv-gz')) {
       // The same rows gzip-compressed; hyperd reads a .csv.gz itself (the fastest way it has).
@@ -240,11 +310,27 @@ async function main(): Promise<void> {
       await singleFile('CSV.gz 1 file', gz.path, csv.rows, gz.bytes, '.csv.gz', [[serverCopyGzip, gz.path]]);
     }
     if (only.has('parquet')) {
-      await singleFile('Parquet 1 file', parquetPath, csv.rows, datasets.parquet!.bytes, '.parquet', [[parquetExternal, parquetPath]], REFERENCE.parquetSeconds);
+      await singleFile(
+        'Parquet 1 file',
+        parquetPath,
+        csv.rows,
+        datasets.parquet!.bytes,
+        '.parquet',
+        [[parquetExternal, parquetPath]],
+        REFERENCE.parquetSeconds,
+      );
       figures.push(reference('Parquet 1 file', 'reference, scratch db', REFERENCE.parquetSeconds, { rows: REFERENCE.rows }));
     }
     if (only.has('arrow')) {
-      await singleFile('Arrow IPC 1 file', arrowPath, csv.rows, datasets.arrow!.bytes, '.arrow', [[arrowStreamCopy, arrowStreamPath]], REFERENCE.arrowSeconds);
+      await singleFile(
+        'Arrow IPC 1 file',
+        arrowPath,
+        csv.rows,
+        datasets.arrow!.bytes,
+        '.arrow',
+        [[arrowStreamCopy, arrowStreamPath]],
+        REFERENCE.arrowSeconds,
+      );
       figures.push(reference('Arrow IPC 1 file', 'reference, scratch db', REFERENCE.arrowSeconds, { rows: REFERENCE.rows }));
     }
 
@@ -268,23 +354,45 @@ async function main(): Promise<void> {
     if (only.has('memory')) {
       const mb = Math.round(sizes.bigBytes / 1024 / 1024);
       const size = mb >= 1024 ? `${(mb / 1024).toFixed(mb % 1024 ? 1 : 0)} GB` : `${mb} MB`;
-      if (mode === 'quick' || sizes.bigBytes < SIZES.full.bigBytes) notes.push(`memory workloads used ${size} files, not the 2 GB of the full run`);
-      for (const [format, ext] of [['csv', '.csv'], ['jsonl', '.jsonl']] as const) {
+      if (mode === 'quick' || sizes.bigBytes < SIZES.full.bigBytes)
+        notes.push(`memory workloads used ${size} files, not the 2 GB of the full run`);
+      for (const [format, ext] of [
+        ['csv', '.csv'],
+        ['jsonl', '.jsonl'],
+      ] as const) {
         t = now();
         const big = await writeRows(join(dataDir, `big${ext}`), format, { bytes: sizes.bigBytes }, SEED + 1, { distinct: 65536 });
         log(`generated ${big.path}: ${big.rows} rows, ${(big.bytes / 1e6).toFixed(0)} MB in ${((now() - t) / 1000).toFixed(1)} s`);
         const one = await watchOneFile(big, `big${ext}`, Math.max(600_000, (big.bytes / 2e6) * 1000));
         await rm(big.path, { force: true });
         const workload = `${format === 'csv' ? 'CSV' : 'JSON lines'} ${size}`;
-        figures.push({ workload, method: 'hyperwatch', kind: 'hyperwatch', seconds: single(one.seconds), runs: [one.seconds], goneSeconds: single(one.gone), rows: big.rows, bytes: big.bytes, peakRssMb: one.run.done.peakRssMb, hyperdPeakRssMb: one.run.hyperdPeakRssMb, verified: one.ok, rssSeriesMb: thin(one.run.rssSeries) });
+        figures.push({
+          workload,
+          method: 'hyperwatch',
+          kind: 'hyperwatch',
+          seconds: single(one.seconds),
+          runs: [one.seconds],
+          goneSeconds: single(one.gone),
+          rows: big.rows,
+          bytes: big.bytes,
+          peakRssMb: one.run.done.peakRssMb,
+          hyperdPeakRssMb: one.run.hyperdPeakRssMb,
+          verified: one.ok,
+          rssSeriesMb: thin(one.run.rssSeries),
+        });
         memory.push({ name: workload, peakRssMb: one.run.done.peakRssMb });
-        log(`${workload}: ${one.seconds.toFixed(1)} s, ${(big.bytes / 1e6 / one.seconds).toFixed(0)} MB/s, peak RSS ${one.run.done.peakRssMb.toFixed(0)} MB (hyperd ${one.run.hyperdPeakRssMb.toFixed(0)} MB)${one.ok ? '' : ' WRONG'}`);
+        log(
+          `${workload}: ${one.seconds.toFixed(1)} s, ${(big.bytes / 1e6 / one.seconds).toFixed(0)} MB/s, peak ` +
+            `RSS ${one.run.done.peakRssMb.toFixed(0)} MB (hyperd ${one.run.hyperdPeakRssMb.toFixed(0)} ` +
+            `MB)${one.ok ? '' : ' WRONG'}`,
+        );
       }
     }
 
     // ---- memory: backlog at start ---------------------------------------------------------------
     if (only.has('backlog')) {
-      if (mode === 'quick' || sizes.backlogLarge < SIZES.full.backlogLarge) notes.push(`backlog workloads used ${sizes.backlogSmall} and ${sizes.backlogLarge} files, not 10,000 and 100,000`);
+      if (mode === 'quick' || sizes.backlogLarge < SIZES.full.backlogLarge)
+        notes.push(`backlog workloads used ${sizes.backlogSmall} and ${sizes.backlogLarge} files, not 10,000 and 100,000`);
       const swept = await backlogWorkload(ctx);
       figures.push(...swept.figures);
       backlog = swept.backlog;
@@ -330,7 +438,16 @@ if (args.report) {
   // are evaluated again from the saved figures, so a change in how they are shown applies.
   const saved = JSON.parse(readFileSync(args.report, 'utf8')) as BenchResult;
   const result: BenchResult = saved.memory
-    ? { ...saved, targets: evaluateTargets({ figures: saved.figures, ...(saved.latency ? { latency: saved.latency } : {}), memory: saved.memory, ...(saved.backlog ? { backlog: saved.backlog } : {}), ...(saved.formatCases ? { formatCases: saved.formatCases } : {}) }) }
+    ? {
+        ...saved,
+        targets: evaluateTargets({
+          figures: saved.figures,
+          ...(saved.latency ? { latency: saved.latency } : {}),
+          memory: saved.memory,
+          ...(saved.backlog ? { backlog: saved.backlog } : {}),
+          ...(saved.formatCases ? { formatCases: saved.formatCases } : {}),
+        }),
+      }
     : saved;
   console.log(renderText(result));
   writeReport(result, args.out ? outDir : dirname(resolve(args.report)));

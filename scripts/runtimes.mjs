@@ -82,7 +82,10 @@ function bunCandidates(modulesDir) {
   const main = packageDir('bun', root);
   const from = main ? join(main, 'package.json') : root;
   const names = [`@oven/bun-${os}-${arch}${abi}`, `@oven/bun-${os}-${arch}${abi}-baseline`];
-  const platform = names.map((n) => packageDir(n, from)).filter(Boolean).map((d) => join(d, exe));
+  const platform = names
+    .map((n) => packageDir(n, from))
+    .filter(Boolean)
+    .map((d) => join(d, exe));
   return [...platform, main && join(main, 'bin', 'bun.exe')];
 }
 

@@ -21,7 +21,14 @@ import { isAbsolute, join, resolve } from 'node:path';
 import process from 'node:process';
 import { findRuntime, ROOT, RUNTIMES, versionOf } from './runtimes.mjs';
 
-const DEFAULT_FILES = ['test/watcher.test.ts', 'test/contract.test.ts', 'test/adapter-hyper.test.ts', 'test/fs-adapters.test.ts', 'test/drop.test.ts'];
+const DEFAULT_FILES = [
+  'test/watcher.test.ts',
+  'test/contract.test.ts',
+  'test/adapter-hyper.test.ts',
+  'test/fs-adapters.test.ts',
+  'test/drop.test.ts',
+  'test/tableau-role.test.ts',
+];
 const TIMEOUT_MS = 15 * 60 * 1000;
 
 /**
@@ -103,7 +110,8 @@ function run(runtime) {
     const found = findRuntime(runtime, modulesDir);
     if (found.error) return done({ runtime, ok: false, reason: found.error });
     const version = versionOf(found.path);
-    if (!version) return done({ runtime, ok: false, reason: `${found.path} --version failed (a placeholder left by a skipped install script?)` });
+    if (!version)
+      return done({ runtime, ok: false, reason: `${found.path} --version failed (a placeholder left by a skipped install script?)` });
     const excluded = NOT_RUNNABLE[runtime] ?? {};
     const runnable = files.filter((f) => !(f in excluded));
     const notRun = files.filter((f) => f in excluded).map((f) => `${f}: ${excluded[f]}`);
@@ -153,7 +161,8 @@ function run(runtime) {
       const reasons = [];
       if (timedOut) reasons.push(`timed out after ${TIMEOUT_MS / 60000} min`);
       else if (code !== 0) reasons.push(signal ? `killed by ${signal}` : `tests failed (exit code ${code})`);
-      if (leftovers.length > 0) reasons.push(`left ${leftovers.length} process(es) running: ${leftovers.map((p) => `${p.pid} ${p.cmd}`).join('; ')}`);
+      if (leftovers.length > 0)
+        reasons.push(`left ${leftovers.length} process(es) running: ${leftovers.map((p) => `${p.pid} ${p.cmd}`).join('; ')}`);
       done({ runtime, ok: reasons.length === 0, version, seconds, notRun, reason: reasons.join('; ') || undefined });
     });
   });

@@ -4,23 +4,16 @@
  */
 import { realpath, stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import { csvDelimiterProblem, defaultFsAdapter, encodingProblem, watcherDb, watcherPlugins } from './compose.ts';
-import { ON_SUCCESS, resolveOptions, type WatchOptions } from './options.ts';
+import { csvDialectOf, defaultFsAdapter, watcherDb, watcherPlugins } from './compose.ts';
+import { resolveOptions, WatchConfigError, type WatchOptions } from './options.ts';
 import { defaultRegistry, type WatcherRegistry } from './registry.ts';
-import { parseTableName } from './sql.ts';
-import { linkWaitingFor, type WatcherStats } from './stats.ts';
-import { checkSourceColumns } from './source-columns.ts';
-import { SCHEMA_EVOLUTIONS, type TableName } from './types.ts';
+import { parseTableName } from './columns/sql.ts';
+import { linkWaitingFor, type WatcherStats } from './observe/stats.ts';
+import type { TableName } from './types.ts';
 import { archiveDirProblem } from './watcher/archive.ts';
 import { WatcherHandle, type WatchSummary } from './watcher/handle.ts';
 
-export class WatchConfigError extends Error {
-  readonly code = 'WATCH_CONFIG';
-  constructor(message: string) {
-    super(message);
-    this.name = 'WatchConfigError';
-  }
-}
+export { WatchConfigError };
 
 async function realDirectory(dir: string): Promise<string> {
   let real: string;
@@ -45,27 +38,16 @@ function tableOf(table: string | TableName): TableName {
  * its initial sweep is done.
  */
 export async function openWatcher(dir: string, table: string | TableName, options: WatchOptions = {}): Promise<WatcherHandle> {
+  // Every setting is checked here (a bad one: WatchConfigError naming it), before anything starts.
   const resolved = resolveOptions(options);
   const target = tableOf(table);
-  if (options.schemaEvolution !== undefined && !(SCHEMA_EVOLUTIONS as readonly string[]).includes(options.schemaEvolution)) {
-    throw new WatchConfigError(`schemaEvolution is ${JSON.stringify(options.schemaEvolution)}; use 'fail' or 'addColumns'`);
-  }
-  const sources = checkSourceColumns(options.sourceColumns);
-  if (sources.isErr()) throw new WatchConfigError(`sourceColumns: ${sources.error}`);
-  const delimiterProblem = options.csvDelimiter === undefined ? undefined : csvDelimiterProblem(options.csvDelimiter);
-  if (delimiterProblem) throw new WatchConfigError(`csvDelimiter ${delimiterProblem}`);
-  const charsetProblem = options.encoding === undefined ? undefined : encodingProblem(options.encoding);
-  if (charsetProblem) throw new WatchConfigError(`encoding: ${charsetProblem}`);
   const plugins = watcherPlugins(options.plugins ?? [], {
     compression: resolved.compression,
     maxDecompressedBytes: resolved.maxDecompressedBytes,
-    csvDelimiter: options.csvDelimiter,
+    csv: csvDialectOf(options),
     encoding: options.encoding,
   });
   const real = await realDirectory(dir);
-  if (options.onSuccess !== undefined && !(ON_SUCCESS as readonly string[]).includes(options.onSuccess)) {
-    throw new WatchConfigError(`onSuccess is ${JSON.stringify(options.onSuccess)}; use 'delete' or 'archive'`);
-  }
   const archiveProblem = resolved.onSuccess === 'archive' ? archiveDirProblem(real, resolved.archiveDir) : undefined;
   if (archiveProblem) throw new WatchConfigError(`${archiveProblem}; give a folder of its own, e.g. ${JSON.stringify('archive')}`);
   const registry = options.registry ?? defaultRegistry;

@@ -1,3 +1,5 @@
+import type { TableName } from './types/tables.ts';
+
 /** Suffix of the sentinel file: `orders.csv` is ready once `orders.csv.ready` exists. */
 export const READY_SUFFIX = '.ready';
 
@@ -44,14 +46,33 @@ export const SESSIONS_DIR = `${STATE_DIR}/sessions`;
 /** Suffix of the JSON report written next to a failed file. */
 export const ERROR_SUFFIX = '.error';
 
-/** Name of the ledger table: one row per committed file, written in the file's transaction. */
-export const LEDGER_TABLE = 'hyperwatch_ingest_log';
+/**
+ * The schema of hyperwatch's own tables, apart from the user's: a `.hyper` file that Tableau
+ * publishes holds the user's table alone in its schema (Tableau Server up to 2021.3 takes only a
+ * single-table extract). Not `hyperwatch`: the default search path, `"$user", public`, puts a
+ * schema named like the role first, and `hyperwatch` is the role of the embedded hyperd's files
+ * so far (and a likely PostgreSQL role): every unqualified `CREATE TABLE` that role ran (in
+ * `hyperwatch query`, psql, a script) would land among these tables instead of in `public`.
+ */
+export const OWN_SCHEMA = 'hyperwatch_internal';
 
-/** Name of the lease table: one row per running watcher process (see lease.ts). */
-export const LEASE_TABLE = 'hyperwatch_leases';
+/** The ledger table: one row per committed file, written in the file's transaction. */
+export const LEDGER_TABLE: TableName = { schema: OWN_SCHEMA, name: 'ingest_log' };
 
-/** Name of the fence table: a few rows per process, updated by each of its file transactions. */
-export const FENCE_TABLE = 'hyperwatch_fences';
+/** The lease table: one row per running watcher process (see lease.ts). */
+export const LEASE_TABLE: TableName = { schema: OWN_SCHEMA, name: 'leases' };
+
+/** The fence table: a few rows per process, updated by each of its file transactions. */
+export const FENCE_TABLE: TableName = { schema: OWN_SCHEMA, name: 'fences' };
+
+/** Where versions before the schema of their own kept those three (moved at start: own-layout.ts). */
+export const OLD_LEDGER_TABLE: TableName = { schema: 'public', name: 'hyperwatch_ingest_log' };
+export const OLD_LEASE_TABLE: TableName = { schema: 'public', name: 'hyperwatch_leases' };
+export const OLD_FENCE_TABLE: TableName = { schema: 'public', name: 'hyperwatch_fences' };
 
 /** How long a process's lease lasts without a heartbeat before another may take its files over. */
 export const DEFAULT_LEASE_MS = 30_000;
+
+/** The orders of year, month and day a CSV date style (`dateStyle`) can say. */
+export const DATE_STYLES = ['YMD', 'DMY', 'MDY'] as const;
+export type DateStyle = (typeof DATE_STYLES)[number];

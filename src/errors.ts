@@ -123,7 +123,9 @@ export function isTransientSqlState(state: string): boolean {
 function isCatalogRace(state: string, error: unknown): boolean {
   if (state === '42P06' || state === '42710') return true;
   if (state !== '23505') return false;
-  return /pg_type_typname_nsp_index|pg_class_relname_nsp_index|pg_namespace_nspname_index/.test(`${stringField(error, 'constraint_name') ?? ''} ${stringField(error, 'message') ?? ''}`);
+  return /pg_type_typname_nsp_index|pg_class_relname_nsp_index|pg_namespace_nspname_index/.test(
+    `${stringField(error, 'constraint_name') ?? ''} ${stringField(error, 'message') ?? ''}`,
+  );
 }
 
 /** `file: 'stdin' line:3 column:3` (Hyper's COPY errors) → line 3, column 3. */
@@ -138,7 +140,9 @@ export function parsePosition(detail: string | undefined): { line?: number; colu
 }
 
 const HINTS: Record<string, string> = {
-  '22': 'A value in the file does not fit its column type. Fix the value (or the column type) at the reported line and column, then replay the file.',
+  '22':
+    'A value in the file does not fit its column type. Fix the value (or the column type) at the reported line and column, ' +
+    'then replay the file.',
   '23': 'A value breaks a constraint of the table (e.g. NULL in a NOT NULL column). Fix the data, then replay the file.',
   '42': 'The file does not fit the table (unknown column or type). Align the file with the table, then replay the file.',
   '0A': 'The database does not support something this file needs.',
@@ -152,13 +156,23 @@ function lineInMessage(message: string): { line?: number } {
 /** Hints for a database error that says more than its SQLSTATE class (`HINTS`) would. */
 function specificHint(sqlState: string, message: string): string | undefined {
   if (sqlState === '22021') {
-    return 'The file is not UTF-8: spreadsheets save "CSV" in the system\'s code page (e.g. Windows-1252) unless told otherwise. Save it as "CSV UTF-8", or convert it (iconv -f WINDOWS-1252 -t UTF-8), then replay the file.';
+    return (
+      'The file is not UTF-8: spreadsheets save "CSV" in the system\'s code page (e.g. Windows-1252) unless told otherwise. ' +
+      'Save it as "CSV UTF-8", or convert it (iconv -f WINDOWS-1252 -t UTF-8), then replay the file.'
+    );
   }
   if (/carriage return character without line feed|unquoted carriage return/i.test(message)) {
-    return 'The file ends its lines with a carriage return alone (as old Mac spreadsheets save CSV): save it with Windows (CRLF) or Unix (LF) line endings, then replay the file.';
+    return (
+      'The file ends its lines with a carriage return alone (as old Mac spreadsheets save CSV): save it with Windows (CRLF) ' +
+      'or Unix (LF) line endings, then replay the file.'
+    );
   }
   if (/too many columns|extra data after last expected column|missing data for column|too few columns/i.test(message)) {
-    return 'A line has more or fewer fields than the header: a field holding the delimiter or a line break needs double quotes, and a file of another delimiter needs it set (--csv-delimiter, csvDelimiter). Fix the line (or the setting), then replay the file.';
+    return (
+      'A line has more or fewer fields than the header: a field holding the delimiter or a line break needs double quotes, ' +
+      'and a file of another delimiter needs it set (--csv-delimiter, csvDelimiter). Fix the line (or the setting), then ' +
+      'replay the file.'
+    );
   }
   return undefined;
 }
@@ -172,10 +186,16 @@ export function fromDbError(error: unknown, file?: string, sql?: string): Ingest
   const isSqlState = sqlState !== undefined && /^[0-9A-Z]{5}$/.test(sqlState);
   const base = { ...(file ? { file } : {}), ...(sql ? { sql } : {}), cause: error };
   if (sqlState && (TRANSIENT_CODES.has(sqlState) || (isSqlState && isTransientSqlState(sqlState)) || isCatalogRace(sqlState, error))) {
-    return ingestError('transient', isSqlState ? `DB_${sqlState}` : sqlState, message, 'The database was unavailable; the file stays claimed and is retried.', {
-      ...base,
-      ...(isSqlState ? { sqlState } : {}),
-    });
+    return ingestError(
+      'transient',
+      isSqlState ? `DB_${sqlState}` : sqlState,
+      message,
+      'The database was unavailable; the file stays claimed and is retried.',
+      {
+        ...base,
+        ...(isSqlState ? { sqlState } : {}),
+      },
+    );
   }
   if (isSqlState) {
     const klass = sqlState.slice(0, 2);
@@ -183,7 +203,12 @@ export function fromDbError(error: unknown, file?: string, sql?: string): Ingest
     const position = parsePosition(detail);
     // Hyper's detail names the staged path (`file: '.../staging/<id>~x.csv' line:2 column:3`):
     // the operator knows the file by its own name, so say where in it instead.
-    const where = position.line !== undefined ? ` (line ${position.line}${position.column !== undefined ? `, column ${position.column}` : ''})` : detail ? ` (${detail.trim()})` : '';
+    const where =
+      position.line !== undefined
+        ? ` (line ${position.line}${position.column !== undefined ? `, column ${position.column}` : ''})`
+        : detail
+          ? ` (${detail.trim()})`
+          : '';
     return ingestError(
       kind,
       `DB_${sqlState}`,
@@ -194,7 +219,13 @@ export function fromDbError(error: unknown, file?: string, sql?: string): Ingest
       { ...base, sqlState, ...lineInMessage(`${message} ${stringField(error, 'where') ?? ''}`), ...position },
     );
   }
-  return ingestError('io', sqlState ?? 'UNEXPECTED', message, 'Unexpected error while ingesting; see the message and the watcher log.', base);
+  return ingestError(
+    'io',
+    sqlState ?? 'UNEXPECTED',
+    message,
+    'Unexpected error while ingesting; see the message and the watcher log.',
+    base,
+  );
 }
 
 /** JSON form of an error for `.error` files, stats and logs: everything but the raw cause. */

@@ -12,7 +12,10 @@ export function defineIngester<P extends IngesterPlugin>(plugin: P): P {
 
 export class DuplicateExtensionError extends Error {
   readonly code = 'DUPLICATE_EXTENSION';
-  constructor(readonly extension: string, readonly plugins: readonly [string, string]) {
+  constructor(
+    readonly extension: string,
+    readonly plugins: readonly [string, string],
+  ) {
     super(`extension ${extension} is claimed by both plugin "${plugins[0]}" and plugin "${plugins[1]}"`);
     this.name = 'DuplicateExtensionError';
   }

@@ -5,6 +5,8 @@ export interface WatcherStatus {
   readonly directory: string;
   readonly table: string;
   readonly database: string;
+  /** The database's file format version (Hyper), once known. */
+  readonly databaseVersion?: number;
   readonly startedAt: string;
   readonly stats: WatcherHandle['stats'];
 }
@@ -53,7 +55,14 @@ export class WatcherRegistry {
   status(): WatcherStatus[] {
     return this.list().map((w) => {
       const s = w.summary();
-      return { directory: s.directory, table: s.table, database: s.database, startedAt: s.startedAt, stats: s.stats };
+      return {
+        directory: s.directory,
+        table: s.table,
+        database: s.database,
+        ...(s.databaseVersion !== undefined ? { databaseVersion: s.databaseVersion } : {}),
+        startedAt: s.startedAt,
+        stats: s.stats,
+      };
     });
   }
 

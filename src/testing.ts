@@ -20,12 +20,12 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { err, ok, type Result } from 'neverthrow';
 import { IngestFailure } from './errors.ts';
-import { contractDatabase, dbAdapterContract, type DbAdapterContractOptions } from './db-contract.ts';
-import { claimFile, ensureDir, type OpenedFile } from './files.ts';
+import { contractDatabase, dbAdapterContract, type DbAdapterContractOptions } from './testing/db-contract.ts';
+import { claimFile, ensureDir, type OpenedFile } from './protocol/files.ts';
 import { silentLogger } from './log.ts';
 import { PluginRegistry } from './plugins.ts';
-import { dropIfCreatedEmpty } from './schema.ts';
-import { qualifiedName } from './sql.ts';
+import { dropIfCreatedEmpty } from './columns/schema.ts';
+import { qualifiedName } from './columns/sql.ts';
 import type { AppendResult, DbAdapter, ErrorKind, IngestContext, IngesterPlugin, IngestError, TableName } from './types.ts';
 
 export interface GoodSample {
@@ -63,7 +63,6 @@ export interface ContractSuite {
   setUp(): Promise<void>;
   tearDown(): Promise<void>;
 }
-
 
 /** The contract as plain cases; `testIngester` registers them with node:test. */
 export function ingesterContract(options: IngesterContractOptions): ContractSuite {

@@ -33,7 +33,9 @@ describe('arrow ingester: columns cast into the table', () => {
       const outcome = await bench.ingest(file, name);
       assert.equal(outcome.rows, rows);
       assert.equal(await count(bench.pool, name), rows);
-      const [sum] = await bench.pool.query<{ s: string; d: string }>(`SELECT SUM(id)::text AS s, COUNT(DISTINCT id)::text AS d FROM ${name}`);
+      const [sum] = await bench.pool.query<{ s: string; d: string }>(
+        `SELECT SUM(id)::text AS s, COUNT(DISTINCT id)::text AS d FROM ${name}`,
+      );
       assert.equal(sum!.s, String((rows * (rows - 1)) / 2));
       assert.equal(sum!.d, String(rows));
     });

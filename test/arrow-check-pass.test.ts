@@ -14,7 +14,7 @@ import { after, before, describe, it } from 'node:test';
 import { Bool, Dictionary, Float64, Int32, List, makeVector, Table, tableToIPC, Utf8, vectorFromArray, Field } from 'apache-arrow';
 import { openIpc } from '../plugins/arrow/source.ts';
 import { IngestFailure } from '../src/errors.ts';
-import { claimFile } from '../src/files.ts';
+import { claimFile } from '../src/protocol/files.ts';
 
 function part(start: number, n: number): Table {
   const ids = Array.from({ length: n }, (_, i) => start + i);
@@ -28,9 +28,20 @@ function part(start: number, n: number): Table {
       ids.map((i) => Array.from({ length: i % 3 }, (_, k) => i + k)),
       new List(new Field('item', new Int32(), true)),
     ),
-    kind: makeVector(vectorFromArray(ids.map((i) => (i % 2 ? 'odd' : 'even')), new Dictionary(new Utf8(), new Int32()))),
-    flag: vectorFromArray(ids.map((i) => i % 2 === 0), new Bool()),
-    amount: vectorFromArray(ids.map((i) => i * 0.5), new Float64()),
+    kind: makeVector(
+      vectorFromArray(
+        ids.map((i) => (i % 2 ? 'odd' : 'even')),
+        new Dictionary(new Utf8(), new Int32()),
+      ),
+    ),
+    flag: vectorFromArray(
+      ids.map((i) => i % 2 === 0),
+      new Bool(),
+    ),
+    amount: vectorFromArray(
+      ids.map((i) => i * 0.5),
+      new Float64(),
+    ),
   });
 }
 

@@ -26,7 +26,8 @@ const logger: Logger = {
 function pathOf(name: string): 'server' | 'server-insert' | 'stream' | 'none' {
   const mine = lines.filter((l) => l.fields?.file === name && l.message.startsWith('arrow: '));
   const last = mine.at(-1);
-  if (last?.message.startsWith('arrow: the database reads the file itself')) return last.fields?.via === 'insert' ? 'server-insert' : 'server';
+  if (last?.message.startsWith('arrow: the database reads the file itself'))
+    return last.fields?.via === 'insert' ? 'server-insert' : 'server';
   if (last?.message.startsWith('arrow: loading through ARROWSTREAM')) return 'stream';
   return 'none';
 }
@@ -36,7 +37,11 @@ const NAMES = ['aaaa', 'bbbb', null, 'dddd'];
 const AMOUNTS = [1.5, -2.25, 0, 1e10];
 
 function plainTable(): Table {
-  return new Table({ id: vectorFromArray(IDS, new Int32()), name: vectorFromArray(NAMES, new Utf8()), amount: vectorFromArray(AMOUNTS, new Float64()) });
+  return new Table({
+    id: vectorFromArray(IDS, new Int32()),
+    name: vectorFromArray(NAMES, new Utf8()),
+    amount: vectorFromArray(AMOUNTS, new Float64()),
+  });
 }
 
 function int32s(values: readonly number[]): Uint8Array {
@@ -59,7 +64,9 @@ describe('Arrow files read by hyperd itself', () => {
   const bench = usePluginBench(arrowIngester, { maxAttempts: 5, logger });
 
   async function rows(table: string): Promise<string[]> {
-    const got = await bench.pool.query<{ id: number; name: string | null; amount: number }>(`SELECT id, name, amount FROM "${table}" ORDER BY id`);
+    const got = await bench.pool.query<{ id: number; name: string | null; amount: number }>(
+      `SELECT id, name, amount FROM "${table}" ORDER BY id`,
+    );
     return got.map((r) => `${r.id}|${r.name}|${r.amount}`);
   }
   const expected = IDS.map((id, k) => `${id}|${NAMES[k]}|${AMOUNTS[k]}`);
@@ -103,7 +110,10 @@ describe('Arrow files read by hyperd itself', () => {
   }
 
   it('streams a file whose columns need a rewrite (dictionary)', async () => {
-    const dict = new Table({ id: vectorFromArray(IDS, new Int32()), name: makeVector(vectorFromArray(['x', 'y', 'x', 'y'], new Dictionary(new Utf8(), new Int32()))) });
+    const dict = new Table({
+      id: vectorFromArray(IDS, new Int32()),
+      name: makeVector(vectorFromArray(['x', 'y', 'x', 'y'], new Dictionary(new Utf8(), new Int32()))),
+    });
     const name = 'dictionary.arrow';
     assert.equal((await bench.ingest(await bench.claim(name, tableToIPC(dict, 'file')), 'streamed_dict')).rows, 4);
     assert.equal(pathOf(name), 'stream');
@@ -116,7 +126,9 @@ describe('Arrow files read by hyperd itself', () => {
       const name = `cast-${format}.arrow`;
       assert.equal((await bench.ingest(await bench.claim(name, tableToIPC(plainTable(), format)), `cast_${format}`)).rows, 4);
       assert.equal(pathOf(name), 'server-insert');
-      const got = await bench.pool.query<{ id: string; NAME: string | null; amount: number }>(`SELECT id, "NAME", amount FROM "cast_${format}" ORDER BY id`);
+      const got = await bench.pool.query<{ id: string; NAME: string | null; amount: number }>(
+        `SELECT id, "NAME", amount FROM "cast_${format}" ORDER BY id`,
+      );
       assert.deepEqual(
         got.map((r) => `${r.id}|${r.NAME}|${r.amount}`),
         expected,
@@ -148,7 +160,10 @@ describe('Arrow files read by hyperd itself', () => {
     const db = bench.db;
     const remote: PluginTarget = { db: { ...db, capabilities: { ...db.capabilities, readsLocalFiles: false } }, pool: bench.pool };
     const name = 'remote.arrow';
-    assert.equal((await bench.ingest(await bench.claim(name, tableToIPC(plainTable(), 'file')), 'streamed_remote', { target: remote })).rows, 4);
+    assert.equal(
+      (await bench.ingest(await bench.claim(name, tableToIPC(plainTable(), 'file')), 'streamed_remote', { target: remote })).rows,
+      4,
+    );
     assert.equal(pathOf(name), 'stream');
     assert.deepEqual(await rows('streamed_remote'), expected);
   });

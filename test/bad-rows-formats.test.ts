@@ -37,7 +37,10 @@ badRowCases(({ fx, fixture, inbox, ledgerRow }) => {
     assert.deepEqual(await failedEntries(dir), ['m.csv.rejected.csv'], 'only the rejected rows: the file itself landed');
     assert.deepEqual(await leftovers(dir), []);
     assert.deepEqual(await stagedEntries(dir), []);
-    const rejected = Papa.parse<Record<string, string>>(await readFile(join(dir, 'failed', 'm.csv.rejected.csv'), 'utf8'), { header: true, skipEmptyLines: true }).data;
+    const rejected = Papa.parse<Record<string, string>>(await readFile(join(dir, 'failed', 'm.csv.rejected.csv'), 'utf8'), {
+      header: true,
+      skipEmptyLines: true,
+    }).data;
     assert.deepEqual(
       rejected.map((r) => Number(r.line)),
       MIXED_BAD_LINES,
@@ -62,7 +65,10 @@ badRowCases(({ fx, fixture, inbox, ledgerRow }) => {
     await handle.stop();
     assert.equal(handle.stats.filesFailed, 0, JSON.stringify(handle.stats.lastError));
     assert.equal(await count(fx.pool, 'strictcols'), 2);
-    const rejected = Papa.parse<Record<string, string>>(await readFile(join(dir, 'failed', 'n.csv.rejected.csv'), 'utf8'), { header: true, skipEmptyLines: true }).data;
+    const rejected = Papa.parse<Record<string, string>>(await readFile(join(dir, 'failed', 'n.csv.rejected.csv'), 'utf8'), {
+      header: true,
+      skipEmptyLines: true,
+    }).data;
     assert.deepEqual(
       rejected.map((r) => [Number(r.line), r.record]),
       [
@@ -162,13 +168,23 @@ badRowCases(({ fx, fixture, inbox, ledgerRow }) => {
 
   it('a row that is not UTF-8 is a bad row once the file is loaded row by row', async () => {
     const { dir, handle } = await inbox('encoding', { onBadRows: 'skip' });
-    const bytes = Buffer.concat([Buffer.from('id,name,day\n1,caf\u00e9,2024-01-01\n2,'), Buffer.from([0xff, 0xfe]), Buffer.from(',2024-01-02\nzz,c,2024-01-03\n3,d,2024-01-04\n')]);
+    const bytes = Buffer.concat([
+      Buffer.from('id,name,day\n1,caf\u00e9,2024-01-01\n2,'),
+      Buffer.from([0xff, 0xfe]),
+      Buffer.from(',2024-01-02\nzz,c,2024-01-03\n3,d,2024-01-04\n'),
+    ]);
     await drop(dir, 'u.csv', bytes);
     await waitFor(() => handle.stats.filesIngested + handle.stats.filesFailed === 1, 'u.csv settled');
     await handle.stop();
     assert.equal(handle.stats.filesFailed, 0, JSON.stringify(handle.stats.lastError));
-    assert.deepEqual((await fx.pool.query<{ name: string }>('SELECT name FROM encoding ORDER BY id')).map((r) => r.name), ['caf\u00e9', 'd']);
-    const rejected = Papa.parse<Record<string, string>>(await readFile(join(dir, 'failed', 'u.csv.rejected.csv'), 'utf8'), { header: true, skipEmptyLines: true }).data;
+    assert.deepEqual(
+      (await fx.pool.query<{ name: string }>('SELECT name FROM encoding ORDER BY id')).map((r) => r.name),
+      ['caf\u00e9', 'd'],
+    );
+    const rejected = Papa.parse<Record<string, string>>(await readFile(join(dir, 'failed', 'u.csv.rejected.csv'), 'utf8'), {
+      header: true,
+      skipEmptyLines: true,
+    }).data;
     assert.deepEqual(
       rejected.map((r) => [Number(r.line), r.reason]),
       [

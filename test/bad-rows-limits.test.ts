@@ -11,7 +11,8 @@ import { join } from 'node:path';
 import { it } from 'node:test';
 import { openWatcher } from '../src/api.ts';
 import { LEDGER_TABLE } from '../src/constants.ts';
-import { readHistory } from '../src/history.ts';
+import { qualifiedName } from '../src/columns/sql.ts';
+import { readHistory } from '../src/store/history.ts';
 import { WatcherRegistry } from '../src/registry.ts';
 import { drop, failedEntries, stagedEntries, waitFor } from './helpers/drop.ts';
 import { count } from './helpers/env.ts';
@@ -36,7 +37,11 @@ badRowCases(({ fx, fixture, inbox, ledgerRow }) => {
     await handle.stop();
     assert.equal(await count(fx.pool, 'capped'), 0);
     assert.deepEqual(await failedEntries(dir), ['m.csv', 'm.csv.error', 'm.csv.ready']);
-    const report = JSON.parse(await readFile(join(dir, 'failed', 'm.csv.error'), 'utf8')) as { code: string; message: string; line: number };
+    const report = JSON.parse(await readFile(join(dir, 'failed', 'm.csv.error'), 'utf8')) as {
+      code: string;
+      message: string;
+      line: number;
+    };
     assert.equal(report.code, 'TOO_MANY_BAD_ROWS');
     assert.match(report.message, /3 or more rows could not be loaded.*2 row\(s\).*line 3/);
     assert.equal(report.line, 3);
@@ -55,7 +60,10 @@ badRowCases(({ fx, fixture, inbox, ledgerRow }) => {
     assert.equal(report.code, 'TOO_MANY_BAD_ROWS');
     assert.match(report.message, /5 of 9 rows/);
     assert.equal(await count(fx.pool, 'fraction'), 2);
-    assert.deepEqual((await failedEntries(dir)).filter((f) => f.includes('rejected')), ['ok.csv.rejected.csv']);
+    assert.deepEqual(
+      (await failedEntries(dir)).filter((f) => f.includes('rejected')),
+      ['ok.csv.rejected.csv'],
+    );
   });
 
   it('by default (onBadRows fail) a bad row fails the file, naming its line', async () => {
@@ -88,13 +96,15 @@ badRowCases(({ fx, fixture, inbox, ledgerRow }) => {
     await fixture;
     const dir = join(fx.root, 'old-ledger');
     await mkdir(dir);
-    const columns = async () => (await fx.pool.transaction((c) => c.describeTable({ name: LEDGER_TABLE })))?.map((c) => c.name) ?? [];
+    const columns = async () => (await fx.pool.transaction((c) => c.describeTable(LEDGER_TABLE)))?.map((c) => c.name) ?? [];
     if ((await columns()).length === 0) {
       await fx.pool.query(
-        `CREATE TABLE ${LEDGER_TABLE} (claim_id TEXT NOT NULL, file_name TEXT NOT NULL, file_size BIGINT NOT NULL, row_count BIGINT NOT NULL, target_table TEXT NOT NULL, directory TEXT NOT NULL, committed_at TIMESTAMPTZ NOT NULL, checksum TEXT)`,
+        `CREATE TABLE ${qualifiedName(LEDGER_TABLE)} (claim_id TEXT NOT NULL, file_name TEXT NOT NULL, file_size BIGINT NOT ` +
+          `NULL, row_count BIGINT NOT NULL, target_table TEXT NOT NULL, directory TEXT NOT NULL, committed_at TIMESTAMPTZ NOT ` +
+          `NULL, checksum TEXT)`,
       );
     } else {
-      await fx.pool.query(`ALTER TABLE ${LEDGER_TABLE} DROP COLUMN rows_rejected`);
+      await fx.pool.query(`ALTER TABLE ${qualifiedName(LEDGER_TABLE)} DROP COLUMN rows_rejected`);
     }
     assert.ok(!(await columns()).includes('rows_rejected'));
     const before = await readHistory(fx.pool);
@@ -118,13 +128,15 @@ badRowCases(({ fx, fixture, inbox, ledgerRow }) => {
     await writeFile(join(staging, 'aaaa-1~done.csv.ready'), '');
     await writeFile(join(staging, 'aaaa-1~done.csv.rejected.csv'), 'line,reason,record\n3,why,"bad,b,2024-01-02"\n');
     await fx.pool.query(
-      `INSERT INTO ${LEDGER_TABLE} (claim_id, file_name, file_size, row_count, target_table, directory, committed_at, rows_rejected) VALUES ('aaaa-1', 'done.csv', 1, 1, 'recovered', '${dir}', CURRENT_TIMESTAMP, 1)`,
+      `INSERT INTO ${qualifiedName(LEDGER_TABLE)} (claim_id, file_name, file_size, row_count, target_table, directory, ` +
+        `committed_at, rows_rejected) VALUES ('aaaa-1', 'done.csv', 1, 1, 'recovered', '${dir}', CURRENT_TIMESTAMP, 1)`,
     );
     await fx.pool.query(`INSERT INTO recovered VALUES (1, 'a', DATE '2024-01-01')`);
     // A commit settled but for its rejected rows (the run died after removing its files).
     await writeFile(join(staging, 'aaaa-3~gone.csv.rejected.csv'), 'line,reason,record\n2,why,x\n');
     await fx.pool.query(
-      `INSERT INTO ${LEDGER_TABLE} (claim_id, file_name, file_size, row_count, target_table, directory, committed_at, rows_rejected) VALUES ('aaaa-3', 'gone.csv', 1, 0, 'recovered', '${dir}', CURRENT_TIMESTAMP, 1)`,
+      `INSERT INTO ${qualifiedName(LEDGER_TABLE)} (claim_id, file_name, file_size, row_count, target_table, directory, ` +
+        `committed_at, rows_rejected) VALUES ('aaaa-3', 'gone.csv', 1, 0, 'recovered', '${dir}', CURRENT_TIMESTAMP, 1)`,
     );
     // A claim that never committed, with a stale rejected file of an earlier attempt.
     await writeFile(join(staging, 'aaaa-2~todo.csv'), 'id,name,day\n2,c,2024-01-03\nworse,d,2024-01-04\n');
@@ -132,12 +144,15 @@ badRowCases(({ fx, fixture, inbox, ledgerRow }) => {
     await writeFile(join(staging, 'aaaa-2~todo.csv.rejected.csv'), 'half-written garb');
     const handle = await openWatcher(dir, 'recovered', { db: fx.db, registry: new WatcherRegistry(), onBadRows: 'skip' });
     await handle.stop();
-    assert.equal(await count(fx.pool, 'recovered'), 2, 'the committed row once, the uncommitted file\'s good row');
+    assert.equal(await count(fx.pool, 'recovered'), 2, "the committed row once, the uncommitted file's good row");
     assert.deepEqual(await stagedEntries(dir), []);
     assert.deepEqual(await failedEntries(dir), ['done.csv.rejected.csv', 'gone.csv.rejected.csv', 'todo.csv.rejected.csv']);
     assert.equal(await readFile(join(dir, 'failed', 'gone.csv.rejected.csv'), 'utf8'), 'line,reason,record\n2,why,x\n');
     assert.equal(await readFile(join(dir, 'failed', 'done.csv.rejected.csv'), 'utf8'), 'line,reason,record\n3,why,"bad,b,2024-01-02"\n');
-    assert.match(await readFile(join(dir, 'failed', 'todo.csv.rejected.csv'), 'utf8'), /^line,reason,record\n3,"column ""id"": ""worse"" is not a bigint","worse,d,2024-01-04"\n$/);
+    assert.match(
+      await readFile(join(dir, 'failed', 'todo.csv.rejected.csv'), 'utf8'),
+      /^line,reason,record\n3,"column ""id"": ""worse"" is not a bigint","worse,d,2024-01-04"\n$/,
+    );
   });
 
   it('a second rejected-rows file of the same name never replaces the first', async () => {

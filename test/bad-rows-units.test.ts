@@ -9,11 +9,11 @@ import { describe, it } from 'node:test';
 import { csvRecords } from '../plugins/csv/records.ts';
 import { valueCheck } from '../plugins/shared/value-check.ts';
 import { openWatcher } from '../src/api.ts';
-import { parseMaxBadRows, pastLimit } from '../src/bad-rows.ts';
+import { parseMaxBadRows, pastLimit } from '../src/columns/bad-rows.ts';
 import { ConfigError, validateConfig } from '../src/serve/config.ts';
 import { renderMetrics } from '../src/serve/metrics.ts';
-import { parseSqlType } from '../src/sql-types.ts';
-import { emptyStats } from '../src/stats.ts';
+import { parseSqlType } from '../src/columns/sql-types.ts';
+import { emptyStats } from '../src/observe/stats.ts';
 import { drop } from './helpers/drop.ts';
 import { tempDir } from './helpers/env.ts';
 import { cli } from './helpers/proc.ts';
@@ -92,13 +92,28 @@ describe('bad rows in the CLI, the serve config and /metrics', () => {
     const inbox = join(root, 'inbox');
     await mkdir(inbox);
     await drop(inbox, 'a.csv', 'id,name\n1,a\nnope,b\n3,c\n');
-    const run = await cli(['watch', inbox, '--table', 'people', '--database', join(root, 'cli.hyper'), '--once', '--json', '--quiet', '--on-bad-rows', 'skip', '--max-bad-rows', '5']).done;
+    const run = await cli([
+      'watch',
+      inbox,
+      '--table',
+      'people',
+      '--database',
+      join(root, 'cli.hyper'),
+      '--once',
+      '--json',
+      '--quiet',
+      '--on-bad-rows',
+      'skip',
+      '--max-bad-rows',
+      '5',
+    ]).done;
     assert.equal(run.code, 0, run.stderr);
     const summary = JSON.parse(run.stdout) as { stats: { rowsIngested: number; rowsRejected: number; filesFailed: number } };
     assert.equal(summary.stats.filesFailed, 0);
     assert.equal(summary.stats.rowsRejected, 0, 'a new table: "nope" makes id TEXT, nothing is bad');
     await drop(inbox, 'b.csv', 'id,name\n4,d\n5,e,extra\n');
-    const again = await cli(['watch', inbox, '--table', 'people', '--database', join(root, 'cli.hyper'), '--once', '--on-bad-rows', 'skip']).done;
+    const again = await cli(['watch', inbox, '--table', 'people', '--database', join(root, 'cli.hyper'), '--once', '--on-bad-rows', 'skip'])
+      .done;
     assert.equal(again.code, 0, again.stderr);
     assert.match(again.stdout, /rows rejected: +1 /);
     assert.deepEqual((await readdir(join(inbox, 'failed'))).sort(), ['b.csv.rejected.csv']);
@@ -135,7 +150,10 @@ describe('bad rows in the CLI, the serve config and /metrics', () => {
   it('the serve config takes onBadRows and maxBadRows, and says what is wrong with them', async () => {
     await ready;
     await mkdir(join(root, 'w'), { recursive: true });
-    await validateConfig({ watchers: [{ dir: 'w', table: 't', onBadRows: 'skip', maxBadRows: 0.05 }] }, 'ok.json', { baseDir: root, env: {} });
+    await validateConfig({ watchers: [{ dir: 'w', table: 't', onBadRows: 'skip', maxBadRows: 0.05 }] }, 'ok.json', {
+      baseDir: root,
+      env: {},
+    });
     const problems = async (watcher: Record<string, unknown>) => {
       try {
         await validateConfig({ watchers: [{ dir: 'w', table: 't', ...watcher }] }, 'bad.json', { baseDir: root, env: {} });

@@ -53,11 +53,16 @@ describe('batched ingest on a real hyperd', () => {
 
   /** 1 + i % 7 rows for file i: ids i * 10 + r, so every file's rows and count are its own. */
   function goodFile(i: number): string {
-    return csv('id,file,label', Array.from({ length: 1 + (i % 7) }, (_, r) => [i * 10 + r, i, `"f${i}, row ${r}"`]));
+    return csv(
+      'id,file,label',
+      Array.from({ length: 1 + (i % 7) }, (_, r) => [i * 10 + r, i, `"f${i}, row ${r}"`]),
+    );
   }
 
   async function ledgerOf(table: string): Promise<Map<string, number[]>> {
-    const rows = await t.pool.query<{ file_name: string; row_count: string }>(`SELECT file_name, row_count FROM hyperwatch_ingest_log WHERE target_table = '${table}'`);
+    const rows = await t.pool.query<{ file_name: string; row_count: string }>(
+      `SELECT file_name, row_count FROM hyperwatch_internal.ingest_log WHERE target_table = '${table}'`,
+    );
     const byName = new Map<string, number[]>();
     for (const r of rows) byName.set(r.file_name, [...(byName.get(r.file_name) ?? []), Number(r.row_count)]);
     return byName;
@@ -117,10 +122,14 @@ describe('batched ingest on a real hyperd', () => {
     assert.equal(ledger.has('f137-bad.csv'), false);
     // Group ledger rows go in by COPY with this process's clock; single ones with the server's.
     const times = await t.pool.query<{ first: Date; last: Date; sizes: string }>(
-      `SELECT MIN(committed_at) AS first, MAX(committed_at) AS last, SUM(file_size) AS sizes FROM hyperwatch_ingest_log WHERE target_table = '${table}'`,
+      `SELECT MIN(committed_at) AS first, MAX(committed_at) AS last, SUM(file_size) AS sizes FROM ` +
+        `hyperwatch_internal.ingest_log WHERE target_table = '${table}'`,
     );
     const { first, last, sizes } = times[0]!;
-    assert.ok(new Date(first).getTime() >= testStarted - 2000 && new Date(last).getTime() <= Date.now() + 2000, `committed_at ${String(first)} .. ${String(last)} is now`);
+    assert.ok(
+      new Date(first).getTime() >= testStarted - 2000 && new Date(last).getTime() <= Date.now() + 2000,
+      `committed_at ${String(first)} .. ${String(last)} is now`,
+    );
     assert.ok(Number(sizes) > 200 * 10, 'file sizes recorded');
     assert.deepEqual(await leftovers(dir), []);
     await handle.stop();
@@ -156,13 +165,31 @@ describe('batched ingest on a real hyperd', () => {
       (await failedEntries(dir)).filter((f) => f.endsWith('.error')),
       bad.map((name) => `${name}.error`),
     );
-    const codes = await Promise.all(bad.map(async (name) => JSON.parse(await readFile(join(dir, 'failed', `${name}.error`), 'utf8')).code as string));
+    const codes = await Promise.all(
+      bad.map(async (name) => JSON.parse(await readFile(join(dir, 'failed', `${name}.error`), 'utf8')).code as string),
+    );
     assert.equal(codes[bad.indexOf('a10-unknown-column.csv')], 'UNKNOWN_COLUMN');
     assert.equal(codes[bad.indexOf('a12-bad-number.csv')], 'DB_22P02');
     const rows = await t.pool.query<{ id: string; name: string }>(`SELECT id, name FROM ${table} ORDER BY id`);
     assert.deepEqual(
       rows.map((r) => `${r.id}:${r.name}`),
-      ['0:zero', '1:one', '2:two', '3:three', '4:four', '5:five', '6:six\nlines', '7:say "7"', '8:eight', '9:nine', '10:ten', '15:fifteen', '17:seventeen', '18:eighteen', '19:nineteen'],
+      [
+        '0:zero',
+        '1:one',
+        '2:two',
+        '3:three',
+        '4:four',
+        '5:five',
+        '6:six\nlines',
+        '7:say "7"',
+        '8:eight',
+        '9:nine',
+        '10:ten',
+        '15:fifteen',
+        '17:seventeen',
+        '18:eighteen',
+        '19:nineteen',
+      ],
     );
     const ledger = await ledgerOf(table);
     for (const [name, , expected] of files.filter(([, , r]) => r >= 0)) assert.deepEqual(ledger.get(name), [expected], name);
@@ -248,7 +275,7 @@ describe('batched ingest on a real hyperd', () => {
     // 40 claims left by a "killed" run: the first 15 committed (in the ledger), the others not.
     const claims = Array.from({ length: 40 }, (_, i) => `0zzzzzzzz-${String(i).padStart(16, '0')}`);
     await t.pool.query(
-      `INSERT INTO hyperwatch_ingest_log (claim_id, file_name, file_size, row_count, target_table, directory, committed_at)
+      `INSERT INTO hyperwatch_internal.ingest_log (claim_id, file_name, file_size, row_count, target_table, directory, committed_at)
        VALUES ${claims
          .slice(0, 15)
          .map((id, i) => `('${id}', 'r${i}.csv', 1, 1, '${table}', 'x', CURRENT_TIMESTAMP)`)

@@ -36,8 +36,14 @@ describe('bench data', () => {
     const text = await readFile(j.path, 'utf8');
     assert.equal(Buffer.byteLength(text), j.bytes);
     assert.ok(j.bytes <= 100_000 + 200, `${j.bytes} bytes`);
-    const ids = text.trim().split('\n').map((l) => (JSON.parse(l) as { id: number }).id);
-    assert.deepEqual(ids, Array.from({ length: j.rows }, (_, i) => i + 1));
+    const ids = text
+      .trim()
+      .split('\n')
+      .map((l) => (JSON.parse(l) as { id: number }).id);
+    assert.deepEqual(
+      ids,
+      Array.from({ length: j.rows }, (_, i) => i + 1),
+    );
   });
 
   it('makes the bad flood file bad in one field of one row only', () => {
@@ -102,7 +108,10 @@ describe('bench figures', () => {
   });
 
   it('draws one bar per figure and escapes labels', () => {
-    const svg = throughputSvg([fig('CSV <1>', 'hyperwatch', 1), fig('CSV <1>', 'raw', 0.5), fig('small-file flood, x', 'hyperwatch', 1, { files: 10 })], 'title & more');
+    const svg = throughputSvg(
+      [fig('CSV <1>', 'hyperwatch', 1), fig('CSV <1>', 'raw', 0.5), fig('small-file flood, x', 'hyperwatch', 1, { files: 10 })],
+      'title & more',
+    );
     assert.equal(svg.match(/<rect x="420"/g)?.length, 3);
     assert.ok(svg.includes('CSV &lt;1&gt;') && svg.includes('title &amp; more'));
     assert.ok(!svg.includes('CSV <1>'));

@@ -55,8 +55,10 @@ describe('burst', () => {
       );
       const done = performance.now();
       console.log(
-        `# burst: ${FILES} files dropped in ${((dropped - started) / 1000).toFixed(1)} s, all ingested and settled after ${((done - started) / 1000).toFixed(1)} s ` +
-          `(${Math.round(FILES / ((done - started) / 1000))} files/s); watcher peak RSS ${(peak.peakRss / 2 ** 20).toFixed(0)} MiB, peak open descriptors ${peak.fds}`,
+        `# burst: ${FILES} files dropped in ${((dropped - started) / 1000).toFixed(1)} s, all ingested and settled ` +
+          `after ${((done - started) / 1000).toFixed(1)} s ` +
+          `(${Math.round(FILES / ((done - started) / 1000))} files/s); watcher peak ` +
+          `RSS ${(peak.peakRss / 2 ** 20).toFixed(0)} MiB, peak open descriptors ${peak.fds}`,
       );
     } finally {
       clearInterval(sampler);
@@ -73,7 +75,7 @@ describe('burst', () => {
       const [rows] = await pool.query<{ n: string; d: string }>('SELECT COUNT(*) AS n, COUNT(DISTINCT id) AS d FROM events');
       assert.equal(Number(rows!.n), FILES, 'no file twice');
       assert.equal(Number(rows!.d), FILES, 'every file');
-      const [ledger] = await pool.query<{ n: string }>('SELECT COUNT(*) AS n FROM hyperwatch_ingest_log');
+      const [ledger] = await pool.query<{ n: string }>('SELECT COUNT(*) AS n FROM hyperwatch_internal.ingest_log');
       assert.equal(Number(ledger!.n), FILES, 'one ledger row per file');
     } finally {
       await pool.close();

@@ -12,7 +12,14 @@ describe('hyperwatch CLI', () => {
 
   it('watch --once --json ingests what is ready, exits 1 when a file failed, and query reads the rows', async () => {
     const inbox = await tmp.dir('once');
-    await drop(inbox, 'a.csv', csv('id,name', [[1, 'a'], [2, 'b']]));
+    await drop(
+      inbox,
+      'a.csv',
+      csv('id,name', [
+        [1, 'a'],
+        [2, 'b'],
+      ]),
+    );
     await drop(inbox, 'b.csv', csv('id,name', [[3, 'c']]));
     await drop(inbox, 'c.csv', 'id,name\nxx,d\n');
     const db = tmp.path('once.hyper');
@@ -37,7 +44,21 @@ describe('hyperwatch CLI', () => {
   it('watch --schema-evolution add-columns --source-column: adds the new column, and every row names its file', async () => {
     const inbox = await tmp.dir('evolve');
     const db = tmp.path('evolve.hyper');
-    const flags = ['--table', 'ev', '--database', db, '--once', '--json', '--quiet', '--schema-evolution', 'add-columns', '--source-column', 'file=_src', '--source-column', 'claim=_claim'];
+    const flags = [
+      '--table',
+      'ev',
+      '--database',
+      db,
+      '--once',
+      '--json',
+      '--quiet',
+      '--schema-evolution',
+      'add-columns',
+      '--source-column',
+      'file=_src',
+      '--source-column',
+      'claim=_claim',
+    ];
     await drop(inbox, 'a.csv', csv('id', [[1]]));
     assert.equal((await cli(['watch', inbox, ...flags]).done).code, 0);
     await drop(inbox, 'b.csv', csv('id,extra', [[2, 'x']]));
@@ -67,11 +88,27 @@ describe('hyperwatch CLI', () => {
     ['a missing --table', ['watch', '.'], /needs --table/],
     ['a bad --max-concurrent', ['watch', '.', '--table', 't', '--max-concurrent', 'many'], /whole number/],
     ['an unknown command', ['frobnicate'], /unknown command/],
-    ['a bad --schema-evolution', ['watch', '.', '--table', 't', '--schema-evolution', 'add'], /--schema-evolution is fail or add-columns, got "add"/],
-    ['a bad --source-column', ['watch', '.', '--table', 't', '--source-column', 'path=_p'], /--source-column: "path=_p" is not KEY=COLUMN with KEY one of file, claim, committed/],
+    [
+      'a bad --schema-evolution',
+      ['watch', '.', '--table', 't', '--schema-evolution', 'add'],
+      /--schema-evolution is fail or add-columns, got "add"/,
+    ],
+    [
+      'a bad --source-column',
+      ['watch', '.', '--table', 't', '--source-column', 'path=_p'],
+      /--source-column: "path=_p" is not KEY=COLUMN with KEY one of file, claim, committed/,
+    ],
     ['an unknown --adapter', ['watch', '.', '--table', 't', '--adapter', 'mysql'], /--adapter is "mysql", not a known adapter/],
-    ['a Hyper flag with --adapter postgres', ['query', '--adapter', 'postgres', '--url', 'postgres://h/d', '--database', 'x.hyper', 'SELECT 1'], /--database applies to the hyper adapter only/],
-    ['--url without --adapter postgres', ['history', '--url', 'postgres://h/d'], /--url applies to the postgres adapter only\. Add --adapter postgres/],
+    [
+      'a Hyper flag with --adapter postgres',
+      ['query', '--adapter', 'postgres', '--url', 'postgres://h/d', '--database', 'x.hyper', 'SELECT 1'],
+      /--database applies to the hyper adapter only/,
+    ],
+    [
+      '--url without --adapter postgres',
+      ['history', '--url', 'postgres://h/d'],
+      /--url applies to the postgres adapter only\. Add --adapter postgres/,
+    ],
     ['a bad --since', ['history', '--since', 'yesterday'], /--since expects an ISO date/],
     ['drop of a missing file', ['drop', '/nonexistent/x.csv', '.'], /is not a readable file/],
   ] as const) {
@@ -107,7 +144,8 @@ describe('hyperwatch CLI', () => {
     await waitFor(() => !isRunning(hyperd[0]!), 'hyperd to exit', 15000);
   });
 
-  it('a SIGTERM during the start-up sweep of a backlog stops cleanly: exit 0, no staging folder or lease left, the next start lands the rest once', async () => {
+  it('a SIGTERM during the start-up sweep of a backlog stops cleanly: exit 0, no staging folder or lease left, the next start \
+lands the rest once', async () => {
     const inbox = await tmp.dir('term-start');
     const db = tmp.path('term-start.hyper');
     const files = 1500;
@@ -123,7 +161,7 @@ describe('hyperwatch CLI', () => {
     const ingested = JSON.parse(run.stdout).stats.filesIngested as number;
     assert.ok(ingested < files, `stopped with ${ingested} of ${files} in`);
     assert.deepEqual(await readdir(join(inbox, '.hyperwatch', 'staging')), [], 'its staging folder is removed');
-    const leases = await cli(['query', '--database', db, '--json', 'SELECT COUNT(*) AS n FROM hyperwatch_leases']).done;
+    const leases = await cli(['query', '--database', db, '--json', 'SELECT COUNT(*) AS n FROM hyperwatch_internal.leases']).done;
     assert.deepEqual(JSON.parse(leases.stdout), [{ n: '0' }], 'its lease is removed');
     const rest = await cli(['watch', inbox, '--table', 't', '--database', db, '--once', '--json', '--quiet']).done;
     assert.equal(rest.code, 0, rest.stderr);
@@ -132,7 +170,8 @@ describe('hyperwatch CLI', () => {
     assert.deepEqual(JSON.parse(count.stdout), [{ n: String(files), d: String(files) }]);
   });
 
-  it('serve: a SIGTERM while its watchers run their start-up sweeps stops them cleanly (exit 0, no staging folder left), the next start lands the rest once', async () => {
+  it('serve: a SIGTERM while its watchers run their start-up sweeps stops them cleanly (exit 0, no staging folder left), the \
+next start lands the rest once', async () => {
     const root = await tmp.dir('serve-term');
     const inboxes = ['a', 'b'].map((n) => join(root, n));
     const files = 800;
@@ -140,9 +179,14 @@ describe('hyperwatch CLI', () => {
       await mkdir(inbox);
       for (let f = 0; f < files; f++) await drop(inbox, `f${f}.csv`, csv('id', [[f]]));
     }
-    const config = { http: { host: '127.0.0.1', port: 0 }, watchers: inboxes.map((dir, i) => ({ dir, table: `t${i}`, database: join(root, `${i}.hyper`) })) };
+    const config = {
+      http: { host: '127.0.0.1', port: 0 },
+      watchers: inboxes.map((dir, i) => ({ dir, table: `t${i}`, database: join(root, `${i}.hyper`) })),
+    };
     await writeFile(join(root, 'hyperwatch.json'), JSON.stringify(config));
-    const serve = cli(['serve', '--config', join(root, 'hyperwatch.json'), '--log-format', 'json'], { env: { XDG_STATE_HOME: join(root, 'state') } });
+    const serve = cli(['serve', '--config', join(root, 'hyperwatch.json'), '--log-format', 'json'], {
+      env: { XDG_STATE_HOME: join(root, 'state') },
+    });
     let stderr = '';
     serve.child.stderr!.on('data', (d: string) => (stderr += d));
     await waitFor(() => stderr.includes('"lease taken"'), 'the first watcher to take its lease', 30000);
@@ -152,21 +196,32 @@ describe('hyperwatch CLI', () => {
     assert.ok(!run.stderr.includes('"message":"serving"'), 'it stopped before the start-up sweeps ended');
     for (const [i, inbox] of inboxes.entries()) {
       assert.deepEqual(await readdir(join(inbox, '.hyperwatch', 'staging')).catch(() => []), [], `${inbox}: no staging folder left`);
-      const rest = await cli(['watch', inbox, '--table', `t${i}`, '--database', join(root, `${i}.hyper`), '--once', '--json', '--quiet']).done;
+      const rest = await cli(['watch', inbox, '--table', `t${i}`, '--database', join(root, `${i}.hyper`), '--once', '--json', '--quiet'])
+        .done;
       assert.equal(rest.code, 0, rest.stderr);
-      const count = await cli(['query', '--database', join(root, `${i}.hyper`), '--json', `SELECT COUNT(*) AS n, COUNT(DISTINCT id) AS d FROM t${i}`]).done;
+      const count = await cli([
+        'query',
+        '--database',
+        join(root, `${i}.hyper`),
+        '--json',
+        `SELECT COUNT(*) AS n, COUNT(DISTINCT id) AS d FROM t${i}`,
+      ]).done;
       assert.deepEqual(JSON.parse(count.stdout), [{ n: String(files), d: String(files) }], `${inbox}: every file once`);
     }
   });
 
   for (const command of ['watch', 'serve'] as const) {
-    it(`${command}: a second SIGTERM while a big file is still loading exits at once (143); the next start lands the file once`, async () => {
+    it(`${command}: a second SIGTERM while a big file is still loading exits at once (143); the next start lands the \
+file once`, async () => {
       const inbox = await tmp.dir(`term-twice-${command}`);
       const db = tmp.path(`term-twice-${command}.hyper`);
       const rows = 4_000_000;
       await drop(inbox, 'big.csv', `id\n${Array.from({ length: rows }, (_, i) => i).join('\n')}\n`);
       const config = tmp.path(`term-twice-${command}.json`);
-      await writeFile(config, JSON.stringify({ http: { host: '127.0.0.1', port: 0 }, watchers: [{ dir: inbox, table: 'big', database: db }] }));
+      await writeFile(
+        config,
+        JSON.stringify({ http: { host: '127.0.0.1', port: 0 }, watchers: [{ dir: inbox, table: 'big', database: db }] }),
+      );
       const args = command === 'watch' ? ['watch', inbox, '--table', 'big', '--database', db] : ['serve', '--config', config];
       const { child, done } = cli([...args, '--log-format', 'json'], { env: { XDG_STATE_HOME: tmp.path(`state-${command}`) } });
       let stderr = '';

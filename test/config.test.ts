@@ -34,12 +34,23 @@ describe('serve config validation', () => {
 
   it('accepts a valid file, resolving paths against its directory and defaulting http', async () => {
     const config = await validateConfig(
-      { watchers: [{ dir: 'a', table: 'events', database: 'db/events.hyper' }, { dir: 'b', table: 'sales.orders', adapter: 'postgres', url: 'postgres://u:p@h:5432/d' }] },
+      {
+        watchers: [
+          { dir: 'a', table: 'events', database: 'db/events.hyper' },
+          { dir: 'b', table: 'sales.orders', adapter: 'postgres', url: 'postgres://u:p@h:5432/d' },
+        ],
+      },
       'ok.json',
       { baseDir: root, env: {} },
     );
     // POSTed watchers may go where the config's do (next to them), to the servers it uses.
-    assert.deepEqual(config.http, { host: '127.0.0.1', port: 7878, protectReads: false, allowedRoots: [root], allowedServers: ['postgres://u:p@h:5432/d'] });
+    assert.deepEqual(config.http, {
+      host: '127.0.0.1',
+      port: 7878,
+      protectReads: false,
+      allowedRoots: [root],
+      allowedServers: ['postgres://u:p@h:5432/d'],
+    });
     assert.equal(config.watchers[0]!.dir, join(root, 'a'));
     assert.equal(config.watchers[0]!.database, join(root, 'db', 'events.hyper'));
     assert.equal(config.watchers[1]!.adapter, 'postgres');
@@ -115,7 +126,28 @@ describe('serve config validation', () => {
     assert.match(issues.get('watchers[3].dir')!.fix, /mkdir -p/);
     assert.match(issues.get('watchers[3].url')!.problem, /postgres adapter only/);
     // DATABASE_URL stands in for a missing url.
-    await validateConfig({ watchers: [{ dir: 'b', table: 't', adapter: 'postgres' }] }, 'env.json', { baseDir: root, env: { DATABASE_URL: 'postgres://h/d' } });
+    await validateConfig({ watchers: [{ dir: 'b', table: 't', adapter: 'postgres' }] }, 'env.json', {
+      baseDir: root,
+      env: { DATABASE_URL: 'postgres://h/d' },
+    });
+  });
+
+  it('checks databaseVersion (0 to 4, Hyper only) and passes it on', async () => {
+    const config = await validateConfig({ watchers: [{ dir: 'a', table: 'events', databaseVersion: 0 }] }, 'v.json', {
+      baseDir: root,
+      env: {},
+    });
+    assert.equal(config.watchers[0]!.databaseVersion, 0);
+    const schema = byPath(await issuesOf({ watchers: [{ dir: 'a', table: 'events', databaseVersion: 5 }] }, root));
+    assert.match(schema.get('watchers[0].databaseVersion')!.problem, /must be one of 0, 1, 2, 3, 4, got 5/);
+    assert.match(schema.get('watchers[0].databaseVersion')!.fix, /Use 0, 1, 2, 3 or 4/);
+    const postgres = byPath(
+      await issuesOf(
+        { watchers: [{ dir: 'b', table: 'orders', adapter: 'postgres', url: 'postgres://u:p@h:5432/d', databaseVersion: 2 }] },
+        root,
+      ),
+    );
+    assert.match(postgres.get('watchers[0].databaseVersion')!.problem, /applies to the hyper adapter only/);
   });
 
   it('checks schemaEvolution and sourceColumns, and passes them on', async () => {
@@ -135,7 +167,11 @@ describe('serve config validation', () => {
     // Names the schema allows, but not together: checked after it.
     const twice = byPath(await issuesOf({ watchers: [{ dir: 'b', table: 't', sourceColumns: { file: 'src', claim: 'SRC' } }] }, root));
     assert.match(twice.get('watchers[0].sourceColumns')!.problem, /"SRC" is given twice/);
-    const config = await validateConfig({ watchers: [{ dir: 'a', table: 't', schemaEvolution: 'addColumns', sourceColumns: { file: '_source_file', committed: '_at' } }] }, 'ok.json', { baseDir: root, env: {} });
+    const config = await validateConfig(
+      { watchers: [{ dir: 'a', table: 't', schemaEvolution: 'addColumns', sourceColumns: { file: '_source_file', committed: '_at' } }] },
+      'ok.json',
+      { baseDir: root, env: {} },
+    );
     assert.equal(config.watchers[0]!.schemaEvolution, 'addColumns');
     assert.deepEqual(config.watchers[0]!.sourceColumns, { file: '_source_file', committed: '_at' });
   });
@@ -156,7 +192,12 @@ describe('serve config validation', () => {
   it('resolves the http settings against the config file: allowedRoots, allowedServers, tokenFile, protectReads', async () => {
     const config = await validateConfig(
       {
-        http: { protectReads: true, allowedRoots: ['drops', '/srv/in'], allowedServers: ['postgres://x@h/d'], tokenFile: 'state/api.token' },
+        http: {
+          protectReads: true,
+          allowedRoots: ['drops', '/srv/in'],
+          allowedServers: ['postgres://x@h/d'],
+          tokenFile: 'state/api.token',
+        },
         watchers: [{ dir: 'a', table: 't', endpoint: '127.0.0.1:7483' }],
       },
       'http.json',
@@ -170,10 +211,14 @@ describe('serve config validation', () => {
       allowedRoots: [join(root, 'drops'), '/srv/in'],
       allowedServers: ['postgres://x@h/d', '127.0.0.1:7483'],
     });
-    const issues = byPath(await issuesOf({ http: { token: 'y'.repeat(20), tokenFile: 'f', allowedRoots: 'drops', protectReads: 'yes' }, watchers: [] }, root));
+    const issues = byPath(
+      await issuesOf({ http: { token: 'y'.repeat(20), tokenFile: 'f', allowedRoots: 'drops', protectReads: 'yes' }, watchers: [] }, root),
+    );
     assert.deepEqual([...issues.keys()].sort(), ['http.allowedRoots', 'http.protectReads']);
     assert.match(issues.get('http.allowedRoots')!.fix, /list of directories/);
-    const both = byPath(await issuesOf({ http: { token: 'y'.repeat(20), tokenFile: 'f', socket: 'api.sock', port: 1 }, watchers: [] }, root));
+    const both = byPath(
+      await issuesOf({ http: { token: 'y'.repeat(20), tokenFile: 'f', socket: 'api.sock', port: 1 }, watchers: [] }, root),
+    );
     assert.deepEqual([...both.keys()].sort(), ['http.port', 'http.tokenFile']);
     assert.match(both.get('http.tokenFile')!.problem, /together with a configured token/);
     assert.match(both.get('http.port')!.problem, /together with http\.socket/);
@@ -185,7 +230,10 @@ describe('serve config validation', () => {
     const bad = await validateWatcher({ dir: 'a', table: 't', maxConcurrent: 0, extra: true }, { baseDir: root, env: {} });
     assert.deepEqual(bad.issues.map((i) => i.path).sort(), ['extra', 'maxConcurrent']);
     const missing = await validateWatcher({ dir: 'nope', table: 't' }, { baseDir: root, env: {} });
-    assert.deepEqual(missing.issues.map((i) => i.path), ['dir']);
+    assert.deepEqual(
+      missing.issues.map((i) => i.path),
+      ['dir'],
+    );
     const good = await validateWatcher({ dir: 'a', table: 't' }, { baseDir: root, env: {} });
     assert.equal(good.watcher?.dir, join(root, 'a'));
   });
@@ -198,7 +246,15 @@ describe('serve config validation', () => {
 
   it('hyperwatch serve exits 2 and prints every problem, one per line, before starting anything', async () => {
     const file = join(root, 'bad.json');
-    await writeFile(file, JSON.stringify({ watchers: [{ dir: 'a', table: 't', maxConcurrent: 'four' }, { dir: 'nowhere', table: 't' }] }));
+    await writeFile(
+      file,
+      JSON.stringify({
+        watchers: [
+          { dir: 'a', table: 't', maxConcurrent: 'four' },
+          { dir: 'nowhere', table: 't' },
+        ],
+      }),
+    );
     const run = await cli(['serve', '--config', file]).done;
     assert.equal(run.code, 2);
     const lines = run.stderr.trim().split('\n');
@@ -206,7 +262,15 @@ describe('serve config validation', () => {
     assert.match(lines[1]!, /^ {2}watchers\[0\]\.maxConcurrent: must be integer, got "four"\. Fix: Use a whole number from 1 to 32/);
     assert.doesNotMatch(run.stderr, /\n\s+at /);
     // Once the schema passes, the directory is checked too.
-    await writeFile(file, JSON.stringify({ watchers: [{ dir: 'a', table: 't' }, { dir: 'nowhere', table: 't' }] }));
+    await writeFile(
+      file,
+      JSON.stringify({
+        watchers: [
+          { dir: 'a', table: 't' },
+          { dir: 'nowhere', table: 't' },
+        ],
+      }),
+    );
     const second = await cli(['serve', '--config', file, '--log-format', 'json']).done;
     assert.equal(second.code, 2);
     const error = JSON.parse(second.stderr.trim()) as { level: string; message: string; code: string };

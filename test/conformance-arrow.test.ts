@@ -21,7 +21,19 @@ import { createPostgresAdapter } from '../adapters/db/postgres/index.ts';
 import { arrowIngester } from '../plugins/arrow/index.ts';
 import { startWatching, stopWatching } from '../src/api.ts';
 import type { DbPool } from '../src/types.ts';
-import { type Case, checkRefusal, endsWithMarker, hyperWritten, LOOP_BOUND_MS, MEMORY_BOUND, ownReading, probe, quiet, refusedCases, validCases } from './helpers/conformance-arrow-cases.ts';
+import {
+  type Case,
+  checkRefusal,
+  endsWithMarker,
+  hyperWritten,
+  LOOP_BOUND_MS,
+  MEMORY_BOUND,
+  ownReading,
+  probe,
+  quiet,
+  refusedCases,
+  validCases,
+} from './helpers/conformance-arrow-cases.ts';
 import { expectedRows, judge } from './helpers/conformance-arrow-judge.ts';
 import { drop } from './helpers/drop.ts';
 import { dbFixture, hyperFixture, tempDir } from './helpers/env.ts';
@@ -56,7 +68,16 @@ async function rowCount(pool: DbPool, table: string): Promise<number> {
 }
 
 /** The writer's rows against the table's; the report line. */
-async function judged(label: string, c: Case, bytes: Uint8Array, pool: DbPool, table: string, rows: number | undefined, bounds: string, session?: readonly string[]): Promise<void> {
+async function judged(
+  label: string,
+  c: Case,
+  bytes: Uint8Array,
+  pool: DbPool,
+  table: string,
+  rows: number | undefined,
+  bounds: string,
+  session?: readonly string[],
+): Promise<void> {
   const verdict = judge(expectedRows(c.judge!(bytes)), await rowsOf(pool, table, session));
   report.push(`${label} | landed ${rows} rows, ${verdict.ok ? 'values match' : `VALUES DIFFER: ${verdict.detail}`} (${bounds})`);
   assert.ok(verdict.ok, `${label}: ${verdict.detail}`);
@@ -80,7 +101,11 @@ describe('Arrow conformance: the ingester, on hyperd, through ARROWSTREAM and th
         assert.equal(outcome.error, undefined, `${label}: refused ${outcome.error?.code}: ${outcome.error?.message}`);
         await judged(label, c, bytes, bench.pool, table, outcome.rows, bounds);
       } else {
-        report.push(outcome.error ? `${label} | refused ${outcome.error.code}: ${outcome.error.message} (${bounds})` : `${label} | LANDED ${outcome.rows} rows`);
+        report.push(
+          outcome.error
+            ? `${label} | refused ${outcome.error.code}: ${outcome.error.message} (${bounds})`
+            : `${label} | LANDED ${outcome.rows} rows`,
+        );
         assert.ok(outcome.error, `${label}: landed ${outcome.rows} rows of a file that must be refused`);
         checkRefusal(label, c, outcome.error, name);
         assert.equal(await rowCount(bench.pool, table), 0, `${label}: rows landed`);
@@ -92,10 +117,17 @@ describe('Arrow conformance: the ingester, on hyperd, through ARROWSTREAM and th
     const c = validCases().find((k) => k.name.includes('many types'))!;
     const table = c.judge!(new Uint8Array(0));
     const expected = expectedRows(table);
-    const right = expected.rows.map((row) => Object.fromEntries(expected.names.map((n, k) => [n, (JSON.parse(row) as (string | null)[])[k]!])));
+    const right = expected.rows.map((row) =>
+      Object.fromEntries(expected.names.map((n, k) => [n, (JSON.parse(row) as (string | null)[])[k]!])),
+    );
     assert.ok(judge(expected, right).ok);
     assert.ok(!judge(expected, right.slice(1)).ok);
-    assert.ok(!judge(expected, right.map((r, i) => (i === 0 ? { ...r, i64: '1' } : r))).ok);
+    assert.ok(
+      !judge(
+        expected,
+        right.map((r, i) => (i === 0 ? { ...r, i64: '1' } : r)),
+      ).ok,
+    );
     assert.ok(!judge(expectedRows(new Table({ x: makeVector(Int32Array.of(1)) })), [{ x: '2' }]).ok);
   });
 
@@ -152,7 +184,11 @@ function watcherSuite(label: string, open: () => Promise<import('./helpers/env.t
         await writer.close();
       }
       // Under the stream format's own extension, as Hyper's users name such files.
-      await check({ name: 'hyper COPY TO arrowstream, 100k rows, as .arrows', bytes: () => hyperStream!, judge: ownReading }, hyperStream, 'hyper.arrows');
+      await check(
+        { name: 'hyper COPY TO arrowstream, 100k rows, as .arrows', bytes: () => hyperStream!, judge: ownReading },
+        hyperStream,
+        'hyper.arrows',
+      );
     });
 
     for (const c of [...validCases(), ...refusedCases()]) {
@@ -169,11 +205,7 @@ const postgres = { server: undefined as Awaited<ReturnType<typeof startPostgres>
 after(async () => {
   await postgres.server?.stop();
 });
-watcherSuite(
-  'PostgreSQL',
-  async () => {
-    postgres.server ??= await startPostgres();
-    return dbFixture(await tempDir('hyperwatch-arrow-pg-'), createPostgresAdapter({ url: postgres.server.url }), { ownsDb: true });
-  },
-  ["SET LOCAL timezone = 'UTC'", "SET LOCAL intervalstyle = 'iso_8601'"],
-);
+watcherSuite('PostgreSQL', async () => {
+  postgres.server ??= await startPostgres();
+  return dbFixture(await tempDir('hyperwatch-arrow-pg-'), createPostgresAdapter({ url: postgres.server.url }), { ownsDb: true });
+}, ["SET LOCAL timezone = 'UTC'", "SET LOCAL intervalstyle = 'iso_8601'"]);

@@ -56,8 +56,17 @@ describe('COPY FROM STDIN cancelled as it starts', () => {
   });
   after(() => new Promise<void>((resolve) => server.close(() => resolve())));
 
-  it('fails with the server\'s error (57014), and the connection serves the next statement', { timeout: 10_000 }, async () => {
-    const sql: Sql = postgres({ host: '127.0.0.1', port, user: 'u', database: 'd', max: 1, fetch_types: false, prepare: false, onnotice: () => {} });
+  it("fails with the server's error (57014), and the connection serves the next statement", { timeout: 10_000 }, async () => {
+    const sql: Sql = postgres({
+      host: '127.0.0.1',
+      port,
+      user: 'u',
+      database: 'd',
+      max: 1,
+      fetch_types: false,
+      prepare: false,
+      onnotice: () => {},
+    });
     let uncaught: unknown;
     const onUncaught = (error: unknown) => (uncaught = error);
     process.on('uncaughtException', onUncaught);
@@ -65,11 +74,17 @@ describe('COPY FROM STDIN cancelled as it starts', () => {
       async function* rows(): AsyncGenerator<string> {
         yield 'id\n1\n';
       }
-      await assert.rejects(copyFrom(sql, 'COPY t FROM STDIN WITH (FORMAT csv, HEADER)', rows()), (error: { code?: unknown }) => error.code === '57014');
+      await assert.rejects(
+        copyFrom(sql, 'COPY t FROM STDIN WITH (FORMAT csv, HEADER)', rows()),
+        (error: { code?: unknown }) => error.code === '57014',
+      );
       // Room for a stray 'error' event to surface.
       await new Promise((resolve) => setTimeout(resolve, 50));
       assert.equal(uncaught, undefined, `no uncaught error: ${String(uncaught)}`);
-      await assert.rejects(copyFrom(sql, 'COPY t FROM STDIN WITH (FORMAT csv, HEADER)', rows()), (error: { code?: unknown }) => error.code === '57014');
+      await assert.rejects(
+        copyFrom(sql, 'COPY t FROM STDIN WITH (FORMAT csv, HEADER)', rows()),
+        (error: { code?: unknown }) => error.code === '57014',
+      );
     } finally {
       process.off('uncaughtException', onUncaught);
       await sql.end({ timeout: 1 });

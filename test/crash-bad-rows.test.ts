@@ -49,7 +49,7 @@ describe('crash safety with bad rows skipped', () => {
     })();
     let kills = 0;
     let seed = 7;
-    const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+    const random = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
     while (kills < 10 || produced < files) {
       const run = startWatchChild(dir, 'events', database, { onBadRows: 'skip' });
       const during = random() < 0.3;
@@ -62,7 +62,11 @@ describe('crash safety with bad rows skipped', () => {
     await producer;
     const last = startWatchChild(dir, 'events', database, { onBadRows: 'skip' });
     await last.started;
-    await waitFor(async () => (await leftovers(dir)).length === 0 && (await stagedEntries(dir)).length === 0, 'inbox and staging to empty', 120000);
+    await waitFor(
+      async () => (await leftovers(dir)).length === 0 && (await stagedEntries(dir)).length === 0,
+      'inbox and staging to empty',
+      120000,
+    );
     last.child.kill('SIGTERM');
     await last.exited;
 
@@ -73,7 +77,10 @@ describe('crash safety with bad rows skipped', () => {
     );
     const setAside: string[] = [];
     for (const name of failed) {
-      const rows = Papa.parse<Record<string, string>>(await readFile(join(dir, 'failed', name), 'utf8'), { header: true, skipEmptyLines: true }).data;
+      const rows = Papa.parse<Record<string, string>>(await readFile(join(dir, 'failed', name), 'utf8'), {
+        header: true,
+        skipEmptyLines: true,
+      }).data;
       for (const row of rows) {
         assert.equal(row.line, '3', `${name}: the bad row is on line 3`);
         setAside.push(row.record!);
@@ -89,7 +96,9 @@ describe('crash safety with bad rows skipped', () => {
       console.log(`# ${kills} kills; rows ${stats!.n}; rejected rows set aside ${setAside.length}`);
       assert.equal(Number(stats!.d), files * perFile, 'every good id present');
       assert.equal(Number(stats!.n), files * perFile, 'no id twice');
-      const [ledger] = await pool.query<{ n: string; rejected: string }>('SELECT COUNT(*) AS n, SUM(rows_rejected) AS rejected FROM hyperwatch_ingest_log');
+      const [ledger] = await pool.query<{ n: string; rejected: string }>(
+        'SELECT COUNT(*) AS n, SUM(rows_rejected) AS rejected FROM hyperwatch_internal.ingest_log',
+      );
       assert.equal(Number(ledger!.n), files);
       assert.equal(Number(ledger!.rejected), bad.size);
     } finally {
@@ -98,7 +107,8 @@ describe('crash safety with bad rows skipped', () => {
     }
   });
 
-  it('hyperd killed mid-stream, commits lost before their checkpoint: each bad row set aside once, from the commit that counted', async () => {
+  it('hyperd killed mid-stream, commits lost before their checkpoint: each bad row set aside once, from the commit that \
+counted', async () => {
     const dir = join(fx.root, 'hyperd-kill-bad-rows');
     await mkdir(dir);
     const db = createHyperAdapter({ database: join(fx.root, 'hyperd-kill-bad-rows.hyper') });
@@ -131,14 +141,17 @@ describe('crash safety with bad rows skipped', () => {
     assert.equal(failed.length, files / 2, `one rejected-rows file per file with a bad row: ${failed.join(', ')}`);
     for (const name of failed) {
       const f = Number(/^f(\d+)\.csv\.rejected\.csv$/.exec(name)?.[1]);
-      assert.equal(await readFile(join(dir, 'failed', name), 'utf8'), `line,reason,record\n3,"column ""id"": ""bad-${f}"" is not a bigint",bad-${f}\n`);
+      assert.equal(
+        await readFile(join(dir, 'failed', name), 'utf8'),
+        `line,reason,record\n3,"column ""id"": ""bad-${f}"" is not a bigint",bad-${f}\n`,
+      );
     }
     const pool = await db.openPool({ maxConnections: 1 });
     try {
       const [row] = await pool.query<{ n: string; d: string }>('SELECT COUNT(*) AS n, COUNT(DISTINCT id) AS d FROM events');
       assert.equal(Number(row!.n), files);
       assert.equal(Number(row!.d), files);
-      const [ledger] = await pool.query<{ rejected: string }>('SELECT SUM(rows_rejected) AS rejected FROM hyperwatch_ingest_log');
+      const [ledger] = await pool.query<{ rejected: string }>('SELECT SUM(rows_rejected) AS rejected FROM hyperwatch_internal.ingest_log');
       assert.equal(Number(ledger!.rejected), files / 2);
     } finally {
       await pool.close();

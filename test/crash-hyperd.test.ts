@@ -14,7 +14,6 @@ import { gzip } from './helpers/compression-suite.ts';
 import { csv, drop, leftovers, stagedEntries, waitFor } from './helpers/drop.ts';
 import { useHyperFixture } from './helpers/env.ts';
 
-
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe('crash safety: hyperd killed', () => {
@@ -28,58 +27,61 @@ describe('crash safety: hyperd killed', () => {
 
   // This caught a postgres.js instance reconnecting after it was ended: its idle session kept the
   // database attached, so no later checkpoint wrote anything, and the next kill lost those files.
-  for (const variant of variants) it(`hyperd killed mid-stream: all files land exactly once, none in failed/${variant.label}`, async () => {
-    const dir = join(fx.root, `hyperd-${variant.name}`);
-    await mkdir(dir);
-    const db = createHyperAdapter({ database: join(fx.root, `hyperd-${variant.name}.hyper`) });
-    const registry = new WatcherRegistry();
-    const handle = await openWatcher(dir, 'events', { db, registry, retryDelayMs: { initial: 20, max: 500 }, ...variant.options });
-    const files = 300;
-    // Paced, so that the stream is still going at each kill: small files ready at once are
-    // committed in groups and a burst would be done before the first kill.
-    const producer = (async () => {
-      for (let f = 0; f < files; f++) {
-        await drop(dir, `f${f}${variant.ext}`, variant.ext === '.csv' ? csv('id', [[f]]) : await gzip(csv('id', [[f]])));
-        await sleep(10);
+  for (const variant of variants)
+    it(`hyperd killed mid-stream: all files land exactly once, none in failed/${variant.label}`, async () => {
+      const dir = join(fx.root, `hyperd-${variant.name}`);
+      await mkdir(dir);
+      const db = createHyperAdapter({ database: join(fx.root, `hyperd-${variant.name}.hyper`) });
+      const registry = new WatcherRegistry();
+      const handle = await openWatcher(dir, 'events', { db, registry, retryDelayMs: { initial: 20, max: 500 }, ...variant.options });
+      const files = 300;
+      // Paced, so that the stream is still going at each kill: small files ready at once are
+      // committed in groups and a burst would be done before the first kill.
+      const producer = (async () => {
+        for (let f = 0; f < files; f++) {
+          await drop(dir, `f${f}${variant.ext}`, variant.ext === '.csv' ? csv('id', [[f]]) : await gzip(csv('id', [[f]])));
+          await sleep(10);
+        }
+      })();
+      for (let k = 0; k < 3; k++) {
+        await waitFor(() => handle.stats.filesIngested >= (k + 1) * 40, 'progress before the kill', 60000);
+        const pid = db.hyperdPid;
+        assert.ok(pid);
+        process.kill(pid, 'SIGKILL');
+        // The next connection restarts it, whatever the watcher was doing at the kill (a
+        // checkpoint's farewell statements used to hold every connection back for 30 s).
+        await waitFor(() => db.hyperdPid !== undefined && db.hyperdPid !== pid, 'hyperd restarted', 30000).catch(async (error: unknown) => {
+          await handle.stop().catch(() => {});
+          throw error;
+        });
       }
-    })();
-    for (let k = 0; k < 3; k++) {
-      await waitFor(() => handle.stats.filesIngested >= (k + 1) * 40, 'progress before the kill', 60000);
-      const pid = db.hyperdPid;
-      assert.ok(pid);
-      process.kill(pid, 'SIGKILL');
-      // The next connection restarts it, whatever the watcher was doing at the kill (a
-      // checkpoint's farewell statements used to hold every connection back for 30 s).
-      await waitFor(() => db.hyperdPid !== undefined && db.hyperdPid !== pid, 'hyperd restarted', 30000).catch(async (error: unknown) => {
-        await handle.stop().catch(() => {});
-        throw error;
-      });
-    }
-    await producer;
-    await waitFor(() => handle.stats.filesIngested === files, `all ${files} files`, 120000);
-    const summary = await handle.stop();
-    // A file re-ingested after a crash may still wait in staging for its durability checkpoint
-    // when the watcher stops; the next start settles it. Exactly once is judged after that.
-    const again = await openWatcher(dir, 'events', { db, registry, ...variant.options });
-    await again.stop();
-    assert.deepEqual(await stagedEntries(dir), []);
-    if ('onSuccess' in variant.options) assert.equal((await readdir(join(dir, 'archive'))).filter((n) => !n.endsWith('.ready')).length, files, 'every file archived once');
-    const pool = await db.openPool({ maxConnections: 1 });
-    try {
-      const [row] = await pool.query<{ n: string; d: string }>('SELECT COUNT(*) AS n, COUNT(DISTINCT id) AS d FROM events');
-      assert.equal(Number(row!.n), files);
-      assert.equal(Number(row!.d), files);
-    } finally {
-      await pool.close();
-    }
-    assert.equal(summary.stats.filesFailed, 0);
-    assert.ok(summary.stats.retries > 0, 'the outages were retried');
-    assert.deepEqual(await readdir(join(dir, 'failed')), []);
-    await db.close();
-  });
+      await producer;
+      await waitFor(() => handle.stats.filesIngested === files, `all ${files} files`, 120000);
+      const summary = await handle.stop();
+      // A file re-ingested after a crash may still wait in staging for its durability checkpoint
+      // when the watcher stops; the next start settles it. Exactly once is judged after that.
+      const again = await openWatcher(dir, 'events', { db, registry, ...variant.options });
+      await again.stop();
+      assert.deepEqual(await stagedEntries(dir), []);
+      if ('onSuccess' in variant.options)
+        assert.equal((await readdir(join(dir, 'archive'))).filter((n) => !n.endsWith('.ready')).length, files, 'every file archived once');
+      const pool = await db.openPool({ maxConnections: 1 });
+      try {
+        const [row] = await pool.query<{ n: string; d: string }>('SELECT COUNT(*) AS n, COUNT(DISTINCT id) AS d FROM events');
+        assert.equal(Number(row!.n), files);
+        assert.equal(Number(row!.d), files);
+      } finally {
+        await pool.close();
+      }
+      assert.equal(summary.stats.filesFailed, 0);
+      assert.ok(summary.stats.retries > 0, 'the outages were retried');
+      assert.deepEqual(await readdir(join(dir, 'failed')), []);
+      await db.close();
+    });
 
   // SIGSTOP first: the checkpoint's statements are then surely out, unanswered, when hyperd dies.
-  it('hyperd killed while a checkpoint waits on its connections: the checkpoint fails within 5 s, and the next statement starts hyperd again', async () => {
+  it('hyperd killed while a checkpoint waits on its connections: the checkpoint fails within 5 s, and the next statement \
+starts hyperd again', async () => {
     const db = createHyperAdapter({ database: join(fx.root, 'checkpoint-kill.hyper'), releaseIdleMs: 0 });
     const pool = await db.openPool({ maxConnections: 3 });
     try {
@@ -120,10 +122,14 @@ describe('crash safety: hyperd killed', () => {
       // the pool works again on a new hyperd.
       // Right after the kill a connection may still be sent to the dead server's port: retried.
       let row: { n: string } | undefined;
-      await waitFor(async () => {
-        [row] = await pool.query<{ n: string }>('SELECT COUNT(*) AS n FROM t').catch(() => [undefined]);
-        return row !== undefined;
-      }, 'a statement on the new hyperd', 10000);
+      await waitFor(
+        async () => {
+          [row] = await pool.query<{ n: string }>('SELECT COUNT(*) AS n FROM t').catch(() => [undefined]);
+          return row !== undefined;
+        },
+        'a statement on the new hyperd',
+        10000,
+      );
       assert.ok(db.hyperdPid !== undefined && db.hyperdPid !== pid, 'hyperd was started again');
       assert.ok(Date.now() - killedAt < 10000, `the next statement ran ${Date.now() - killedAt} ms after the kill`);
       assert.ok(Number(row!.n) === 0 || Number(row!.n) === 3, `all three rows or none, got ${row!.n}`);
@@ -133,12 +139,21 @@ describe('crash safety: hyperd killed', () => {
     }
   });
 
-  it('hyperd killed again while it starts up: the statement that started it fails as the database being away, and the next one starts hyperd again', async () => {
+  it('hyperd killed again while it starts up: the statement that started it fails as the database being away, and the next one \
+starts hyperd again', async () => {
     const db = createHyperAdapter({ database: join(fx.root, 'startup-kill.hyper'), releaseIdleMs: 0 });
     const pool = await db.openPool({ maxConnections: 1 });
     try {
       // The hyperd shared with the tests before may still be going down from their kills.
-      await waitFor(() => pool.query('SELECT 1').then(() => true, () => false), 'a running hyperd', 10000);
+      await waitFor(
+        () =>
+          pool.query('SELECT 1').then(
+            () => true,
+            () => false,
+          ),
+        'a running hyperd',
+        10000,
+      );
       const first = db.hyperdPid;
       assert.ok(first);
       process.kill(first, 'SIGKILL');
@@ -198,12 +213,14 @@ describe('crash safety: hyperd killed', () => {
     const pool = await db.openPool({ maxConnections: 1 });
     try {
       const rows = await pool.query<{ id: string }>('SELECT id FROM events ORDER BY id');
-      assert.deepEqual(rows.map((r) => Number(r.id)), [1, 2]);
+      assert.deepEqual(
+        rows.map((r) => Number(r.id)),
+        [1, 2],
+      );
     } finally {
       await pool.close();
       await db.close();
     }
     assert.deepEqual(await readdir(join(dir, 'failed')), []);
   });
-
 });

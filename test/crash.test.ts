@@ -25,7 +25,13 @@ describe('crash safety', () => {
    * features on (the child's `WatchOptions`), `ext` is how the files are dropped (`.csv.gz`:
    * gzip-compressed), `extra` checks what the features promise on the final table.
    */
-  async function killRandomly(name: string, options: Record<string, unknown>, ext: '.csv' | '.csv.gz', extraColumn: boolean, extra?: (pool: DbPool, dir: string) => Promise<void>): Promise<void> {
+  async function killRandomly(
+    name: string,
+    options: Record<string, unknown>,
+    ext: '.csv' | '.csv.gz',
+    extraColumn: boolean,
+    extra?: (pool: DbPool, dir: string) => Promise<void>,
+  ): Promise<void> {
     const dir = join(fx.root, name);
     await mkdir(dir);
     const database = join(fx.root, `${name}.hyper`);
@@ -45,7 +51,7 @@ describe('crash safety', () => {
     })();
     let kills = 0;
     let seed = 42;
-    const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+    const random = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
     while (kills < 12 || produced < files) {
       const run = startWatchChild(dir, 'events', database, options);
       // Kill during start-up (recovery, sweep) as well as while running.
@@ -59,7 +65,8 @@ describe('crash safety', () => {
     await producer;
     const last = startWatchChild(dir, 'events', database, options);
     await last.started;
-    const settled = async () => (await leftovers(dir)).filter((n) => n !== 'archive').length === 0 && (await stagedEntries(dir)).length === 0;
+    const settled = async () =>
+      (await leftovers(dir)).filter((n) => n !== 'archive').length === 0 && (await stagedEntries(dir)).length === 0;
     await waitFor(settled, 'inbox and staging to empty', 120000);
     last.child.kill('SIGTERM');
     await last.exited;
@@ -76,7 +83,7 @@ describe('crash safety', () => {
       assert.equal(Number(stats!.n), files * perFile, 'no id twice');
       assert.equal(Number(stats!.lo), 0);
       assert.equal(Number(stats!.hi), files * perFile - 1);
-      const ledger = await pool.query<{ n: string }>('SELECT COUNT(*) AS n FROM hyperwatch_ingest_log');
+      const ledger = await pool.query<{ n: string }>('SELECT COUNT(*) AS n FROM hyperwatch_internal.ingest_log');
       assert.equal(Number(ledger[0]!.n), files);
       assert.deepEqual(await readdir(join(dir, 'failed')), [], 'nothing failed');
       await extra?.(pool, dir);
@@ -90,11 +97,16 @@ describe('crash safety', () => {
     await killRandomly('kill', {}, '.csv', false);
   });
 
-  it('the same with every feature on (gzip files, schema evolution, source columns, bad rows skipped, archive): every row carries the file and the committed claim it came from, every file archived once', async () => {
+  it('the same with every feature on (gzip files, schema evolution, source columns, bad rows skipped, archive): every row \
+carries the file and the committed claim it came from, every file archived once', async () => {
     const sourceColumns = { file: '_source_file', claim: '_claim_id', committed: '_committed_at' };
     const options = { schemaEvolution: 'addColumns', sourceColumns, onBadRows: 'skip', onSuccess: 'archive' };
     await killRandomly('kill-features', options, '.csv.gz', true, async (pool, dir) => {
-      const claims = new Map((await pool.query<{ claim_id: string; file_name: string }>('SELECT claim_id, file_name FROM hyperwatch_ingest_log')).map((l) => [l.claim_id, l.file_name]));
+      const claims = new Map(
+        (await pool.query<{ claim_id: string; file_name: string }>('SELECT claim_id, file_name FROM hyperwatch_internal.ingest_log')).map(
+          (l) => [l.claim_id, l.file_name],
+        ),
+      );
       const rows = await pool.query<{ batch: string; extra: string | null; _source_file: string; _claim_id: string; at: string | null }>(
         'SELECT batch, extra, _source_file, _claim_id, CAST(_committed_at AS TEXT) AS at FROM events',
       );
@@ -146,10 +158,12 @@ describe('crash safety', () => {
       await unlink(link).catch(() => {});
       rounds++;
     }
-    await waitFor(async () => handle.stats.filesIngested + handle.stats.filesFailed === rounds, 'every drop settled', 60000).catch(async (e) => {
-      console.log(JSON.stringify(handle.stats), await readdir(dir), await stagedEntries(dir));
-      throw e;
-    });
+    await waitFor(async () => handle.stats.filesIngested + handle.stats.filesFailed === rounds, 'every drop settled', 60000).catch(
+      async (e) => {
+        console.log(JSON.stringify(handle.stats), await readdir(dir), await stagedEntries(dir));
+        throw e;
+      },
+    );
     assert.equal(await count(fx.pool, 'swap', "owner = 'secret'").catch(() => 0), 0);
     const failed = await readdir(join(dir, 'failed'));
     console.log(`# symlink race: ${handle.stats.filesIngested} producer files ingested, ${handle.stats.filesFailed} swapped ones refused`);

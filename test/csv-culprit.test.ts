@@ -12,8 +12,16 @@ const good = (n: number) => file(Array.from({ length: n }, (_, i) => `${i},"name
 
 describe('conversionFailure: what a server error says about the bad value', () => {
   it("reads Hyper's line, column and type", () => {
-    assert.deepEqual(conversionFailure('invalid input syntax for integer', "file: 'ARRAY' line:51 column:5"), { line: 51, column: 5, type: 'integer' });
-    assert.deepEqual(conversionFailure('invalid input syntax for double precision', "file: 'ARRAY' line:9 column:3"), { line: 9, column: 3, type: 'double precision' });
+    assert.deepEqual(conversionFailure('invalid input syntax for integer', "file: 'ARRAY' line:51 column:5"), {
+      line: 51,
+      column: 5,
+      type: 'integer',
+    });
+    assert.deepEqual(conversionFailure('invalid input syntax for double precision', "file: 'ARRAY' line:9 column:3"), {
+      line: 9,
+      column: 3,
+      type: 'double precision',
+    });
   });
   it('reads a quoted value', () => {
     const failure = conversionFailure("invalid timestamp literal '2024-13-45': Overflowing Date Unit.", "file: 'ARRAY' line:21 column:4");

@@ -28,7 +28,13 @@ function reference(text: string, quote = '"', escape = quote): string {
   let recordStart = true;
   for (let i = 0; i < text.length; i++) {
     const c = text[i]!;
-    if (!inQuote && recordStart && c === '\\' && text[i + 1] === '.' && (i + 2 === text.length || text[i + 2] === '\n' || text[i + 2] === '\r')) {
+    if (
+      !inQuote &&
+      recordStart &&
+      c === '\\' &&
+      text[i + 1] === '.' &&
+      (i + 2 === text.length || text[i + 2] === '\n' || text[i + 2] === '\r')
+    ) {
       out += '"\\."';
       i++;
       recordStart = false;
@@ -92,7 +98,7 @@ describe('CSV end-of-data guard', () => {
 
   it('follows another QUOTE character, and an ESCAPE that differs from it', () => {
     const single: CsvQuoting = { quote: 0x27, escape: 0x27 };
-    assertEveryChunking("a\n'x\n\\.\n'\n\\.\n\"\n\\.\n", "a\n'x\n\\.\n'\n\"\\.\"\n\"\n\"\\.\"\n", single);
+    assertEveryChunking("a\n'x\n\\.\n'\n\\.\n\"\n\\.\n", 'a\n\'x\n\\.\n\'\n"\\."\n"\n"\\."\n', single);
     // ESCAPE '\': `\"` stays inside quotes, `\\` does not protect the quote after it.
     const backslash: CsvQuoting = { quote: 0x22, escape: 0x5c };
     assertEveryChunking('a\n"x\\"\n\\.\n"\n\\.\n"y\\\\"\n\\.\n', 'a\n"x\\"\n\\.\n"\n"\\."\n"y\\\\"\n"\\."\n', backslash);
@@ -106,7 +112,11 @@ describe('CSV end-of-data guard', () => {
     };
     // Long runs of plain text too: quotes far apart are found by jumping, close ones by counting.
     const alphabet = ['\\', '.', '\\.', '"', '\n', '\r', '\r\n', ',', 'x', 'é', "'", 'y'.repeat(70), '\n\\.\n'];
-    for (const [quote, escape] of [['"', '"'], ['"', '\\'], ["'", "'"]] as const) {
+    for (const [quote, escape] of [
+      ['"', '"'],
+      ['"', '\\'],
+      ["'", "'"],
+    ] as const) {
       const quoting = { quote: quote.charCodeAt(0), escape: escape.charCodeAt(0) };
       for (let round = 0; round < 600; round++) {
         const long = round % 3 === 0;

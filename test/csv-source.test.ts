@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { startWatching, stopWatching } from '../src/api.ts';
 import type { WatchOptions } from '../src/options.ts';
-import type { WatcherStats } from '../src/stats.ts';
+import type { WatcherStats } from '../src/observe/stats.ts';
 import { drop } from './helpers/drop.ts';
 import { count, hyperFixture } from './helpers/env.ts';
 import { useWatchBench } from './helpers/watch-bench.ts';
@@ -42,7 +42,7 @@ describe('CSV with source columns, read by hyperd itself', () => {
   it('large files land whole, each row with its own file name and claim, several of them in one run', async () => {
     const { dir, table, opts } = await t.inbox();
     await drop(dir, 'one.csv', bigCsv(N, 0));
-    await drop(dir, "it's \"two\".csv", bigCsv(N, N));
+    await drop(dir, 'it\'s "two".csv', bigCsv(N, N));
     await drop(dir, 'three.tsv', `id\tname\tamount\n${Array.from({ length: 1000 }, (_, i) => `${2 * N + i}\tt${i}\t${i}.5`).join('\n')}\n`);
     const stats = await once(dir, table, { ...opts, sourceColumns: { file: '_source_file', claim: '_claim_id' } });
     assert.equal(stats.filesFailed, 0, JSON.stringify(stats.lastError));
@@ -52,7 +52,7 @@ describe('CSV with source columns, read by hyperd itself', () => {
     assert.equal(await count(t.pool, table, `_source_file = 'it''s "two".csv' AND id >= ${N} AND id < ${2 * N}`), N);
     assert.equal(await count(t.pool, table, `_source_file = 'three.tsv' AND id >= ${2 * N}`), 1000);
     const ledger = await t.pool.query<{ claim_id: string; file_name: string; row_count: string | number }>(
-      `SELECT claim_id, file_name, row_count FROM hyperwatch_ingest_log WHERE target_table = '${table}'`,
+      `SELECT claim_id, file_name, row_count FROM hyperwatch_internal.ingest_log WHERE target_table = '${table}'`,
     );
     assert.equal(ledger.length, 3);
     for (const entry of ledger) {
@@ -63,7 +63,8 @@ describe('CSV with source columns, read by hyperd itself', () => {
     assert.equal(sample[0]?.name, 'n 1, x');
   });
 
-  it('a value that does not convert fails the file naming its line and column, and leaves none of its rows; the fixed file then loads once', async () => {
+  it('a value that does not convert fails the file naming its line and column, and leaves none of its rows; the fixed file \
+then loads once', async () => {
     const { dir, table, opts } = await t.inbox();
     const options = { ...opts, sourceColumns: { file: '_source_file' } };
     await drop(dir, 'seed.csv', bigCsv(10, 0));
@@ -97,7 +98,13 @@ describe('CSV with source columns, read by hyperd itself', () => {
 
   it('with bad rows skipped and columns added, the good rows of a large file are named too', async () => {
     const { dir, table, opts } = await t.inbox();
-    const options = { ...opts, sourceColumns: { file: '_source_file' }, onBadRows: 'skip' as const, maxBadRows: 5, schemaEvolution: 'addColumns' as const };
+    const options = {
+      ...opts,
+      sourceColumns: { file: '_source_file' },
+      onBadRows: 'skip' as const,
+      maxBadRows: 5,
+      schemaEvolution: 'addColumns' as const,
+    };
     await drop(dir, 'seed.csv', 'id,name\n1,a\n');
     assert.equal((await once(dir, table, options)).filesIngested, 1);
     await drop(dir, 'wide.csv', bigCsv(N, 10, { line: N - 100, amount: 'none' }));

@@ -74,12 +74,16 @@ describe('CSV text for COPY', () => {
         formatFloat(-Infinity),
       ];
       await fx.pool.query(
-        'CREATE TABLE csv_text (t TEXT, e TEXT, n TEXT, b BYTEA, d DATE, tm TIME, ts TIMESTAMP, tz TIMESTAMPTZ, num NUMERIC(18,7), f DOUBLE PRECISION)',
+        'CREATE TABLE csv_text (t TEXT, e TEXT, n TEXT, b BYTEA, d DATE, tm TIME, ts TIMESTAMP, tz TIMESTAMPTZ, num ' +
+          'NUMERIC(18,7), f DOUBLE PRECISION)',
       );
       const rows = await fx.pool.transaction((conn) =>
-        conn.copyFrom('COPY csv_text FROM STDIN WITH (FORMAT csv)', (async function* () {
-          yield `${fields.join(',')}\n`;
-        })()),
+        conn.copyFrom(
+          'COPY csv_text FROM STDIN WITH (FORMAT csv)',
+          (async function* () {
+            yield `${fields.join(',')}\n`;
+          })(),
+        ),
       );
       assert.equal(rows, 1);
       const [row] = await fx.pool.query(

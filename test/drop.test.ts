@@ -6,8 +6,8 @@ import assert from 'node:assert/strict';
 import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { DropError, dropFile } from '../src/drop.ts';
-import { replayFailed } from '../src/replay.ts';
+import { DropError, dropFile } from '../src/producer/drop.ts';
+import { replayFailed } from '../src/producer/replay.ts';
 import { leftovers } from './helpers/drop.ts';
 import { useTempDir } from './helpers/env.ts';
 
@@ -25,7 +25,10 @@ describe('dropFile and replayFailed', () => {
     assert.deepEqual((await readdir(dir)).sort(), ['a.csv', 'a.csv.ready']);
     assert.equal(await readFile(join(dir, 'a.csv'), 'utf8'), 'id,name\n1,a\n');
     assert.equal((await readFile(join(dir, 'a.csv.ready'))).length, 0);
-    await assert.rejects(dropFile(dir, 'a.csv', 'x'), (e: unknown) => e instanceof DropError && e.code === 'DROP_EXISTS' && /not ingested yet/.test(e.message));
+    await assert.rejects(
+      dropFile(dir, 'a.csv', 'x'),
+      (e: unknown) => e instanceof DropError && e.code === 'DROP_EXISTS' && /not ingested yet/.test(e.message),
+    );
     for (const name of ['../x.csv', '.hidden.csv', 'x.tmp', 'x.csv.ready', '']) {
       await assert.rejects(dropFile(dir, name, 'x'), (e: unknown) => e instanceof DropError && e.code === 'DROP_NAME', name);
     }
@@ -45,5 +48,4 @@ describe('dropFile and replayFailed', () => {
     await assert.rejects(replayFailed(join(dir, 'x.csv')), /is not in a failed\/ folder/);
     await assert.rejects(replayFailed(join(dir, 'failed', 'gone.csv')), /does not exist/);
   });
-
 });

@@ -8,7 +8,7 @@ import { mkdir, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { openWatcher } from '../src/api.ts';
-import { ContentGate, splitRepeats } from '../src/content-gate.ts';
+import { ContentGate, splitRepeats } from '../src/watcher/content-gate.ts';
 import { WatcherRegistry } from '../src/registry.ts';
 import { csv, drop, leftovers, waitFor } from './helpers/drop.ts';
 import { count, useHyperFixture } from './helpers/env.ts';
@@ -56,7 +56,7 @@ describe('checksums and skipDuplicateContent', () => {
 
   async function ledger(table: string) {
     return fx.pool.query<{ file_name: string; row_count: string; checksum: string | null }>(
-      `SELECT file_name, row_count, checksum FROM hyperwatch_ingest_log WHERE target_table = '${table}' ORDER BY file_name`,
+      `SELECT file_name, row_count, checksum FROM hyperwatch_internal.ingest_log WHERE target_table = '${table}' ORDER BY file_name`,
     );
   }
 
@@ -94,7 +94,10 @@ describe('checksums and skipDuplicateContent', () => {
     await drop(dir, 'x2.csv', x);
     await waitFor(() => handle.stats.duplicatesSkipped === 1, 'x2 skipped');
     await Promise.all([drop(dir, 'y1.csv', y), drop(dir, 'y2.csv', y), drop(dir, 'y3.csv', y), drop(dir, 'x3.csv', x)]);
-    await waitFor(async () => (await leftovers(dir)).length === 0 && handle.stats.filesIngested + handle.stats.duplicatesSkipped === 6, 'every drop settled');
+    await waitFor(
+      async () => (await leftovers(dir)).length === 0 && handle.stats.filesIngested + handle.stats.duplicatesSkipped === 6,
+      'every drop settled',
+    );
     await handle.stop();
     assert.equal(handle.stats.filesIngested, 2, 'x once, y once');
     assert.equal(handle.stats.duplicatesSkipped, 4);

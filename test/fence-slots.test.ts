@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { checkFence, ensureLeaseTables, registerLease } from '../src/lease.ts';
+import { checkFence, ensureLeaseTables, registerLease } from '../src/store/lease.ts';
 import type { DbConnection } from '../src/types.ts';
 import { newLeaseState, takeSlot } from '../src/watcher/lease.ts';
 import { useHyperFixture } from './helpers/env.ts';
@@ -86,9 +86,6 @@ describe('fence slots on hyperd', () => {
     // What the rule avoids: a transaction begun before another's commit on its slot conflicts.
     const stale = pool.begin!()!;
     await pool.transaction(fenceIn(third.slot));
-    await assert.rejects(
-      stale.transaction(fenceIn(third.slot)),
-      (error: { code?: string }) => error.code === '40001',
-    );
+    await assert.rejects(stale.transaction(fenceIn(third.slot)), (error: { code?: string }) => error.code === '40001');
   });
 });

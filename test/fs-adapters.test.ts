@@ -74,7 +74,11 @@ for (const candidate of candidates) {
       await mkdir(outside);
       const seen: string[] = [];
       const errors: unknown[] = [];
-      const sub = await make().subscribe(dir, (names) => seen.push(...names), (error) => errors.push(error));
+      const sub = await make().subscribe(
+        dir,
+        (names) => seen.push(...names),
+        (error) => errors.push(error),
+      );
       open.push(sub);
       // parcel starts its backend thread asynchronously; give every adapter a moment.
       await sleep(50);
@@ -152,7 +156,11 @@ for (const candidate of candidates) {
       const errors: unknown[] = [];
       let sub: FsSubscription;
       try {
-        sub = await make().subscribe(join(root, 'missing'), () => {}, (error) => errors.push(error));
+        sub = await make().subscribe(
+          join(root, 'missing'),
+          () => {},
+          (error) => errors.push(error),
+        );
       } catch {
         return; // rejected: the contract
       }

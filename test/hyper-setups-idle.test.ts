@@ -1,6 +1,6 @@
 /**
- * An idle watcher lets go of its `.hyper` file: another program (here a hyperd of its own, with
- * the role that owns the file) opens it; files dropped while that program holds it stay claimed
+ * An idle watcher lets go of its `.hyper` file: another program (here a hyperd of its own, started
+ * as Tableau's Hyper API starts it) opens it; files dropped while that program holds it stay claimed
  * and land once it lets go, none failing; stats and /metrics say what the watcher waits for.
  */
 import assert from 'node:assert/strict';
@@ -9,9 +9,9 @@ import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import postgres from 'postgres';
-import { createHyperAdapter } from '../adapters/db/hyper/index.ts';
+import { createHyperAdapter, TABLEAU_ROLE } from '../adapters/db/hyper/index.ts';
 import { openWatcher } from '../src/api.ts';
-import { dropFile } from '../src/drop.ts';
+import { dropFile } from '../src/producer/drop.ts';
 import { lineLogger } from '../src/log.ts';
 import { WatcherRegistry } from '../src/registry.ts';
 import { renderMetrics } from '../src/serve/metrics.ts';
@@ -22,7 +22,11 @@ import { startStandaloneHyperd } from './helpers/standalone-hyperd.ts';
 
 describe('an idle watcher lets go of the .hyper file', () => {
   const tmp = useTempDir('hyperwatch-idle-');
-  const other = suiteResource(() => startStandaloneHyperd({ user: 'hyperwatch', logDir: tmp.path() }), (s) => s.stop(), 'the other program');
+  const other = suiteResource(
+    () => startStandaloneHyperd({ user: TABLEAU_ROLE, logDir: tmp.path() }),
+    (s) => s.stop(),
+    'the other program',
+  );
 
   it('another program opens the file while the watcher idles; files dropped meanwhile land after it lets go', async () => {
     const inbox = await tmp.dir('in');
@@ -30,8 +34,15 @@ describe('an idle watcher lets go of the .hyper file', () => {
     const lines: string[] = [];
     const logger = lineLogger((line) => lines.push(line), { json: true, level: 'debug' });
     const db = createHyperAdapter({ database, releaseIdleMs: 300, logger });
-    const handle = await openWatcher(inbox, 't', { db, registry: new WatcherRegistry(), checkpointDelayMs: 50, retryDelayMs: { initial: 50, max: 300 }, logger });
-    const program = () => postgres({ host: '127.0.0.1', port: other().port, user: 'hyperwatch', database, fetch_types: false, max: 1, onnotice: () => {} });
+    const handle = await openWatcher(inbox, 't', {
+      db,
+      registry: new WatcherRegistry(),
+      checkpointDelayMs: 50,
+      retryDelayMs: { initial: 50, max: 300 },
+      logger,
+    });
+    const program = () =>
+      postgres({ host: '127.0.0.1', port: other().port, user: TABLEAU_ROLE, database, fetch_types: false, max: 1, onnotice: () => {} });
     try {
       await dropFile(inbox, 'first.csv', csv('id', [[1]]));
       await waitFor(() => handle.stats.filesIngested === 1 && handle.stats.checkpoints > 0, 'the first file and its checkpoint');
@@ -54,16 +65,28 @@ describe('an idle watcher lets go of the .hyper file', () => {
       await waitFor(() => handle.stats.filesIngested === 4, 'the files to land once the program let go', 30000);
       assert.equal(handle.stats.filesFailed, 0);
       assert.equal(handle.stats.waitingFor, null);
-      assert.match(renderMetrics([{ directory: inbox, table: 't', stats: handle.stats, oldestQueuedAt: undefined }]), /^hyperwatch_waiting_for_database\{[^}]*\} 0$/m);
+      assert.match(
+        renderMetrics([{ directory: inbox, table: 't', stats: handle.stats, oldestQueuedAt: undefined }]),
+        /^hyperwatch_waiting_for_database\{[^}]*\} 0$/m,
+      );
       assert.equal(lines.filter((l) => l.includes('waiting for the database file')).length, 1, 'said once');
       // Besides retries a busy machine can bring as the other program lets go (the database still
       // in use while it detaches), the only warning is that one.
-      const warnings = lines.map((l) => JSON.parse(l) as { level: string; message: string }).filter((l) => l.level === 'warn' && l.message !== 'database unavailable; retrying');
-      assert.deepEqual(warnings.map((l) => l.message), ['waiting for the database file: another program has it open; files stay claimed and are retried until it lets go']);
+      const warnings = lines
+        .map((l) => JSON.parse(l) as { level: string; message: string })
+        .filter((l) => l.level === 'warn' && l.message !== 'database unavailable; retrying');
+      assert.deepEqual(
+        warnings.map((l) => l.message),
+        ['waiting for the database file: another program has it open; files stay claimed and are retried until it lets go'],
+      );
       assert.equal(lines.filter((l) => l.includes('the database file is free again')).length, 1);
 
       // Idle again: the other program opens it once more and sees every row.
-      await waitFor(() => handle.stats.checkpoints >= 2 && (lines.filter((l) => l.includes('idle: let go')).length >= 2), 'the next idle release', 15000);
+      await waitFor(
+        () => handle.stats.checkpoints >= 2 && lines.filter((l) => l.includes('idle: let go')).length >= 2,
+        'the next idle release',
+        15000,
+      );
       const again = program();
       try {
         assert.deepEqual([...(await again.unsafe('SELECT COUNT(*) AS n FROM t'))], [{ n: '4' }]);
@@ -75,34 +98,33 @@ describe('an idle watcher lets go of the .hyper file', () => {
       await handle.stop();
       await db.close();
     }
-    assert.deepEqual((await readdir(inbox)).filter((n) => n !== '.hyperwatch'), ['failed']);
+    assert.deepEqual(
+      (await readdir(inbox)).filter((n) => n !== '.hyperwatch'),
+      ['failed'],
+    );
     assert.deepEqual(await readdir(join(inbox, 'failed')), []);
-  });
-
-  it('a hyperd with another --init-user is refused the file hyperwatch created (access denied)', async () => {
-    const inbox = await tmp.dir('roles');
-    const database = tmp.path('roles.hyper');
-    await dropFile(inbox, 'a.csv', csv('id', [[1]]));
-    const run = await cli(['watch', inbox, '--table', 't', '--database', database, '--once']).done;
-    assert.equal(run.code, 0, run.stderr);
-    const foreign = await startStandaloneHyperd({ user: 'tableau_internal_user', logDir: tmp.path() });
-    const sql = postgres({ host: '127.0.0.1', port: foreign.port, user: 'tableau_internal_user', database, fetch_types: false, max: 1, onnotice: () => {} });
-    try {
-      await assert.rejects(sql.unsafe('SELECT COUNT(*) FROM t'), /access denied/);
-    } finally {
-      await sql.end();
-      await foreign.stop();
-    }
   });
 });
 
 describe('the idle delay from the CLI', () => {
   const tmp = useTempDir('hyperwatch-idle-cli-');
-  const other = suiteResource(() => startStandaloneHyperd({ user: 'hyperwatch', logDir: tmp.path() }), (s) => s.stop(), 'the other program');
+  const other = suiteResource(
+    () => startStandaloneHyperd({ user: TABLEAU_ROLE, logDir: tmp.path() }),
+    (s) => s.stop(),
+    'the other program',
+  );
 
   /** The other program's view of the file: its row count, or why it cannot open it. */
   async function openElsewhere(database: string): Promise<string> {
-    const sql = postgres({ host: '127.0.0.1', port: other().port, user: 'hyperwatch', database, fetch_types: false, max: 1, onnotice: () => {} });
+    const sql = postgres({
+      host: '127.0.0.1',
+      port: other().port,
+      user: TABLEAU_ROLE,
+      database,
+      fetch_types: false,
+      max: 1,
+      onnotice: () => {},
+    });
     try {
       const [row] = await sql.unsafe('SELECT COUNT(*) AS n FROM t');
       await sql.unsafe(`DETACH DATABASE "${database}"`);
@@ -115,7 +137,8 @@ describe('the idle delay from the CLI', () => {
   }
 
   for (const idle of ['200', '0']) {
-    it(`watch --release-idle-ms ${idle}: ${idle === '0' ? 'the watcher keeps the file' : 'another program opens the file once the watcher has idled that long'}`, async () => {
+    it(`watch --release-idle-ms ${idle}: \
+${idle === '0' ? 'the watcher keeps the file' : 'another program opens the file once the watcher has idled that long'}`, async () => {
       const inbox = await tmp.dir(`in-${idle}`);
       const database = tmp.path(`cli-${idle}.hyper`);
       await dropFile(inbox, 'a.csv', csv('id', [[1], [2]]));
@@ -123,7 +146,11 @@ describe('the idle delay from the CLI', () => {
       let stderr = '';
       run.child.stderr!.on('data', (d: Buffer) => (stderr += String(d)));
       try {
-        await waitFor(() => /filesIngested=1|ingested/.test(stderr) && existsSync(inbox) && !existsSync(join(inbox, 'a.csv.ready')), 'the file to land', 30000);
+        await waitFor(
+          () => /filesIngested=1|ingested/.test(stderr) && existsSync(inbox) && !existsSync(join(inbox, 'a.csv.ready')),
+          'the file to land',
+          30000,
+        );
         const seen: string[] = [];
         const deadline = Date.now() + 6000;
         while (Date.now() < deadline && !(idle !== '0' && seen.at(-1)?.startsWith('rows'))) {
@@ -150,48 +177,13 @@ describe('the idle delay from the CLI', () => {
 
   it('--release-idle-ms takes whole milliseconds, and only with Hyper', async () => {
     const inbox = await tmp.dir('bad');
-    for (const args of [['--release-idle-ms', 'soon'], ['--adapter', 'postgres', '--url', 'postgres://x@127.0.0.1:1/db', '--release-idle-ms', '100']]) {
+    for (const args of [
+      ['--release-idle-ms', 'soon'],
+      ['--adapter', 'postgres', '--url', 'postgres://x@127.0.0.1:1/db', '--release-idle-ms', '100'],
+    ]) {
       const bad = await cli(['watch', inbox, '--table', 't', ...args]).done;
       assert.equal(bad.code, 2, bad.stderr);
       assert.match(bad.stderr, /--release-idle-ms/);
-    }
-  });
-});
-
-describe('a .hyper file made by another program', () => {
-  const tmp = useTempDir('hyperwatch-role-');
-
-  it('a file made as tableau_internal_user: refused with the fix by default, appended to with that user', async () => {
-    const database = tmp.path('made-by-api.hyper');
-    const api = await startStandaloneHyperd({ user: 'tableau_internal_user', logDir: tmp.path() });
-    const connect = (db: string) => postgres({ host: '127.0.0.1', port: api.port, user: 'tableau_internal_user', database: db, fetch_types: false, max: 1, onnotice: () => {} });
-    try {
-      const admin = connect('');
-      await admin.unsafe(`CREATE DATABASE "${database}"`);
-      await admin.end();
-      const made = connect(database);
-      await made.unsafe('CREATE TABLE t (id BIGINT)');
-      await made.unsafe(`DETACH DATABASE "${database}"`);
-      await made.end();
-
-      const inbox = await tmp.dir('in');
-      await dropFile(inbox, 'a.csv', csv('id', [[1], [2]]));
-      await assert.rejects(openWatcher(inbox, 't', { database, registry: new WatcherRegistry() }), /opens only for the role that created it, and it is not "hyperwatch".*tableau_internal_user/);
-      const db = createHyperAdapter({ database, user: 'tableau_internal_user' });
-      try {
-        const handle = await openWatcher(inbox, 't', { db, registry: new WatcherRegistry() });
-        assert.equal((await handle.stop()).stats.filesIngested, 1);
-      } finally {
-        await db.close();
-      }
-      const read = connect(database);
-      try {
-        assert.deepEqual([...(await read.unsafe('SELECT COUNT(*) AS n FROM t'))], [{ n: '2' }]);
-      } finally {
-        await read.end();
-      }
-    } finally {
-      await api.stop();
     }
   });
 });

@@ -5,11 +5,11 @@
 import assert from 'node:assert/strict';
 import { writeFile } from 'node:fs/promises';
 import { describe, it } from 'node:test';
-import { dropFile } from '../src/drop.ts';
-import { parseTableName, qualifiedName, tableLabel } from '../src/sql.ts';
+import { dropFile } from '../src/producer/drop.ts';
+import { parseTableName, qualifiedName, tableLabel } from '../src/columns/sql.ts';
 import { csv, waitFor } from './helpers/drop.ts';
 import { useTempDir } from './helpers/env.ts';
-import { cli } from './helpers/proc.ts';
+import { cli, jsonLogLines } from './helpers/proc.ts';
 
 describe('table names: parsing', () => {
   const cases: [string, { schema?: string; name: string }][] = [
@@ -72,7 +72,14 @@ describe('table names: end to end on a real hyperd', () => {
   it('watch, query and history work with "Order Items" and with a dotted name in a schema', async () => {
     const inbox = await tmp.dir('items');
     const db = tmp.path('items.hyper');
-    await dropFile(inbox, 'a.csv', csv('id,name', [[1, 'a'], [2, 'b']]));
+    await dropFile(
+      inbox,
+      'a.csv',
+      csv('id,name', [
+        [1, 'a'],
+        [2, 'b'],
+      ]),
+    );
     const first = await cli(['watch', inbox, '--table', 'Order Items', '--database', db, '--once', '--json', '--quiet']).done;
     assert.equal(first.code, 0, first.stderr);
     assert.equal(JSON.parse(first.stdout).table, 'Order Items');
@@ -88,9 +95,15 @@ describe('table names: end to end on a real hyperd', () => {
 
     const history = await cli(['history', '--database', db, '--table', 'Order Items', '--json']).done;
     assert.equal(history.code, 0, history.stderr);
-    assert.deepEqual((JSON.parse(history.stdout) as { file: string; table: string }[]).map((e) => [e.file, e.table]), [['a.csv', 'Order Items']]);
+    assert.deepEqual(
+      (JSON.parse(history.stdout) as { file: string; table: string }[]).map((e) => [e.file, e.table]),
+      [['a.csv', 'Order Items']],
+    );
     const quoted = await cli(['history', '--database', db, '--table', '"Sales Dept"."Q1.2024"', '--json']).done;
-    assert.deepEqual((JSON.parse(quoted.stdout) as { file: string; table: string }[]).map((e) => [e.file, e.table]), [['b.csv', 'Sales Dept."Q1.2024"']]);
+    assert.deepEqual(
+      (JSON.parse(quoted.stdout) as { file: string; table: string }[]).map((e) => [e.file, e.table]),
+      [['b.csv', 'Sales Dept."Q1.2024"']],
+    );
   });
 
   it('refuses a name no database takes, with exit code 2 and the rule', async () => {
@@ -103,12 +116,18 @@ describe('table names: end to end on a real hyperd', () => {
     const inbox = await tmp.dir('serve-items');
     const added = await tmp.dir('serve-added');
     const config = tmp.path('serve.json');
-    await writeFile(config, JSON.stringify({ http: { host: '127.0.0.1', port: 0, token: 'names-test-token' }, watchers: [{ dir: inbox, table: 'Order Items', database: tmp.path('serve.hyper'), checkpointDelayMs: 50 }] }));
+    await writeFile(
+      config,
+      JSON.stringify({
+        http: { host: '127.0.0.1', port: 0, token: 'names-test-token' },
+        watchers: [{ dir: inbox, table: 'Order Items', database: tmp.path('serve.hyper'), checkpointDelayMs: 50 }],
+      }),
+    );
     const serve = cli(['serve', '--config', config, '--log-format', 'json']);
     let stderr = '';
     serve.child.stderr!.on('data', (d: string) => (stderr += d));
     try {
-      const lines = () => stderr.split('\n').filter(Boolean).map((l) => JSON.parse(l) as { message: string; url?: string });
+      const lines = () => jsonLogLines(stderr);
       await waitFor(() => lines().some((l) => l.message === 'serving'), 'serve to start', 60000);
       const api = lines().find((l) => l.message === 'listening')!.url!;
       const post = await fetch(`${api}/watchers`, {
@@ -119,7 +138,9 @@ describe('table names: end to end on a real hyperd', () => {
       assert.equal(post.status, 201, await post.text());
       await dropFile(inbox, 'x.csv', csv('id', [[1], [2], [3]]));
       await dropFile(added, 'y.csv', csv('id', [[4]]));
-      const stats = async () => (JSON.parse(await (await fetch(`${api}/watchers`)).text()) as { watchers: { table: string; stats: { filesIngested: number } }[] }).watchers;
+      const stats = async () =>
+        (JSON.parse(await (await fetch(`${api}/watchers`)).text()) as { watchers: { table: string; stats: { filesIngested: number } }[] })
+          .watchers;
       await waitFor(async () => (await stats()).every((w) => w.stats.filesIngested === 1), 'both files to land', 30000);
       assert.deepEqual((await stats()).map((w) => w.table).sort(), ['Order Items', 'Ünïcode Täble']);
       const metrics = await (await fetch(`${api}/metrics`)).text();

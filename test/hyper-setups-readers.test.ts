@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import postgres from 'postgres';
 import { holderPath } from '../adapters/db/hyper/holder.ts';
-import { dropFile } from '../src/drop.ts';
+import { dropFile } from '../src/producer/drop.ts';
 import { silentLogger } from '../src/log.ts';
 import { ServeInstance } from '../src/serve/server.ts';
 import { csv, stagedEntries, waitFor } from './helpers/drop.ts';
@@ -63,14 +63,21 @@ describe('reading while a watcher runs', () => {
       assert.equal(await count(database), 2);
       const history = await cli(['history', '--database', database, '--json']).done;
       assert.equal(history.code, 0, history.stderr);
-      assert.deepEqual((JSON.parse(history.stdout) as { file: string }[]).map((e) => e.file), ['a.csv']);
+      assert.deepEqual(
+        (JSON.parse(history.stdout) as { file: string }[]).map((e) => e.file),
+        ['a.csv'],
+      );
 
       // psql, with the README's command as written, run where events.hyper is.
       const command = readFileSync(join(ROOT, 'README.md'), 'utf8')
         .split('\n')
         .find((l) => l.startsWith('psql "host=127.0.0.1 port=$(jq'));
       assert.ok(command, 'the README shows a psql command');
-      const psql = spawnSync('sh', ['-c', `${command} -tAc 'SELECT COUNT(*) FROM t'`], { cwd: home, encoding: 'utf8', env: { ...process.env, PWD: home } });
+      const psql = spawnSync('sh', ['-c', `${command} -tAc 'SELECT COUNT(*) FROM t'`], {
+        cwd: home,
+        encoding: 'utf8',
+        env: { ...process.env, PWD: home },
+      });
       assert.equal(psql.status, 0, psql.stderr);
       assert.equal(psql.stdout.trim(), '2');
 
@@ -93,23 +100,32 @@ describe('reading while a watcher runs', () => {
         dropping = false;
         await producer;
       }
-      assert.ok(seen.every((n, i) => n >= 2 && (i === 0 || n >= seen[i - 1]!)), `counts only grow: ${seen.join(', ')}`);
+      assert.ok(
+        seen.every((n, i) => n >= 2 && (i === 0 || n >= seen[i - 1]!)),
+        `counts only grow: ${seen.join(', ')}`,
+      );
 
       // A second writer on the same file.
       const other = await tmp.dir('other');
       const second = await cli(['watch', other, '--table', 't', '--database', database, '--once']).done;
       assert.equal(second.code, 2);
-      assert.match(second.stderr, new RegExp(`is held by hyperwatch process ${run.child.pid} \\(its hyperd listens at ${holder.endpoint.replaceAll('.', '\\.')}`));
+      assert.match(
+        second.stderr,
+        new RegExp(`is held by hyperwatch process ${run.child.pid} \\(its hyperd listens at ${holder.endpoint.replaceAll('.', '\\.')}`),
+      );
       assert.match(second.stderr, /hyperwatch serve with one watcher per directory/);
       assert.match(second.stderr, /--endpoint host:port/);
-      assert.equal(JSON.parse(readFileSync(holderPath(database), 'utf8')).pid, run.child.pid, 'the entry stays the holder\'s');
+      assert.equal(JSON.parse(readFileSync(holderPath(database), 'utf8')).pid, run.child.pid, "the entry stays the holder's");
     } finally {
       run.child.kill('SIGTERM');
       await run.done;
     }
     assert.equal(existsSync(holderPath(database)), false, 'the entry goes with the watcher');
     // Every busy file landed once: a.csv has 2 rows, each busy file 1.
-    assert.deepEqual((await readdir(inbox)).filter((n) => n.endsWith('.csv')), []);
+    assert.deepEqual(
+      (await readdir(inbox)).filter((n) => n.endsWith('.csv')),
+      [],
+    );
     const entries = JSON.parse((await cli(['history', '--database', database, '--json']).done).stdout) as unknown[];
     assert.ok(entries.length > 1);
     assert.equal(await count(database), entries.length + 1);
@@ -123,7 +139,10 @@ describe('reading while a watcher runs', () => {
     const dead = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], { encoding: 'utf8' });
     const deadPid = Number(dead.stdout);
     assert.equal(isRunning(deadPid), false);
-    writeFileSync(holderPath(database), JSON.stringify({ pid: deadPid, endpoint: '127.0.0.1:9', user: 'hyperwatch', database, since: '2026-01-01T00:00:00Z' }));
+    writeFileSync(
+      holderPath(database),
+      JSON.stringify({ pid: deadPid, endpoint: '127.0.0.1:9', user: 'hyperwatch', database, since: '2026-01-01T00:00:00Z' }),
+    );
     assert.equal(await count(database), 1);
     const { run, holder } = await startWatch(inbox, database);
     try {
@@ -140,11 +159,23 @@ describe('reading while a watcher runs', () => {
     const first = await startWatch(inbox, database);
     const [host, port] = first.holder.endpoint.split(':');
     // A BI tool's session, attached to the database and left open.
-    const reader = postgres({ host, port: Number(port), user: 'hyperwatch', database, fetch_types: false, max: 1, onnotice: () => {} });
+    const reader = postgres({
+      host,
+      port: Number(port),
+      user: 'tableau_internal_user',
+      database,
+      fetch_types: false,
+      max: 1,
+      onnotice: () => {},
+    });
     try {
       await reader.unsafe('SELECT 1');
       await dropFile(inbox, 'a.csv', csv('id', [[1], [2], [3]]));
-      await waitFor(async () => Number((await reader.unsafe('SELECT COUNT(*) AS n FROM t').catch(() => [{ n: 0 }]))[0]!.n) === 3, 'the rows to be committed', 30000);
+      await waitFor(
+        async () => Number((await reader.unsafe('SELECT COUNT(*) AS n FROM t').catch(() => [{ n: 0 }]))[0]!.n) === 3,
+        'the rows to be committed',
+        30000,
+      );
       // Past the checkpoint delay: the checkpoint cannot write the file while the reader holds it.
       await waitFor(() => /was not written to disk at this checkpoint/.test(first.stderr()), 'the checkpoint to notice the reader', 30000);
       assert.ok((await stagedEntries(inbox)).length > 0, 'the committed file stays staged');
@@ -169,7 +200,15 @@ describe('reading while a watcher runs', () => {
       const first = await serve.add({ dir: one, table: 'one', database });
       assert.equal(first.stats.filesIngested, 1);
       const [host, port] = (JSON.parse(readFileSync(holderPath(database), 'utf8')) as Holder).endpoint.split(':');
-      const reader = postgres({ host, port: Number(port), user: 'hyperwatch', database, fetch_types: false, max: 1, onnotice: () => {} });
+      const reader = postgres({
+        host,
+        port: Number(port),
+        user: 'tableau_internal_user',
+        database,
+        fetch_types: false,
+        max: 1,
+        onnotice: () => {},
+      });
       try {
         assert.equal(Number((await reader.unsafe('SELECT COUNT(*) AS n FROM one'))[0]!.n), 1);
         await dropFile(two, 'b.csv', csv('id', [[2], [3]]));

@@ -7,7 +7,7 @@ import { describe, it } from 'node:test';
 import postgres from 'postgres';
 import { createHyperAdapter } from '../adapters/db/hyper/index.ts';
 import { openWatcher } from '../src/api.ts';
-import { dropFile } from '../src/drop.ts';
+import { dropFile } from '../src/producer/drop.ts';
 import { WatcherRegistry } from '../src/registry.ts';
 import { validateConfig } from '../src/serve/config.ts';
 import { csv } from './helpers/drop.ts';
@@ -17,7 +17,11 @@ import { startStandaloneHyperd } from './helpers/standalone-hyperd.ts';
 
 describe('a shared hyperd beside other clients', () => {
   const tmp = useTempDir('hyperwatch-shared-');
-  const server = suiteResource(() => startStandaloneHyperd({ user: 'hyperwatch', logDir: tmp.path() }), (s) => s.stop(), 'the shared hyperd');
+  const server = suiteResource(
+    () => startStandaloneHyperd({ user: 'hyperwatch', logDir: tmp.path() }),
+    (s) => s.stop(),
+    'the shared hyperd',
+  );
 
   it('10 of 10 `watch --once --endpoint` starts succeed while another client polls the same database', async () => {
     const { port } = server();
@@ -41,7 +45,21 @@ describe('a shared hyperd beside other clients', () => {
       for (let i = 0; i < 10; i++) {
         const inbox = await tmp.dir(`polled-${i}`);
         await dropFile(inbox, 'a.csv', csv('id', [[i]]));
-        runs.push(await cli(['watch', inbox, '--table', 't', '--database', database, '--endpoint', `127.0.0.1:${port}`, '--once', '--json', '--quiet']).done);
+        runs.push(
+          await cli([
+            'watch',
+            inbox,
+            '--table',
+            't',
+            '--database',
+            database,
+            '--endpoint',
+            `127.0.0.1:${port}`,
+            '--once',
+            '--json',
+            '--quiet',
+          ]).done,
+        );
       }
     } finally {
       polling = false;
@@ -51,15 +69,23 @@ describe('a shared hyperd beside other clients', () => {
     assert.ok(polls > 10, `the other client polled (${polls} times)`);
     const failed = runs.filter((r) => r.code !== 0).map((r) => r.stderr);
     assert.deepEqual(failed, [], 'every start succeeded');
-    assert.equal(runs.reduce((n, r) => n + (JSON.parse(r.stdout) as { stats: { filesIngested: number } }).stats.filesIngested, 0), 10);
-    const rows = await cli(['query', '--database', database, '--endpoint', `127.0.0.1:${port}`, '--json', 'SELECT COUNT(*) AS n FROM t']).done;
+    assert.equal(
+      runs.reduce((n, r) => n + (JSON.parse(r.stdout) as { stats: { filesIngested: number } }).stats.filesIngested, 0),
+      10,
+    );
+    const rows = await cli(['query', '--database', database, '--endpoint', `127.0.0.1:${port}`, '--json', 'SELECT COUNT(*) AS n FROM t'])
+      .done;
     assert.deepEqual(JSON.parse(rows.stdout), [{ n: '10' }]);
   });
 });
 
 describe('an endpoint with its own user', () => {
   const tmp = useTempDir('hyperwatch-user-');
-  const server = suiteResource(() => startStandaloneHyperd({ user: 'tableau_internal_user', logDir: tmp.path() }), (s) => s.stop(), 'the hyperd');
+  const server = suiteResource(
+    () => startStandaloneHyperd({ user: 'tableau_internal_user', logDir: tmp.path() }),
+    (s) => s.stop(),
+    'the hyperd',
+  );
 
   it('connects as user@host:port from the CLI and the API; without the user the error names it', async () => {
     const { port } = server();
@@ -69,7 +95,18 @@ describe('an endpoint with its own user', () => {
     const wrong = await cli(['watch', inbox, '--table', 't', '--database', database, '--endpoint', `127.0.0.1:${port}`, '--once']).done;
     assert.notEqual(wrong.code, 0);
     assert.match(wrong.stderr, /unable to connect as 'hyperwatch'/);
-    const run = await cli(['watch', inbox, '--table', 't', '--database', database, '--endpoint', `tableau_internal_user@127.0.0.1:${port}`, '--once', '--json']).done;
+    const run = await cli([
+      'watch',
+      inbox,
+      '--table',
+      't',
+      '--database',
+      database,
+      '--endpoint',
+      `tableau_internal_user@127.0.0.1:${port}`,
+      '--once',
+      '--json',
+    ]).done;
     assert.equal(run.code, 0, run.stderr);
     assert.equal((JSON.parse(run.stdout) as { stats: { filesIngested: number } }).stats.filesIngested, 1);
     assert.match(run.stderr, /tableau_internal_user@127\.0\.0\.1/);
@@ -84,14 +121,21 @@ describe('an endpoint with its own user', () => {
   });
 
   it('a serve config takes user@host:port', async () => {
-    const config = await validateConfig({ watchers: [{ dir: tmp.path(), table: 't', endpoint: 'tableau_internal_user@127.0.0.1:7483' }] }, 'test.json', { baseDir: tmp.path() });
+    const config = await validateConfig(
+      { watchers: [{ dir: tmp.path(), table: 't', endpoint: 'tableau_internal_user@127.0.0.1:7483' }] },
+      'test.json',
+      { baseDir: tmp.path() },
+    );
     assert.equal(config.watchers[0]!.endpoint, 'tableau_internal_user@127.0.0.1:7483');
   });
 
   it('a serve config with a password in its endpoint is refused without echoing it', async () => {
     await assert.rejects(
-      validateConfig({ watchers: [{ dir: tmp.path(), table: 't', endpoint: 'bob:hunter2@127.0.0.1:7483' }] }, 'test.json', { baseDir: tmp.path() }),
-      (error: Error) => /watchers\[0\]\.endpoint/.test(error.message) && /bob:\*\*\*@/.test(error.message) && !error.message.includes('hunter2'),
+      validateConfig({ watchers: [{ dir: tmp.path(), table: 't', endpoint: 'bob:hunter2@127.0.0.1:7483' }] }, 'test.json', {
+        baseDir: tmp.path(),
+      }),
+      (error: Error) =>
+        /watchers\[0\]\.endpoint/.test(error.message) && /bob:\*\*\*@/.test(error.message) && !error.message.includes('hunter2'),
     );
   });
 
@@ -106,7 +150,11 @@ describe('an endpoint with its own user', () => {
 describe('an endpoint with a password', () => {
   const tmp = useTempDir('hyperwatch-password-');
   const secret = 'pw-7f3a-secret';
-  const server = suiteResource(() => startStandaloneHyperd({ user: 'bob', password: secret, logDir: tmp.path() }), (s) => s.stop(), 'the hyperd');
+  const server = suiteResource(
+    () => startStandaloneHyperd({ user: 'bob', password: secret, logDir: tmp.path() }),
+    (s) => s.stop(),
+    'the hyperd',
+  );
 
   it('takes the password from HYPERWATCH_ENDPOINT_PASSWORD, and never prints it', async () => {
     const { port } = server();
@@ -114,16 +162,23 @@ describe('an endpoint with a password', () => {
     await dropFile(inbox, 'a.csv', csv('id', [[1]]));
     const database = tmp.path('secret.hyper');
     const endpoint = `bob@127.0.0.1:${port}`;
-    const bad = await cli(['watch', inbox, '--table', 't', '--database', database, '--endpoint', endpoint, '--once', '--log-format', 'json'], {
-      env: { HYPERWATCH_ENDPOINT_PASSWORD: `${secret}-wrong` },
-    }).done;
+    const bad = await cli(
+      ['watch', inbox, '--table', 't', '--database', database, '--endpoint', endpoint, '--once', '--log-format', 'json'],
+      {
+        env: { HYPERWATCH_ENDPOINT_PASSWORD: `${secret}-wrong` },
+      },
+    ).done;
     assert.notEqual(bad.code, 0);
     assert.match(bad.stderr, /unable to connect as 'bob'/);
     assert.doesNotMatch(bad.stderr + bad.stdout, /pw-7f3a/);
-    const good = await cli(['watch', inbox, '--table', 't', '--database', database, '--endpoint', endpoint, '--once', '--json'], { env: { HYPERWATCH_ENDPOINT_PASSWORD: secret } }).done;
+    const good = await cli(['watch', inbox, '--table', 't', '--database', database, '--endpoint', endpoint, '--once', '--json'], {
+      env: { HYPERWATCH_ENDPOINT_PASSWORD: secret },
+    }).done;
     assert.equal(good.code, 0, good.stderr);
     assert.doesNotMatch(good.stderr + good.stdout, /pw-7f3a/);
-    const rows = await cli(['query', '--database', database, '--endpoint', endpoint, '--json', 'SELECT COUNT(*) AS n FROM t'], { env: { HYPERWATCH_ENDPOINT_PASSWORD: secret } }).done;
+    const rows = await cli(['query', '--database', database, '--endpoint', endpoint, '--json', 'SELECT COUNT(*) AS n FROM t'], {
+      env: { HYPERWATCH_ENDPOINT_PASSWORD: secret },
+    }).done;
     assert.deepEqual(JSON.parse(rows.stdout), [{ n: '1' }]);
   });
 });

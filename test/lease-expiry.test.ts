@@ -9,7 +9,7 @@ import { expiryTrusted, heartbeatMs, heldUpMs, newLeaseState } from '../src/watc
 describe('expiryTrusted', () => {
   const beat = heartbeatMs(3000);
 
-  it('not before this process\'s first renewal answered in time', () => {
+  it("not before this process's first renewal answered in time", () => {
     const lease = newLeaseState('/inbox', 'events', 3000, 4);
     assert.equal(expiryTrusted(lease), false);
   });

@@ -14,7 +14,7 @@ import type net from 'node:net';
 import { join } from 'node:path';
 import process from 'node:process';
 import { after, before, describe, it } from 'node:test';
-import { createHyperAdapter } from '../adapters/db/hyper/index.ts';
+import { createHyperAdapter, TABLEAU_ROLE } from '../adapters/db/hyper/index.ts';
 import { Hyperd } from '../adapters/db/hyper/hyperd.ts';
 import { locateHyperd } from '../adapters/db/hyper/locate.ts';
 import { type CancelKey, keyOf, keyTagged, listedKeys, sessionTag, tapCancelKey } from '../adapters/db/hyper/sessions.ts';
@@ -39,7 +39,7 @@ const TAKEOVER_SLACK_MS = 5000;
  * file, see adapters/db/hyper/sessions.ts), so the takeover waits those 10 s and no more. When
  * hyperd reads the files itself nothing goes by COPY FROM STDIN (a group's ledger rows neither:
  * they did, and a kill between that COPY's start and its data left the same 10 s wait, seen in
- * hyperd's log as `COPY "hyperwatch_ingest_log" ... FROM STDIN` ended by `time limit exceeded`).
+ * hyperd's log as `COPY "hyperwatch_internal"."ingest_log" ... FROM STDIN` ended by `time limit exceeded`).
  */
 const HYPERD_CANCEL_MS = 10_000;
 
@@ -61,7 +61,9 @@ describe('several processes on one inbox (one shared hyperd, --endpoint)', { tim
     await mkdir(logDir, { recursive: true });
     hyperd = new Hyperd({ binary: located.path, logger: silentLogger, logDir });
     const { host, port } = await hyperd.endpoint();
-    endpoint = `${host}:${port}`;
+    // Started as Tableau's Hyper API starts it (the role of the files it makes), so every
+    // process names that user in its endpoint, as a user of such a hyperd does.
+    endpoint = `${TABLEAU_ROLE}@${host}:${port}`;
     database = join(root, 'shared.hyper');
     check = createHyperAdapter({ endpoint, database });
     pool = await check.openPool({ maxConnections: 1 });
@@ -79,8 +81,13 @@ describe('several processes on one inbox (one shared hyperd, --endpoint)', { tim
    * process that takes a dead one over cancels what it left running. Both ways of loading run:
    * hyperd reading the staged files itself (no COPY FROM STDIN in flight) and files streamed to it.
    */
-  for (const [mode, seed] of [['auto', 11], ['no', 13]] as const) {
-    it(`3 processes, 2,000 files, SIGKILLs at random moments, some restarted: every id exactly once (--endpoint-reads-files ${mode})`, { timeout: 200_000 }, async () => {
+  for (const [mode, seed] of [
+    ['auto', 11],
+    ['no', 13],
+  ] as const) {
+    it(`3 processes, 2,000 files, SIGKILLs at random moments, some restarted: every id exactly once (--endpoint-reads-files ${mode})`, {
+      timeout: 200_000,
+    }, async () => {
       // Streamed, a kill can leave a dead COPY (see HYPERD_CANCEL_MS); hyperd reading the files, never.
       const slack = mode === 'auto' ? TAKEOVER_SLACK_MS : TAKEOVER_SLACK_MS + HYPERD_CANCEL_MS;
       const dir = join(root, `kill-${mode}`);
@@ -105,11 +112,14 @@ describe('several processes on one inbox (one shared hyperd, --endpoint)', { tim
       const lines = members.flatMap((m) => m.lines);
       const ended = lines.filter((l) => l.message === 'ended the database sessions a dead process left open').length;
       const serverReads = lines.some((l) => l.message.includes('reads the claimed files itself (it read a probe file'));
-      console.log(`# ${mode}: ${kills} kills, ${processes} processes, ${ended} takeovers cancelled sessions; takeover ms: ${takeoverMs.join(' ')}`);
+      console.log(
+        `# ${mode}: ${kills} kills, ${processes} processes, ${ended} takeovers cancelled sessions; takeover ms: ${takeoverMs.join(' ')}`,
+      );
       assert.equal(serverReads, mode === 'auto', 'hyperd reads the files itself only in auto mode here');
       // When hyperd reads the files, it reads groups' ledger rows from a file too: no COPY FROM
       // STDIN of the ledger, which a kill could leave running for good.
-      const ledgerCopies = (from: RegExp) => statementsMatching(logDir, new RegExp(`^COPY "hyperwatch_ingest_log" .* FROM ${from.source}`));
+      const ledgerCopies = (from: RegExp) =>
+        statementsMatching(logDir, new RegExp(`^COPY "hyperwatch_internal"\\."ingest_log" .* FROM ${from.source}`));
       if (mode === 'auto') {
         assert.equal(ledgerCopies(/STDIN/), 0, 'no ledger rows by COPY FROM STDIN');
         assert.ok(ledgerCopies(/'/) > 0, 'ledger rows read from a file');
@@ -124,20 +134,24 @@ describe('several processes on one inbox (one shared hyperd, --endpoint)', { tim
       const keysDir = join(dir, '.hyperwatch', 'sessions');
       const running = members.filter((m) => !m.exited && m.owner() !== undefined).map((m) => m.owner()!);
       assert.ok(running.length > 0, 'a process still runs');
-      for (const owner of running) assert.match(readFileSync(join(keysDir, owner), 'utf8'), /^\d+\.\d+$/m, `${owner} lists its sessions' keys`);
+      for (const owner of running)
+        assert.match(readFileSync(join(keysDir, owner), 'utf8'), /^\d+\.\d+$/m, `${owner} lists its sessions' keys`);
       await stopAll(members);
       const [stats] = await pool.query<{ n: string; d: string }>(`SELECT COUNT(*) AS n, COUNT(DISTINCT id) AS d FROM ${table}`);
       console.log(`# rows ${stats!.n}, distinct ids ${stats!.d} (of ${files * perFile})`);
       assert.equal(Number(stats!.d), files * perFile, 'every id present');
       assert.equal(Number(stats!.n), files * perFile, 'no id twice');
-      const [ledger] = await pool.query<{ n: string }>(`SELECT COUNT(*) AS n FROM hyperwatch_ingest_log WHERE target_table = '${table}'`);
+      const [ledger] = await pool.query<{ n: string }>(
+        `SELECT COUNT(*) AS n FROM hyperwatch_internal.ingest_log WHERE target_table = '${table}'`,
+      );
       assert.equal(Number(ledger!.n), files);
       assert.deepEqual(await failedEntries(dir), [], 'nothing in failed/');
       // A process SIGTERMed while still starting (one restarted just before the end) stops cleanly too.
       assert.deepEqual(await readdir(join(dir, '.hyperwatch', 'staging')), [], 'no folder left behind after clean stops');
       const stoppedCleanly = await cleanStops(members);
       const listed = await readdir(keysDir);
-      for (const owner of running) if (stoppedCleanly.has(owner)) assert.ok(!listed.includes(owner), `${owner} removed its keys file as it stopped`);
+      for (const owner of running)
+        if (stoppedCleanly.has(owner)) assert.ok(!listed.includes(owner), `${owner} removed its keys file as it stopped`);
     });
   }
 
@@ -149,7 +163,10 @@ describe('several processes on one inbox (one shared hyperd, --endpoint)', { tim
    * lease and carries on. Frozen anywhere else, it is taken over while frozen and, resumed, stops
    * without committing or failing any file it had claimed. Either way every id lands exactly once.
    */
-  it('a process stopped (SIGSTOP) past its lease and resumed: every id exactly once, no file failed, nothing of it committed after a takeover', { timeout: 150_000 }, async () => {
+  it('a process stopped (SIGSTOP) past its lease and resumed: every id exactly once, no file failed, nothing of it committed \
+after a takeover', {
+    timeout: 150_000,
+  }, async () => {
     const dir = join(root, 'stop');
     await mkdir(dir);
     const [files, perFile, table] = [300, 2000, 'frozen'];
@@ -169,16 +186,29 @@ describe('several processes on one inbox (one shared hyperd, --endpoint)', { tim
       await new Promise((r) => setTimeout(r, LEASE_MS + TAKEOVER_SLACK_MS));
       const during = takeoverOf([b], a.owner()!);
       a.child.kill('SIGCONT');
-      console.log(`# ${during ? `taken over ${during.at - stoppedAt} ms after SIGSTOP (${during.from})` : 'not taken over while stopped (frozen inside a transaction, after its fence)'}`);
+      console.log(
+        `# ${
+          during
+            ? `taken over ${during.at - stoppedAt} ms after SIGSTOP (${during.from})`
+            : 'not taken over while stopped (frozen inside a transaction, after its fence)'
+        }`,
+      );
       if (during) assert.ok(during.at - stoppedAt <= LEASE_MS + TAKEOVER_SLACK_MS, `takeover took ${during.at - stoppedAt} ms`);
       await producer;
-      await waitFor(async () => (await leftovers(dir)).length === 0 && (await stagedEntries(dir)).length === 0, 'inbox and staging to empty', 90_000);
+      await waitFor(
+        async () => (await leftovers(dir)).length === 0 && (await stagedEntries(dir)).length === 0,
+        'inbox and staging to empty',
+        90_000,
+      );
       // Resumed, it may also be taken over in the instant between its commit and its renewal.
       const taken = takeoverOf([b], a.owner()!);
       if (taken) {
         const aRun = await a.done;
         assert.equal(aRun.code, 1, 'the taken-over process stops, saying it lost its lease');
-        assert.ok(a.lines.some((l) => l.message.startsWith('lease lost')), 'it says why');
+        assert.ok(
+          a.lines.some((l) => l.message.startsWith('lease lost')),
+          'it says why',
+        );
       }
       await stopAll([a, b]);
       // A claim moved away under the taken-over process is not its failure to report: b committed it.
@@ -189,11 +219,21 @@ describe('several processes on one inbox (one shared hyperd, --endpoint)', { tim
       assert.equal(Number(stats!.d), files * perFile, 'every id present');
       assert.equal(Number(stats!.n), files * perFile, 'no id twice');
       if (taken) {
-        const commits = await pool.query<{ at: Date }>(`SELECT committed_at AS at FROM hyperwatch_ingest_log WHERE owner = '${a.owner()}'`);
-        assert.equal(commits.filter((r) => new Date(r.at).getTime() > taken.at).length, 0, 'a committed nothing after the takeover (one clock: both ran on this host)');
+        const commits = await pool.query<{ at: Date }>(
+          `SELECT committed_at AS at FROM hyperwatch_internal.ingest_log WHERE owner = '${a.owner()}'`,
+        );
+        assert.equal(
+          commits.filter((r) => new Date(r.at).getTime() > taken.at).length,
+          0,
+          'a committed nothing after the takeover (one clock: both ran on this host)',
+        );
       } else {
         await cleanStops([a, b]);
-        assert.equal(a.lines.some((l) => l.message.startsWith('lease lost')), false, 'resumed in time, it kept its lease');
+        assert.equal(
+          a.lines.some((l) => l.message.startsWith('lease lost')),
+          false,
+          'resumed in time, it kept its lease',
+        );
       }
     } finally {
       for (const m of [a, b]) if (!m.exited) m.child.kill('SIGKILL');
@@ -204,14 +244,22 @@ describe('several processes on one inbox (one shared hyperd, --endpoint)', { tim
   /** `promise`, or an error saying what hyperd was doing when it had not settled in `ms`. */
   const within = <T>(ms: number, what: string, promise: Promise<T>): Promise<T> => {
     let timer: ReturnType<typeof setTimeout> | undefined;
-    const late = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`${what}: no answer in ${ms} ms\n${hyperdStanding(logDir)}`)), ms)));
+    const late = new Promise<never>(
+      (_, reject) => (timer = setTimeout(() => reject(new Error(`${what}: no answer in ${ms} ms\n${hyperdStanding(logDir)}`)), ms)),
+    );
     return Promise.race([promise, late]).finally(() => clearTimeout(timer));
   };
 
-  it('a client killed mid-COPY FROM STDIN blocks its table until its session is cancelled by its owner id', { timeout: 60_000 }, async () => {
+  it('a client killed mid-COPY FROM STDIN blocks its table until its session is cancelled by its owner id', {
+    timeout: 60_000,
+  }, async () => {
     await within(15_000, 'CREATE TABLE', pool.query('CREATE TABLE victim (id INT, batch INT)'));
     const owner = 'testhost-1-deadbeef';
-    const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'test', 'helpers', 'copy-victim.ts'), endpoint, database, 'victim', owner], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(
+      process.execPath,
+      ['--import', 'tsx', join(ROOT, 'test', 'helpers', 'copy-victim.ts'), endpoint, database, 'victim', owner],
+      { stdio: ['ignore', 'pipe', 'inherit'] },
+    );
     const exited = new Promise((r) => child.once('exit', r));
     let out = '';
     child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
@@ -225,14 +273,22 @@ describe('several processes on one inbox (one shared hyperd, --endpoint)', { tim
     // What hyperd does with it (a fixed hyperd would answer at once): logged, not asserted.
     const blocked = await Promise.race([count().then(() => false), new Promise<boolean>((r) => setTimeout(() => r(true), 3000))]);
     console.log(`# after the kill, COUNT(*) on its table ${blocked ? 'waits (hyperd keeps the dead COPY)' : 'answered'}`);
-    assert.equal(await within(15_000, 'ending nobody\'s sessions', check.endSessionsOf!('someone-else-1-00000000')), 0, 'another owner id ends nothing');
+    assert.equal(
+      await within(15_000, "ending nobody's sessions", check.endSessionsOf!('someone-else-1-00000000')),
+      0,
+      'another owner id ends nothing',
+    );
     const started = Date.now();
-    assert.ok((await within(15_000, 'ending the victim\'s sessions', check.endSessionsOf!(owner))) >= 1, 'the dead session was found by its tag');
-    assert.equal(await within(25_000, 'COUNT(*) after the cancel', count()), 0, 'the table answers, without the dead COPY\'s rows');
+    assert.ok(
+      (await within(15_000, "ending the victim's sessions", check.endSessionsOf!(owner))) >= 1,
+      'the dead session was found by its tag',
+    );
+    assert.equal(await within(25_000, 'COUNT(*) after the cancel', count()), 0, "the table answers, without the dead COPY's rows");
     console.log(`# table usable ${Date.now() - started} ms after the cancel`);
   });
 
-  it('a cancel that reaches a transaction between two statements aborts it: its COMMIT is refused (40000, retried), nothing of it lands', async () => {
+  it('a cancel that reaches a transaction between two statements aborts it: its COMMIT is refused (40000, retried), nothing of \
+it lands', async () => {
     await pool.query('CREATE TABLE between_statements (a INT)');
     const owner = 'testhost-2-0ddba11';
     const victim = await check.openPool({ maxConnections: 1, owner });
@@ -253,8 +309,9 @@ describe('several processes on one inbox (one shared hyperd, --endpoint)', { tim
     }
   });
 
-  it('a session\'s cancel key is read from its start-up messages, however they are split, and its tag names its owner', () => {
-    const message = (type: string, body: Buffer) => Buffer.concat([Buffer.from(type), Buffer.from([0, 0, 0, 0].map((_, i) => ((body.length + 4) >>> (24 - 8 * i)) & 255)), body]);
+  it("a session's cancel key is read from its start-up messages, however they are split, and its tag names its owner", () => {
+    const message = (type: string, body: Buffer) =>
+      Buffer.concat([Buffer.from(type), Buffer.from([0, 0, 0, 0].map((_, i) => ((body.length + 4) >>> (24 - 8 * i)) & 255)), body]);
     const key = Buffer.alloc(8);
     key.writeUInt32BE(0, 0);
     key.writeUInt32BE(3_000_000_001, 4);
@@ -277,24 +334,48 @@ describe('several processes on one inbox (one shared hyperd, --endpoint)', { tim
     assert.equal(keyOf('postgres.js', owner), undefined);
   });
 
-  it('each session\'s cancel key is listed in its owner\'s keys file while it is open, so a dead owner\'s sessions can be cancelled without a statement', async () => {
+  it("each session's cancel key is listed in its owner's keys file while it is open, so a dead owner's sessions can be \
+cancelled without a statement", async () => {
     const keysDir = join(root, 'keys');
     const owner = 'host-7-0badf00d';
     const sockets = [1, 2].map(() => new EventEmitter() as unknown as net.Socket);
     const tagged: string[] = [];
-    sockets.forEach((socket) => keyTagged(socket, { host: '127.0.0.1', port: 1 }, owner, (statement) => ({ execute: async () => void tagged.push(statement) }), keysDir));
+    sockets.forEach((socket) =>
+      keyTagged(
+        socket,
+        { host: '127.0.0.1', port: 1 },
+        owner,
+        (statement) => ({ execute: async () => void tagged.push(statement) }),
+        keysDir,
+      ),
+    );
     const startup = (secret: number) => {
       const key = Buffer.alloc(8);
       key.writeUInt32BE(secret, 4);
-      return Buffer.concat([Buffer.from('K'), Buffer.from([0, 0, 0, 12]), key, Buffer.from('Z'), Buffer.from([0, 0, 0, 5]), Buffer.from('I')]);
+      return Buffer.concat([
+        Buffer.from('K'),
+        Buffer.from([0, 0, 0, 12]),
+        key,
+        Buffer.from('Z'),
+        Buffer.from([0, 0, 0, 5]),
+        Buffer.from('I'),
+      ]);
     };
     sockets[0]!.emit('data', startup(11));
     sockets[1]!.emit('data', startup(22));
-    assert.deepEqual(listedKeys(keysDir, owner).map((k) => k.secret).sort(), [11, 22]);
+    assert.deepEqual(
+      listedKeys(keysDir, owner)
+        .map((k) => k.secret)
+        .sort(),
+      [11, 22],
+    );
     assert.equal(tagged.length, 2, 'each session is also tagged in pg_stat_activity');
     assert.deepEqual(listedKeys(keysDir, 'someone-else-1-00000000'), []);
     sockets[0]!.emit('close');
-    assert.deepEqual(listedKeys(keysDir, owner).map((k) => k.secret), [22]);
+    assert.deepEqual(
+      listedKeys(keysDir, owner).map((k) => k.secret),
+      [22],
+    );
     sockets[1]!.emit('close');
     assert.deepEqual(await readdir(keysDir), [], 'the file goes with the last session');
   });

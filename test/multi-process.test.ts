@@ -11,7 +11,7 @@ import postgres from 'postgres';
 import { createPostgresAdapter } from '../adapters/db/postgres/index.ts';
 import { openWatcher } from '../src/api.ts';
 import { fromDbError } from '../src/errors.ts';
-import { readHistory } from '../src/history.ts';
+import { readHistory } from '../src/store/history.ts';
 import { WatcherRegistry } from '../src/registry.ts';
 import { renderMetrics } from '../src/serve/metrics.ts';
 import { otherMountProblem } from '../src/watcher/mount.ts';
@@ -46,7 +46,9 @@ describe('several processes on one inbox (PostgreSQL)', { timeout: 300_000 }, ()
     console.log(`# ${table}: rows ${stats!.n}, distinct ids ${stats!.d} (of ${ids})`);
     assert.equal(Number(stats!.d), ids, 'every id present');
     assert.equal(Number(stats!.n), ids, 'no id twice');
-    const [ledger] = await sql.unsafe<{ n: string }[]>(`SELECT COUNT(*) AS n FROM hyperwatch_ingest_log WHERE target_table = '${table}'`);
+    const [ledger] = await sql.unsafe<{ n: string }[]>(
+      `SELECT COUNT(*) AS n FROM hyperwatch_internal.ingest_log WHERE target_table = '${table}'`,
+    );
     assert.equal(Number(ledger!.n), files, 'one ledger row per file');
     assert.deepEqual(await failedEntries(dir), [], 'nothing in failed/');
   }
@@ -56,27 +58,51 @@ describe('several processes on one inbox (PostgreSQL)', { timeout: 300_000 }, ()
     await mkdir(dir);
     const files = 2000;
     const perFile = 2;
-    const { members, kills, processes, takeoverMs } = await killScenario({ dir, table: 'events', leaseMs: LEASE_MS, slackMs: TAKEOVER_SLACK_MS, db: dbFlags(), files, perFile, seed: 7, minKills: 6, withinMs: 120_000 });
+    const { members, kills, processes, takeoverMs } = await killScenario({
+      dir,
+      table: 'events',
+      leaseMs: LEASE_MS,
+      slackMs: TAKEOVER_SLACK_MS,
+      db: dbFlags(),
+      files,
+      perFile,
+      seed: 7,
+      minKills: 6,
+      withinMs: 120_000,
+    });
     console.log(`# ${kills} kills, ${processes} processes; takeover ms: ${takeoverMs.join(' ')}`);
     assert.ok(kills >= 3, `only ${kills} kills`);
     assert.ok(takeoverMs.length >= 3, `only ${takeoverMs.length} takeovers measured`);
     for (const t of takeoverMs) assert.ok(t <= LEASE_MS + TAKEOVER_SLACK_MS, `takeover took ${t} ms`);
     // On this host a killed process's pid is gone: taken over at once, not after its lease.
-    const reasons = members.flatMap((m) => m.lines.filter((l) => l.message === 'took over' && /process \S+-\d+-/.test(String(l.fields.from))).map((l) => String(l.fields.from)));
-    assert.ok(reasons.some((r) => /its process \(pid \d+\) is gone/.test(r)), `reasons: ${reasons.join('; ')}`);
+    const reasons = members.flatMap((m) =>
+      m.lines.filter((l) => l.message === 'took over' && /process \S+-\d+-/.test(String(l.fields.from))).map((l) => String(l.fields.from)),
+    );
+    assert.ok(
+      reasons.some((r) => /its process \(pid \d+\) is gone/.test(r)),
+      `reasons: ${reasons.join('; ')}`,
+    );
     await stopAll(members);
     await exactlyOnce('events', files * perFile, files, dir);
     // Who committed what: every ledger row names the process that committed it.
-    const owners = await sql.unsafe<{ owner: string | null }[]>(`SELECT DISTINCT owner FROM hyperwatch_ingest_log WHERE target_table = 'events'`);
+    const owners = await sql.unsafe<{ owner: string | null }[]>(
+      `SELECT DISTINCT owner FROM hyperwatch_internal.ingest_log WHERE target_table = 'events'`,
+    );
     assert.ok(owners.length >= 2 && owners.every((o) => o.owner !== null), `owners ${JSON.stringify(owners)}`);
     // A process SIGTERMed while still starting (one restarted just before the end) stops cleanly too.
     assert.deepEqual(await readdir(join(dir, '.hyperwatch', 'staging')), [], 'no folder left behind after clean stops');
     // A SIGKILLed process's lease stays until it expires (or a takeover drops it); every process
     // stopped with SIGTERM removes its own, also one still starting.
     const stopped = await cleanStops(members);
-    const live = await sql.unsafe<{ owner: string }[]>(`SELECT owner FROM hyperwatch_leases WHERE directory = '${dir}' AND taken_by IS NULL AND expires_at > now()`);
+    const live = await sql.unsafe<{ owner: string }[]>(
+      `SELECT owner FROM hyperwatch_internal.leases WHERE directory = '${dir}' AND taken_by IS NULL AND expires_at > now()`,
+    );
     assert.ok(stopped.size >= 1, 'at least one clean stop');
-    assert.deepEqual(live.filter((l) => stopped.has(l.owner)), [], 'clean stops remove their leases');
+    assert.deepEqual(
+      live.filter((l) => stopped.has(l.owner)),
+      [],
+      'clean stops remove their leases',
+    );
   });
 
   it('a process stopped (SIGSTOP) past its lease and resumed commits nothing another took over', async () => {
@@ -104,37 +130,55 @@ describe('several processes on one inbox (PostgreSQL)', { timeout: 300_000 }, ()
     a.child.kill('SIGCONT');
     const aRun = await a.done;
     assert.equal(aRun.code, 1, 'the resumed process stops, saying it lost its lease');
-    assert.ok(a.lines.some((l) => l.message.startsWith('lease lost')), 'it says why');
+    assert.ok(
+      a.lines.some((l) => l.message.startsWith('lease lost')),
+      'it says why',
+    );
     await producer;
-    await waitFor(async () => (await leftovers(dir)).length === 0 && (await stagedEntries(dir)).length === 0, 'inbox and staging to empty', 90_000);
+    await waitFor(
+      async () => (await leftovers(dir)).length === 0 && (await stagedEntries(dir)).length === 0,
+      'inbox and staging to empty',
+      90_000,
+    );
     await stopAll([a, b]);
     await exactlyOnce('frozen', files * perFile, files, dir);
     // Nothing of a's committed after b took it over (one clock: both ran on this host).
     const late = await sql.unsafe<{ n: string }[]>(
-      `SELECT COUNT(*) AS n FROM hyperwatch_ingest_log WHERE owner = '${a.owner()}' AND committed_at > to_timestamp(${takeover.at / 1000})`,
+      `SELECT COUNT(*) AS n FROM hyperwatch_internal.ingest_log WHERE owner = '${a.owner()}' AND committed_at > ` +
+        `to_timestamp(${takeover.at / 1000})`,
     );
     assert.equal(Number(late[0]!.n), 0, 'a committed nothing after the takeover');
   });
 
-  it('status and /metrics show every live process of a directory; history names the process that committed each file; an old ledger gains the owner column', async () => {
+  it('status and /metrics show every live process of a directory; history names the process that committed each file; an old \
+ledger gains the owner column', async () => {
     const dir = join(root, 'status');
     await mkdir(dir);
     // A ledger from before owners: the column is added when a watcher starts.
     const db = createPostgresAdapter({ url: pg.url });
     const pool = await db.openPool({ maxConnections: 1 });
     try {
-      await pool.query('ALTER TABLE hyperwatch_ingest_log DROP COLUMN IF EXISTS owner').catch(() => {});
+      await pool.query('ALTER TABLE hyperwatch_internal.ingest_log DROP COLUMN IF EXISTS owner').catch(() => {});
       const one = await openWatcher(dir, 'shared', { db, registry: new WatcherRegistry(), leaseMs: 900 });
       const two = await openWatcher(dir, 'shared', { db, registry: new WatcherRegistry(), leaseMs: 900 });
       await waitFor(() => one.processes().length === 2 && two.processes().length === 2, 'both to see each other', 10_000);
       assert.equal(one.processes().filter((p) => p.self).length, 1);
-      const metrics = renderMetrics([{ directory: dir, table: 'shared', stats: one.stats, oldestQueuedAt: undefined, processes: one.processes().length }]);
+      const metrics = renderMetrics([
+        { directory: dir, table: 'shared', stats: one.stats, oldestQueuedAt: undefined, processes: one.processes().length },
+      ]);
       assert.match(metrics, /hyperwatch_taken_over_total\{dir="[^"]+",table="shared"\} 0/);
       assert.match(metrics, /hyperwatch_processes\{dir="[^"]+",table="shared"\} 2/);
       await drop(dir, 'a.csv', 'id\n1\n');
       await waitFor(async () => (await readHistory(pool, { table: 'shared' })).length === 1, 'a.csv to be committed', 10_000);
       const [entry] = await readHistory(pool, { table: 'shared' });
-      const owners = new Set([one, two].flatMap((w) => w.processes().filter((p) => p.self).map((p) => p.owner)));
+      const owners = new Set(
+        [one, two].flatMap((w) =>
+          w
+            .processes()
+            .filter((p) => p.self)
+            .map((p) => p.owner),
+        ),
+      );
       assert.ok(entry!.owner !== null && owners.has(entry!.owner), `history names a live owner: ${entry!.owner}`);
       await two.stop();
       await waitFor(() => one.processes().length === 1, 'a stopped process to leave the list', 10_000);
@@ -175,9 +219,15 @@ describe('several processes on one inbox (PostgreSQL)', { timeout: 300_000 }, ()
   });
 
   it("PostgreSQL's 23505 on its type catalog while creating a table is transient, other 23505s are data errors", () => {
-    const race = Object.assign(new Error('duplicate key value violates unique constraint "pg_type_typname_nsp_index"'), { code: '23505', constraint_name: 'pg_type_typname_nsp_index' });
+    const race = Object.assign(new Error('duplicate key value violates unique constraint "pg_type_typname_nsp_index"'), {
+      code: '23505',
+      constraint_name: 'pg_type_typname_nsp_index',
+    });
     assert.equal(fromDbError(race).kind, 'transient');
-    const real = Object.assign(new Error('duplicate key value violates unique constraint "events_pkey"'), { code: '23505', constraint_name: 'events_pkey' });
+    const real = Object.assign(new Error('duplicate key value violates unique constraint "events_pkey"'), {
+      code: '23505',
+      constraint_name: 'events_pkey',
+    });
     assert.equal(fromDbError(real).kind, 'data');
     const typeRace = Object.assign(new Error('type "events" already exists'), { code: '42710' });
     assert.equal(fromDbError(typeRace).kind, 'transient');

@@ -22,7 +22,9 @@ describe('packaging', () => {
   const deno = readJson<{ name: string; version: string; license: string; exports: Record<string, string> }>('deno.json');
 
   it('deno.json exports the same entry points as package.json, from the sources dist/ is built from', () => {
-    const npmEntries = Object.keys(pkg.exports).filter((k) => k !== './package.json').sort();
+    const npmEntries = Object.keys(pkg.exports)
+      .filter((k) => k !== './package.json')
+      .sort();
     assert.deepEqual(Object.keys(deno.exports).sort(), npmEntries, 'entry points of deno.json vs package.json');
     for (const entry of npmEntries) {
       const source = deno.exports[entry]!;
@@ -45,7 +47,11 @@ describe('packaging', () => {
     const status = spawnSync('git', ['status', '--porcelain'], { cwd: ROOT, encoding: 'utf8' });
     const dirty = status.status === 0 && status.stdout.trim() !== '';
     const args = ['publish', '--dry-run', ...(dirty ? ['--allow-dirty'] : [])];
-    const child = spawn(found.path, args, { cwd: ROOT, env: { ...process.env, ...OFFLINE_ENV, NO_COLOR: '1' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(found.path, args, {
+      cwd: ROOT,
+      env: { ...process.env, ...OFFLINE_ENV, NO_COLOR: '1' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let output = '';
     child.stdout.setEncoding('utf8').on('data', (d: string) => (output += d));
     child.stderr.setEncoding('utf8').on('data', (d: string) => (output += d));
@@ -53,9 +59,21 @@ describe('packaging', () => {
     assert.equal(code, 0, `deno ${args.join(' ')} failed:\n${output}`);
     assert.match(output, /Dry run complete/);
     const files = [...output.matchAll(/file:\/\/\S+/g)].map((m) => decodeURI(new URL(m[0]).pathname).slice(ROOT.length + 1));
-    for (const wanted of ['src/index.ts', 'src/testing.ts', 'adapters/db/postgres/index.ts', 'scripts/install-hyperd.mjs', 'schema/hyperwatch.config.schema.json', 'README.md', 'deno.json']) {
+    for (const wanted of [
+      'src/index.ts',
+      'src/testing.ts',
+      'adapters/db/postgres/index.ts',
+      'scripts/install-hyperd.mjs',
+      'schema/hyperwatch.config.schema.json',
+      'README.md',
+      'deno.json',
+    ]) {
       assert.ok(files.includes(wanted), `${wanted} is published (published: ${files.join(', ')})`);
     }
-    assert.deepEqual(files.filter((f) => /^(test|bench|examples|dist|node_modules)\//.test(f)), [], 'tests, benches, examples, builds are not published');
+    assert.deepEqual(
+      files.filter((f) => /^(test|bench|examples|dist|node_modules)\//.test(f)),
+      [],
+      'tests, benches, examples, builds are not published',
+    );
   });
 });

@@ -11,7 +11,10 @@ import { zstdRawFrame } from './helpers/arrow-bench.ts';
 describe('arrow body codecs (unit)', () => {
   const text = (bytes: Uint8Array): string => new TextDecoder().decode(bytes);
   /** An LZ4 frame: magic, FLG, BD, [content size], header checksum byte, blocks, end mark, [checksums]. */
-  function lz4Frame(blocks: { data: number[]; raw?: boolean }[], flags: { contentSize?: number; blockChecksum?: boolean; contentChecksum?: boolean } = {}): Uint8Array {
+  function lz4Frame(
+    blocks: { data: number[]; raw?: boolean }[],
+    flags: { contentSize?: number; blockChecksum?: boolean; contentChecksum?: boolean } = {},
+  ): Uint8Array {
     const out: number[] = [0x04, 0x22, 0x4d, 0x18];
     const flg = 0x40 | (flags.blockChecksum ? 0x10 : 0) | (flags.contentSize !== undefined ? 0x08 : 0) | (flags.contentChecksum ? 0x04 : 0);
     out.push(flg, 0x40);
@@ -32,7 +35,10 @@ describe('arrow body codecs (unit)', () => {
 
   it('decodes LZ4 frames: stored and compressed blocks, matches into the previous block, optional sizes and checksums', () => {
     assert.equal(text(decompress('lz4', lz4Frame(linked), 17, 'b')), 'abcdefghabcdefghz');
-    assert.equal(text(decompress('lz4', lz4Frame(linked, { contentSize: 17, blockChecksum: true, contentChecksum: true }), 17, 'b')), 'abcdefghabcdefghz');
+    assert.equal(
+      text(decompress('lz4', lz4Frame(linked, { contentSize: 17, blockChecksum: true, contentChecksum: true }), 17, 'b')),
+      'abcdefghabcdefghz',
+    );
     // A run: a match overlapping the bytes it writes.
     assert.equal(text(decompress('lz4', lz4Frame([{ data: [0x1f, ...ascii('a'), 1, 0, 5, 0x00] }]), 25, 'b')), 'a'.repeat(25));
   });
@@ -47,7 +53,14 @@ describe('arrow body codecs (unit)', () => {
       [Uint8Array.of(0x04, 0x22, 0x4d, 0x18, 0x80, 0x40, 0), 1, /version 2/],
     ];
     for (const [frame, size, message] of refusals) {
-      assert.throws(() => decompress('lz4', frame, size, 'buffer 3'), (error: unknown) => error instanceof IpcProblem && error.code === 'ARROW_CORRUPT' && /^buffer 3: the LZ4 frame/.test(error.message) && message.test(error.message));
+      assert.throws(
+        () => decompress('lz4', frame, size, 'buffer 3'),
+        (error: unknown) =>
+          error instanceof IpcProblem &&
+          error.code === 'ARROW_CORRUPT' &&
+          /^buffer 3: the LZ4 frame/.test(error.message) &&
+          message.test(error.message),
+      );
     }
   });
 

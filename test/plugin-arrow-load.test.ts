@@ -11,7 +11,7 @@ import {
   Int64,
   makeData,
   makeVector,
-  RecordBatch,
+  type RecordBatch,
   RecordBatchStreamWriter,
   Table,
   tableToIPC,
@@ -42,7 +42,8 @@ describe('arrow ingester', () => {
 
   it('loads a file with several record batches and dictionaries, in both formats', async () => {
     // One dictionary for the whole column, cut into three record batches.
-    const whole = table({ id: col([0n, 1n, 2n, 3n, 4n, 5n], new Int64()), tag: vectorFromArray(['t0', null, 't1', null, 't2', null]) }).batches[0]!;
+    const whole = table({ id: col([0n, 1n, 2n, 3n, 4n, 5n], new Int64()), tag: vectorFromArray(['t0', null, 't1', null, 't2', null]) })
+      .batches[0]!;
     const multi = new Table([whole.slice(0, 2), whole.slice(2, 4), whole.slice(4, 6)]);
     for (const format of ['file', 'stream'] as const) {
       const file = await bench.claim(`multi-${format}.arrow`, tableToIPC(multi, format));
@@ -93,14 +94,21 @@ describe('arrow ingester', () => {
       for (let start = 0; start < rows; start += perBatch) parts.push(whole.slice(start, Math.min(rows, start + perBatch)));
       return new Table(parts);
     };
-    const big = inBatches(new Table({ id: makeVector(ids), value: makeVector(values), name: vectorFromArray(names, new Utf8()), at: timestamps }).batches[0]!);
-    const dictionary = inBatches(new Table({ id: makeVector(ids), value: makeVector(values), name: vectorFromArray(tags), at: timestamps }).batches[0]!);
+    const big = inBatches(
+      new Table({ id: makeVector(ids), value: makeVector(values), name: vectorFromArray(names, new Utf8()), at: timestamps }).batches[0]!,
+    );
+    const dictionary = inBatches(
+      new Table({ id: makeVector(ids), value: makeVector(values), name: vectorFromArray(tags), at: timestamps }).batches[0]!,
+    );
     const batches = big.batches;
     const variants: { label: string; bytes: () => Uint8Array; csv?: boolean }[] = [
       { label: 'stream, pass-through', bytes: () => tableToIPC(big, 'stream') },
       { label: 'file, pass-through', bytes: () => tableToIPC(big, 'file') },
       // The same data with pre-0.15 framing, which Hyper does not read: decoded and re-encoded.
-      { label: 'legacy-framed stream, re-encoded', bytes: () => RecordBatchStreamWriter.writeAll(big, { writeLegacyIpcFormat: true }).toUint8Array(true) },
+      {
+        label: 'legacy-framed stream, re-encoded',
+        bytes: () => RecordBatchStreamWriter.writeAll(big, { writeLegacyIpcFormat: true }).toUint8Array(true),
+      },
       { label: 'stream, re-encoded (dictionary column)', bytes: () => tableToIPC(dictionary, 'stream') },
       { label: 'file, CSV', bytes: () => tableToIPC(big, 'file'), csv: true },
     ];
@@ -116,7 +124,8 @@ describe('arrow ingester', () => {
       const sums = await bench.pool.query<{ s: string }>(`SELECT SUM(id)::text AS s FROM ${name}`);
       assert.equal(sums[0]!.s, String((rows * (rows - 1)) / 2));
       console.log(
-        `arrow ${variant.label}: ${rows} rows, ${batches.length} batches, ${(bytes.length / 1048576).toFixed(1)} MiB in ${ms.toFixed(0)} ms ` +
+        `arrow ${variant.label}: ${rows} rows, ${batches.length} batches, ${(bytes.length / 1048576).toFixed(1)} MiB ` +
+          `in ${ms.toFixed(0)} ms ` +
           `(${((rows / ms) * 1000).toFixed(0)} rows/s); peak RSS ${(process.resourceUsage().maxRSS / 1024).toFixed(0)} MiB`,
       );
     }

@@ -11,7 +11,12 @@ describe('json ingester', () => {
   // The JSON ingester asks for a retry each time it widens a column: room for several in a file.
   const bench = usePluginBench(jsonIngester, { maxAttempts: 9, logger: silentLogger });
 
-  async function ingestText(name: string, content: string | Uint8Array, table: string, options?: { createTable?: boolean }): Promise<Outcome> {
+  async function ingestText(
+    name: string,
+    content: string | Uint8Array,
+    table: string,
+    options?: { createTable?: boolean },
+  ): Promise<Outcome> {
     return bench.ingest(await bench.claim(name, content), table, options);
   }
 
@@ -78,7 +83,9 @@ describe('json ingester', () => {
     const outcome = await ingestText('nested.jsonl', records.map((r) => JSON.stringify(r)).join('\n'), 'nested');
     assert.equal(outcome.rows, 4);
     assert.deepEqual(await columnTypes('nested'), { id: 'bigint', tags: 'text', meta: 'text', label: 'text' });
-    const rows = await bench.pool.query<{ id: string; tags: string | null; meta: string | null; label: string | null }>(`SELECT id, tags, meta, label FROM nested ORDER BY id`);
+    const rows = await bench.pool.query<{ id: string; tags: string | null; meta: string | null; label: string | null }>(
+      `SELECT id, tags, meta, label FROM nested ORDER BY id`,
+    );
     assert.deepEqual(JSON.parse(rows[0]!.tags!), ['a', 'b']);
     assert.deepEqual(JSON.parse(rows[0]!.meta!), records[0]!.meta);
     assert.equal(rows[0]!.label, '');
@@ -103,7 +110,9 @@ describe('json ingester', () => {
     ]);
     const outcome = await ingestText('existing.json', content, 'existing');
     assert.equal(outcome.rows, 3, JSON.stringify(outcome.error));
-    const rows = await bench.pool.query<{ id: string; note: string | null; amount: number | null; extra: string | null }>(`SELECT id, note, amount, extra FROM existing ORDER BY id`);
+    const rows = await bench.pool.query<{ id: string; note: string | null; amount: number | null; extra: string | null }>(
+      `SELECT id, note, amount, extra FROM existing ORDER BY id`,
+    );
     assert.deepEqual(
       rows.map((r) => ({ ...r, id: Number(r.id) })),
       [
@@ -113,7 +122,10 @@ describe('json ingester', () => {
       ],
     );
     // A key first seen late that the table has is fine: every table column is in the COPY.
-    const late = [...Array.from({ length: 1500 }, (_, i) => JSON.stringify({ id: 100 + i })), JSON.stringify({ id: 9999, extra: 'late' })].join('\n');
+    const late = [
+      ...Array.from({ length: 1500 }, (_, i) => JSON.stringify({ id: 100 + i })),
+      JSON.stringify({ id: 9999, extra: 'late' }),
+    ].join('\n');
     assert.equal((await ingestText('late.jsonl', late, 'existing')).rows, 1501);
     assert.equal(await count(bench.pool, 'existing', `extra = 'late' AND id = 9999`), 1);
     // Two spellings of one column in one file are ambiguous.
@@ -148,7 +160,11 @@ describe('json ingester', () => {
     // Nothing landed (and the core-like helper dropped the table the failed attempt created).
     assert.equal(await columnTypes('late_key'), null);
 
-    const array = JSON.stringify(Array.from({ length: 1200 }, (_, i) => (i === 1150 ? { id: i, other: 1 } : { id: i })), null, 1);
+    const array = JSON.stringify(
+      Array.from({ length: 1200 }, (_, i) => (i === 1150 ? { id: i, other: 1 } : { id: i })),
+      null,
+      1,
+    );
     const arrayError = expectError(await ingestText('late-key.json', array, 'late_key'));
     assert.equal(arrayError.code, 'UNKNOWN_COLUMN');
     assert.match(arrayError.message, /element \[1150\]/);
@@ -193,7 +209,10 @@ describe('json ingester', () => {
     assert.equal(error.column, 'qty');
     assert.match(error.message, /line 4, column "qty"/);
 
-    const array = JSON.stringify([{ id: 1, qty: 1 }, { id: 2, qty: 'many' }]);
+    const array = JSON.stringify([
+      { id: 1, qty: 1 },
+      { id: 2, qty: 'many' },
+    ]);
     const arrayError = expectError(await ingestText('wrong.json', array, 'typed'));
     assert.equal(arrayError.column, 'qty');
     assert.match(arrayError.message, /element \[1\]/);
@@ -297,12 +316,18 @@ describe('json ingester', () => {
   it('splits array elements across read chunks (strings with brackets, escapes, multi-byte text)', async () => {
     // Over 3 MiB, so elements, strings, escapes and UTF-8 sequences straddle the 1 MiB chunks.
     const tricky = ['a"],{"', '\\', '}{][', 'é🌍漢字', ',,', '\\"'];
-    const records = Array.from({ length: 40_000 }, (_, i) => ({ i, s: `${tricky[i % tricky.length]}-${'x'.repeat(i % 50)}`, o: { k: [i, '[{'] } }));
+    const records = Array.from({ length: 40_000 }, (_, i) => ({
+      i,
+      s: `${tricky[i % tricky.length]}-${'x'.repeat(i % 50)}`,
+      o: { k: [i, '[{'] },
+    }));
     const text = `[${records.map((r, i) => (i % 3 === 0 ? `\n  ${JSON.stringify(r, null, 1)}` : JSON.stringify(r))).join(',')}\n]`;
     assert.ok(Buffer.byteLength(text) > 3 * 1024 * 1024);
     const outcome = await ingestText('tricky.json', text, 'tricky');
     assert.equal(outcome.rows, records.length);
-    const sample = await bench.pool.query<{ i: string; s: string; o: string }>(`SELECT i, s, o FROM tricky WHERE i IN (0, 1, 3, 39999) ORDER BY i`);
+    const sample = await bench.pool.query<{ i: string; s: string; o: string }>(
+      `SELECT i, s, o FROM tricky WHERE i IN (0, 1, 3, 39999) ORDER BY i`,
+    );
     for (const row of sample) {
       const expected = records[Number(row.i)]!;
       assert.equal(row.s, expected.s);
@@ -315,7 +340,13 @@ describe('json ingester', () => {
     const out = createWriteStream(join(bench.inbox, name));
     const total = 200_000;
     for (let i = 1; i <= total; i++) {
-      const line = `${JSON.stringify({ id: i, name: `user ${i}`, score: i / 4, active: i % 2 === 0, tags: i % 10 === 0 ? ['ten'] : null })}\n`;
+      const line = `${JSON.stringify({
+        id: i,
+        name: `user ${i}`,
+        score: i / 4,
+        active: i % 2 === 0,
+        tags: i % 10 === 0 ? ['ten'] : null,
+      })}\n`;
       if (!out.write(line)) await new Promise<void>((resolve) => out.once('drain', () => resolve()));
     }
     await new Promise<void>((resolve, reject) => out.end((error?: Error | null) => (error ? reject(error) : resolve())));
@@ -323,7 +354,8 @@ describe('json ingester', () => {
     assert.equal(outcome.rows, total);
     assert.equal(await count(bench.pool, 'big'), total);
     const [sums] = await bench.pool.query<{ ids: string; active: string; tagged: string }>(
-      `SELECT SUM(id) AS ids, SUM(CASE WHEN active THEN 1 ELSE 0 END) AS active, SUM(CASE WHEN tags IS NULL THEN 0 ELSE 1 END) AS tagged FROM big`,
+      `SELECT SUM(id) AS ids, SUM(CASE WHEN active THEN 1 ELSE 0 END) AS active, SUM(CASE WHEN tags IS NULL THEN 0 ELSE 1 ` +
+        `END) AS tagged FROM big`,
     );
     assert.equal(Number(sums!.ids), (total * (total + 1)) / 2);
     assert.equal(Number(sums!.active), total / 2);

@@ -13,7 +13,7 @@ import { MAX_GROUP_BYTES, openGroup } from '../plugins/parquet/decode.ts';
 import { parquetIngester } from '../plugins/parquet/index.ts';
 import { mapParquetColumn } from '../plugins/parquet/types.ts';
 import { isIngestFailure } from '../src/errors.ts';
-import type { OpenedFile } from '../src/files.ts';
+import type { OpenedFile } from '../src/protocol/files.ts';
 import type { DbConnection, Row, TableColumn } from '../src/types.ts';
 import { removeDir, tempDir } from './helpers/env.ts';
 import { miniParquet, plain } from './helpers/conformance-parquet-mini.ts';
@@ -51,7 +51,10 @@ describe('parquet CSV encoding (the fallback)', () => {
     assert.equal(quoteCsv('two\nlines\r'), '"two\nlines\r"');
     assert.equal(quoteCsv('\\.'), '"\\."');
     assert.equal(hexBytes(Uint8Array.from([0xde, 0xad, 0x00])), '\\xdead00');
-    assert.equal(toJson({ a: [1n, 2.5, null], b: 'x"y', c: Uint8Array.from([1, 2]), d: true }), '{"a":[1,2.5,null],"b":"x\\"y","c":"AQI=","d":true}');
+    assert.equal(
+      toJson({ a: [1n, 2.5, null], b: 'x"y', c: Uint8Array.from([1, 2]), d: true }),
+      '{"a":[1,2.5,null],"b":"x\\"y","c":"AQI=","d":true}',
+    );
     assert.equal(toJson(12345678901234567890n), '12345678901234567890');
   });
 
@@ -71,7 +74,15 @@ describe('parquet decoder bounds', () => {
     const { parquetMetadata } = await import('hyparquet');
     const metadata = parquetMetadata(bytes);
     const chunk = metadata.row_groups[0]!.columns[0]!;
-    const huge = { ...metadata, row_groups: [{ ...metadata.row_groups[0]!, columns: [{ ...chunk, meta_data: { ...chunk.meta_data!, total_compressed_size: BigInt(MAX_GROUP_BYTES) + 1n } }] }] };
+    const huge = {
+      ...metadata,
+      row_groups: [
+        {
+          ...metadata.row_groups[0]!,
+          columns: [{ ...chunk, meta_data: { ...chunk.meta_data!, total_compressed_size: BigInt(MAX_GROUP_BYTES) + 1n } }],
+        },
+      ],
+    };
     const reads: number[] = [];
     const source = { byteLength: 1 << 40, slice: (start: number) => (reads.push(start), Promise.resolve(new ArrayBuffer(0))) };
     const file = { name: 'huge.parquet' } as OpenedFile;
@@ -98,7 +109,11 @@ describe('parquet ingester: retry when hyperd refuses a column type', () => {
       query: <T extends Row = Row>() => Promise.resolve([] as T[]),
       execute: (sql) => {
         sqls.push(sql);
-        return Promise.reject(Object.assign(new Error('There are columns in the Parquet file that have a data type that cannot be read by Hyper'), { code: '42804' }));
+        return Promise.reject(
+          Object.assign(new Error('There are columns in the Parquet file that have a data type that cannot be read by Hyper'), {
+            code: '42804',
+          }),
+        );
       },
       copyFrom: async (sql, source) => {
         sqls.push(sql);
@@ -117,7 +132,7 @@ describe('parquet ingester: retry when hyperd refuses a column type', () => {
       assert.match(sqls[0]!, /external\(/);
       const second = await parquetIngester.append(conn, file, { name: 't' }, { ...ctx, attempt: 2 });
       assert.deepEqual(second._unsafeUnwrap(), { rows: 3 });
-      assert.match(sqls[1]!, /COPY "t" \("a"\) FROM STDIN WITH \(FORMAT csv\)/);
+      assert.match(sqls[1]!, /COPY "public"."t" \("a"\) FROM STDIN WITH \(FORMAT csv\)/);
     } finally {
       await file.close();
       await removeDir(dir);

@@ -22,10 +22,23 @@ describe('parquet ingester', () => {
   it('creates a table from a file with many types and round-trips every value (hyperd reads the file)', async () => {
     const result = await ingest(manyTypes, 'many_fast');
     assert.deepEqual(result._unsafeUnwrap(), { rows: 5 });
-    assert.deepEqual(
-      await columnsOf(fx.pool, 'many_fast'),
-      ['id integer', 'si smallint', 'i integer', 'b bigint', 'd double precision', 'n numeric(10,3)', 'n18 numeric(18,3)', 'bo boolean', 't text', 'dt date', 'tm time', 'ts timestamp', 'tz timestamptz', 'by bytea', 'j text'],
-    );
+    assert.deepEqual(await columnsOf(fx.pool, 'many_fast'), [
+      'id integer',
+      'si smallint',
+      'i integer',
+      'b bigint',
+      'd double precision',
+      'n numeric(10,3)',
+      'n18 numeric(18,3)',
+      'bo boolean',
+      't text',
+      'dt date',
+      'tm time',
+      'ts timestamp',
+      'tz timestamptz',
+      'by bytea',
+      'j text',
+    ]);
     assert.deepEqual(await rows('many_fast', AS_TEXT), await rows('src', AS_TEXT));
   });
 
@@ -38,20 +51,30 @@ describe('parquet ingester', () => {
 
   for (const codec of ['snappy', 'gzip', 'zstd', 'lz4_raw', 'uncompressed']) {
     it(`reads ${codec}-compressed files on both paths`, async () => {
-      const path = await hyperParquet(`codec-${codec}.parquet`, `SELECT g AS id, 'name' || g AS name, g * 1.5 AS v FROM generate_series(1, 5000) g`, `CODEC '${codec}'`);
+      const path = await hyperParquet(
+        `codec-${codec}.parquet`,
+        `SELECT g AS id, 'name' || g AS name, g * 1.5 AS v FROM generate_series(1, 5000) g`,
+        `CODEC '${codec}'`,
+      );
       for (const [ctx, table] of [
         [context(LOCAL), `codec_${codec}_fast`],
         [context(REMOTE), `codec_${codec}_decoded`],
       ] as const) {
         assert.deepEqual((await ingest(path, table, ctx))._unsafeUnwrap(), { rows: 5000 });
-        const sums = await fx.pool.query<{ n: string; ids: string; v: string; names: string }>(`SELECT COUNT(*) AS n, SUM(id) AS ids, SUM(v)::text AS v, MAX(name) AS names FROM ${table}`);
+        const sums = await fx.pool.query<{ n: string; ids: string; v: string; names: string }>(
+          `SELECT COUNT(*) AS n, SUM(id) AS ids, SUM(v)::text AS v, MAX(name) AS names FROM ${table}`,
+        );
         assert.deepEqual({ ...sums[0] }, { n: '5000', ids: '12502500', v: '18753750.0', names: 'name999' });
       }
     });
   }
 
   it('reads several row groups, and lists as JSON', async () => {
-    const path = await hyperParquet('groups.parquet', `SELECT g AS id, ARRAY[g, g + 1] AS pair FROM generate_series(1, 2500) g`, 'ROWS_PER_ROW_GROUP 1000');
+    const path = await hyperParquet(
+      'groups.parquet',
+      `SELECT g AS id, ARRAY[g, g + 1] AS pair FROM generate_series(1, 2500) g`,
+      'ROWS_PER_ROW_GROUP 1000',
+    );
     // A list column is beyond hyperd's reader (for our purposes): decoded here even with local reads.
     assert.deepEqual((await ingest(path, 'groups'))._unsafeUnwrap(), { rows: 2500 });
     assert.equal(await count(fx.pool, 'groups'), 2500);
@@ -71,7 +94,16 @@ describe('parquet ingester', () => {
       v.setUint32(8, julianDay, true);
       return b;
     };
-    const tsNanos: ThriftField[] = [{ id: 8, type: 'struct', value: [{ id: 1, type: 'bool', value: false }, { id: 2, type: 'struct', value: [{ id: 3, type: 'struct', value: [] }] }] }];
+    const tsNanos: ThriftField[] = [
+      {
+        id: 8,
+        type: 'struct',
+        value: [
+          { id: 1, type: 'bool', value: false },
+          { id: 2, type: 'struct', value: [{ id: 3, type: 'struct', value: [] }] },
+        ],
+      },
+    ];
     /** Columns hyperd's reader takes: loaded by hyperd on the fast path. */
     const readable: MiniColumn[] = [
       { name: 'id', type: 1, data: plain.i32([1, 2]) },
@@ -87,14 +119,45 @@ describe('parquet ingester', () => {
     /** Columns hyperd refuses (42804): a file with any of them is decoded here even with local reads. */
     const unreadable: MiniColumn[] = [
       { name: 'en', type: 6, convertedType: 4, data: plain.bytes([enc('RED'), enc('GREEN, "lime"')]) },
-      { name: 'uuid', type: 7, typeLength: 16, logicalType: [{ id: 14, type: 'struct', value: [] }], data: plain.fixed([new Uint8Array(16).fill(0xab), new Uint8Array(16)]) },
+      {
+        name: 'uuid',
+        type: 7,
+        typeLength: 16,
+        logicalType: [{ id: 14, type: 'struct', value: [] }],
+        data: plain.fixed([new Uint8Array(16).fill(0xab), new Uint8Array(16)]),
+      },
       { name: 'tmms', type: 1, convertedType: 7, data: plain.i32([3723004, 0]) },
-      { name: 'decba', type: 6, convertedType: 5, scale: 3, precision: 12, data: plain.bytes([Uint8Array.from([0x01, 0x00]), Uint8Array.from([0xff])]) },
+      {
+        name: 'decba',
+        type: 6,
+        convertedType: 5,
+        scale: 3,
+        precision: 12,
+        data: plain.bytes([Uint8Array.from([0x01, 0x00]), Uint8Array.from([0xff])]),
+      },
     ];
-    const READABLE_TYPES = ['id integer', 'i96 timestamp', 'u8 smallint', 'u32 bigint', 'js text', 'tsns timestamp', 'dec32 numeric(9,2)', 'raw bytea'];
+    const READABLE_TYPES = [
+      'id integer',
+      'i96 timestamp',
+      'u8 smallint',
+      'u32 bigint',
+      'js text',
+      'tsns timestamp',
+      'dec32 numeric(9,2)',
+      'raw bytea',
+    ];
     const READABLE_SQL = 'id, i96::text AS i96, u8, u32::text AS u32, js, tsns::text AS tsns, dec32::text AS dec32, raw::text AS raw';
     const READABLE_ROWS = [
-      { id: 1, i96: '2024-01-01 01:02:03.004005', u8: 255, u32: '4294967295', js: '{"a": [1, 2]}', tsns: '2024-01-02 03:04:05.123456', dec32: '123.45', raw: '\\x000102' },
+      {
+        id: 1,
+        i96: '2024-01-01 01:02:03.004005',
+        u8: 255,
+        u32: '4294967295',
+        js: '{"a": [1, 2]}',
+        tsns: '2024-01-02 03:04:05.123456',
+        dec32: '123.45',
+        raw: '\\x000102',
+      },
       { id: 2, i96: '1970-01-01 00:00:00', u8: 0, u32: '2', js: 'null', tsns: '1970-01-01 00:00:00', dec32: '-0.05', raw: '\\x' },
     ];
 
@@ -107,10 +170,7 @@ describe('parquet ingester', () => {
         await writeFile(path, miniParquet(readable, 2));
         const table = `readable_${label.startsWith('hyperd') ? 'fast' : 'decoded'}`;
         assert.deepEqual((await ingest(path, table, ctx()))._unsafeUnwrap(), { rows: 2 });
-        assert.deepEqual(
-          await columnsOf(fx.pool, table),
-          READABLE_TYPES,
-        );
+        assert.deepEqual(await columnsOf(fx.pool, table), READABLE_TYPES);
         assert.deepEqual(await rows(table, READABLE_SQL), READABLE_ROWS);
       });
     }
@@ -119,10 +179,7 @@ describe('parquet ingester', () => {
       const path = join(fx.root, 'fixtures', 'legacy.parquet');
       await writeFile(path, miniParquet([...readable, ...unreadable], 2));
       assert.deepEqual((await ingest(path, 'legacy'))._unsafeUnwrap(), { rows: 2 });
-      assert.deepEqual(
-        await columnsOf(fx.pool, 'legacy'),
-        [...READABLE_TYPES, 'en text', 'uuid text', 'tmms time', 'decba numeric(12,3)'],
-      );
+      assert.deepEqual(await columnsOf(fx.pool, 'legacy'), [...READABLE_TYPES, 'en text', 'uuid text', 'tmms time', 'decba numeric(12,3)']);
       assert.deepEqual(await rows('legacy', `${READABLE_SQL}, en, uuid, tmms::text AS tmms, decba::text AS decba`), [
         { ...READABLE_ROWS[0], en: 'RED', uuid: 'abababab-abab-abab-abab-abababababab', tmms: '01:02:03.004', decba: '0.256' },
         { ...READABLE_ROWS[1], en: 'GREEN, "lime"', uuid: '00000000-0000-0000-0000-000000000000', tmms: '00:00:00', decba: '-0.001' },
@@ -135,7 +192,6 @@ describe('parquet ingester', () => {
     assert.deepEqual((await ingest(path, 'no_rows'))._unsafeUnwrap(), { rows: 0 });
     assert.equal((await fx.pool.transaction((conn) => conn.describeTable({ name: 'no_rows' })))?.length, 2);
   });
-
 
   it('loads 1M rows with an exact count on both paths', async () => {
     const select1M = `SELECT g AS id, 'name' || g AS name, g * 1.5 AS v FROM generate_series(1, 1000000) g`;

@@ -21,7 +21,10 @@ describe('parquet ingester', () => {
 
   it('appends to an existing table by column name: other order, other case, a missing nullable column, widening', async () => {
     // id is INT32 in the file (→ bigint), r is FLOAT (real → double precision), v is a decimal (→ double).
-    const path = await hyperParquet('existing.parquet', `SELECT g AS id, 'n' || g AS name, g * 1.5 AS v, (g / 4.0)::real AS r FROM generate_series(1, 3) g`);
+    const path = await hyperParquet(
+      'existing.parquet',
+      `SELECT g AS id, 'n' || g AS name, g * 1.5 AS v, (g / 4.0)::real AS r FROM generate_series(1, 3) g`,
+    );
     for (const [ctx, table] of [
       [context(LOCAL), 'existing_fast'],
       [context(REMOTE), 'existing_decoded'],
@@ -51,12 +54,18 @@ describe('parquet ingester', () => {
     for (const ctx of [context(LOCAL), context(REMOTE)]) {
       const error = expectError(await ingest(path, 'typed', ctx), 'schema', 'PARQUET_TYPE_MISMATCH');
       assert.equal(error.column, 'amount');
-      assert.match(error.message, /mismatch\.parquet: column "amount" is text in the file \(Parquet BYTE_ARRAY STRING\) but bigint in table typed/);
+      assert.match(
+        error.message,
+        /mismatch\.parquet: column "amount" is text in the file \(Parquet BYTE_ARRAY STRING\) but bigint in table typed/,
+      );
     }
   });
 
   it('widens anything into text, but never cuts a value too long for varchar(n)', async () => {
-    const fits = await hyperParquet('short.parquet', `SELECT g AS id, 'ab' || g AS code, DATE '2024-01-01' + g AS day FROM generate_series(1, 2) g`);
+    const fits = await hyperParquet(
+      'short.parquet',
+      `SELECT g AS id, 'ab' || g AS code, DATE '2024-01-01' + g AS day FROM generate_series(1, 2) g`,
+    );
     const tooLong = await hyperParquet('long.parquet', `SELECT 3 AS id, 'abcd'::text AS code, DATE '2024-01-01' AS day`);
     for (const [ctx, table] of [
       [context(LOCAL), 'short_fast'],
@@ -73,7 +82,10 @@ describe('parquet ingester', () => {
       assert.equal(result.error.kind, 'data', result.error.message);
       if (ctx.capabilities.readsLocalFiles) {
         assert.equal(result.error.code, 'VALUE_TOO_LONG');
-        assert.match(result.error.message, /long\.parquet: column "code" has a value of 4 characters \("abcd"\), too long for character varying\(3\) in table short_fast/);
+        assert.match(
+          result.error.message,
+          /long\.parquet: column "code" has a value of 4 characters \("abcd"\), too long for character varying\(3\) in table short_fast/,
+        );
       }
       assert.equal(await count(fx.pool, table), 2);
     }
@@ -86,7 +98,16 @@ describe('parquet ingester', () => {
 
   it('rejects an unsupported type, naming the column and its Parquet type', async () => {
     const path = join(fx.root, 'fixtures', 'interval.parquet');
-    await writeFile(path, miniParquet([{ name: 'id', type: 1, data: plain.i32([1]) }, { name: 'span', type: 7, typeLength: 12, convertedType: 21, data: plain.fixed([new Uint8Array(12)]) }], 1));
+    await writeFile(
+      path,
+      miniParquet(
+        [
+          { name: 'id', type: 1, data: plain.i32([1]) },
+          { name: 'span', type: 7, typeLength: 12, convertedType: 21, data: plain.fixed([new Uint8Array(12)]) },
+        ],
+        1,
+      ),
+    );
     const error = expectError(await ingest(path, 'unsupported'), 'schema', 'PARQUET_UNSUPPORTED_TYPE');
     assert.equal(error.column, 'span');
     assert.match(error.message, /interval\.parquet: column "span" has Parquet type FIXED_LEN_BYTE_ARRAY\(12\) INTERVAL/);

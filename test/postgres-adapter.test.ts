@@ -29,9 +29,15 @@ describe('PostgreSQL adapter', () => {
   });
   after(() => pool.close());
 
-  it('declares what PostgreSQL can do: plain COPY, durable commits, no local files', () => {
+  it('declares what PostgreSQL can do: plain COPY, durable commits, no local files, rows in load order', () => {
     assert.equal(db.name, 'postgres');
-    assert.deepEqual(db.capabilities, { readsLocalFiles: false, arrowStream: false, parquet: false, durableCommit: true });
+    assert.deepEqual(db.capabilities, {
+      readsLocalFiles: false,
+      arrowStream: false,
+      parquet: false,
+      durableCommit: true,
+      rowsInLoadOrder: true,
+    });
     assert.equal(db.checkpoint, undefined, 'durable commits need no checkpoint');
     assert.equal(db.epoch, undefined);
     assert.equal(db.sqlType({ kind: 'json' }), 'TEXT');
@@ -65,7 +71,9 @@ describe('PostgreSQL adapter', () => {
 
   it('connects through the unix socket with a libpq-style ?host= URL', async () => {
     const sockets = join(pg.root, 'sockets');
-    const local = createPostgresAdapter({ url: `postgres://hyperwatch@/${pg.database}?host=${encodeURIComponent(sockets)}&port=${pg.port}` });
+    const local = createPostgresAdapter({
+      url: `postgres://hyperwatch@/${pg.database}?host=${encodeURIComponent(sockets)}&port=${pg.port}`,
+    });
     assert.equal(local.describe(), `postgres ${sockets}:${pg.port}/${pg.database}`);
     const localPool = await local.openPool({ maxConnections: 1 });
     const [row] = await localPool.query<{ addr: string | null; db: string }>('SELECT inet_server_addr() AS addr, current_database() AS db');
@@ -108,10 +116,12 @@ describe('PostgreSQL adapter', () => {
     await pool.query('CREATE TABLE copy_errors (id BIGINT, "Amount, EUR" DOUBLE PRECISION NOT NULL)');
     const copy = 'COPY "copy_errors" ("id", "Amount, EUR") FROM STDIN WITH (FORMAT csv, HEADER true)';
     const failure = async (data: string) => {
-      const error = await pool.transaction((conn) => conn.copyFrom(copy, chunks(data))).then(
-        () => assert.fail('COPY accepted bad data'),
-        (e: unknown) => e,
-      );
+      const error = await pool
+        .transaction((conn) => conn.copyFrom(copy, chunks(data)))
+        .then(
+          () => assert.fail('COPY accepted bad data'),
+          (e: unknown) => e,
+        );
       return fromDbError(error, 'f.csv');
     };
     const bad = await failure('id,"Amount, EUR"\n1,2\n3,abc\n');
@@ -130,7 +140,10 @@ describe('PostgreSQL adapter', () => {
     const times: number[] = [];
     for (let i = 0; i < 15; i++) {
       const started = performance.now();
-      assert.equal(await pool.transaction((conn) => conn.copyFrom('COPY nodelay (id, name) FROM STDIN WITH (FORMAT csv)', chunks(rows))), 100);
+      assert.equal(
+        await pool.transaction((conn) => conn.copyFrom('COPY nodelay (id, name) FROM STDIN WITH (FORMAT csv)', chunks(rows))),
+        100,
+      );
       times.push(performance.now() - started);
     }
     times.sort((a, b) => a - b);
@@ -141,7 +154,13 @@ describe('PostgreSQL adapter', () => {
 
   it('close ends its pools: their connections leave the server', async () => {
     const backends = async () =>
-      Number((await pool.query<{ n: string }>(`SELECT COUNT(*) AS n FROM pg_stat_activity WHERE datname = current_database() AND backend_type = 'client backend'`))[0]!.n);
+      Number(
+        (
+          await pool.query<{ n: string }>(
+            `SELECT COUNT(*) AS n FROM pg_stat_activity WHERE datname = current_database() AND backend_type = 'client backend'`,
+          )
+        )[0]!.n,
+      );
     const before = await backends();
     const other = createPostgresAdapter({ url: pg.url });
     const otherPool = await other.openPool({ maxConnections: 3 });

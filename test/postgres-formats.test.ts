@@ -27,7 +27,7 @@ import {
   vectorFromArray,
 } from 'apache-arrow';
 import { startWatching, stopWatching } from '../src/api.ts';
-import { READ_CHUNK } from '../src/files.ts';
+import { READ_CHUNK } from '../src/protocol/files.ts';
 import { testIngester } from '../src/testing.ts';
 import { builtinContracts } from './helpers/contract-samples.ts';
 import { drop, failedEntries, stagedEntries } from './helpers/drop.ts';
@@ -70,10 +70,24 @@ describe('file formats on a real PostgreSQL server', () => {
     assert.equal(stats.filesIngested, 2);
     assert.equal(stats.rowsIngested, 4 + bigRows);
     assert.equal(await count(t.pool, table), 4 + bigRows);
-    const kept = await t.pool.query<{ note: string }>(`SELECT note FROM ${table} WHERE note IN ('first', '\\.', E'multi\\n\\\\.\\nline', 'last', 'after-1', 'after-2') ORDER BY note`);
-    assert.deepEqual(kept.map((r) => r.note).sort(), ['\\.', '\\.', '\\.', 'after-1', 'after-2', 'first', 'last', 'multi\n\\.\nline'].sort());
-    const ledger = await t.pool.query<{ file_name: string; row_count: string }>(`SELECT file_name, row_count FROM hyperwatch_ingest_log WHERE target_table = $1 ORDER BY file_name`, [table]);
-    assert.deepEqual(ledger.map((r) => [r.file_name, Number(r.row_count)]), [['a.csv', 4], ['b.csv', bigRows]]);
+    const kept = await t.pool.query<{ note: string }>(
+      `SELECT note FROM ${table} WHERE note IN ('first', '\\.', E'multi\\n\\\\.\\nline', 'last', 'after-1', 'after-2') ORDER BY note`,
+    );
+    assert.deepEqual(
+      kept.map((r) => r.note).sort(),
+      ['\\.', '\\.', '\\.', 'after-1', 'after-2', 'first', 'last', 'multi\n\\.\nline'].sort(),
+    );
+    const ledger = await t.pool.query<{ file_name: string; row_count: string }>(
+      `SELECT file_name, row_count FROM hyperwatch_internal.ingest_log WHERE target_table = $1 ORDER BY file_name`,
+      [table],
+    );
+    assert.deepEqual(
+      ledger.map((r) => [r.file_name, Number(r.row_count)]),
+      [
+        ['a.csv', 4],
+        ['b.csv', bigRows],
+      ],
+    );
     await stopWatching(dir, { registry: t.registry });
   });
 
@@ -145,7 +159,9 @@ describe('file formats on a real PostgreSQL server', () => {
       'bytea',
       'text',
     ]);
-    const asText = `id, si::text, i::text, b::text, d::text, n::text, n18::text, bo::text, t, dt::text, tm::text, ts::text, (tz AT TIME ZONE 'UTC')::text AS tz, by::text, j::text`;
+    const asText =
+      `id, si::text, i::text, b::text, d::text, n::text, n18::text, bo::text, t, dt::text, tm::text, ts::text, (tz AT TIME ` +
+      `ZONE 'UTC')::text AS tz, by::text, j::text`;
     const loaded = (await t.pool.query(`SELECT ${asText} FROM ${table} ORDER BY id`)).map((r) => ({ ...r }));
     const expected = (await t.pool.query(`SELECT ${asText} FROM ${table}_src ORDER BY id`)).map((r) => ({ ...r }));
     assert.equal(loaded.length, 5);
@@ -163,10 +179,16 @@ describe('file formats on a real PostgreSQL server', () => {
       txt: vectorFromArray(['a,b "c"\nd', '\\.', ''], new Utf8()),
       day: vectorFromArray([new Date(Date.UTC(2024, 1, 29)), new Date(Date.UTC(1969, 11, 31)), null], new DateDay()),
       ts: vectorFromArray([new Date(Date.UTC(2024, 1, 29, 12, 30, 45, 123)), null, new Date(0)], new Timestamp(TimeUnit.MILLISECOND)),
-      tstz: vectorFromArray([new Date(Date.UTC(2024, 1, 29, 12, 30, 45, 123)), null, new Date(0)], new Timestamp(TimeUnit.MILLISECOND, 'UTC')),
+      tstz: vectorFromArray(
+        [new Date(Date.UTC(2024, 1, 29, 12, 30, 45, 123)), null, new Date(0)],
+        new Timestamp(TimeUnit.MILLISECOND, 'UTC'),
+      ),
       bin: vectorFromArray([Uint8Array.from([0xde, 0xad]), null, new Uint8Array()], new Binary()),
       list: vectorFromArray([[1, 2], [], null], new List(new Field('item', new Int32(), true))),
-      st: vectorFromArray([{ a: 1, b: 'x' }, null, { a: null, b: 'y"' }], new Struct([new Field('a', new Int32(), true), new Field('b', new Utf8(), true)])),
+      st: vectorFromArray(
+        [{ a: 1, b: 'x' }, null, { a: null, b: 'y"' }],
+        new Struct([new Field('a', new Int32(), true), new Field('b', new Utf8(), true)]),
+      ),
       dict: vectorFromArray(['red', 'blue', 'red'], new Dictionary(new Utf8(), new Int32())),
     });
     await drop(dir, 'types.arrow', tableToIPC(typed, 'file'));
@@ -187,14 +209,57 @@ describe('file formats on a real PostgreSQL server', () => {
       'text',
     ]);
     const rows = await t.pool.query<Record<string, string | null>>(
-      `SELECT i16::text, u32::text, f32::text, ok::text, txt, day::text, ts::text, (tstz AT TIME ZONE 'UTC')::text AS tstz, bin::text, list, st, dict
+      `SELECT i16::text, u32::text, f32::text, ok::text, txt, day::text, ts::text, (tstz AT TIME ZONE 'UTC')::text AS tstz, ` +
+        `bin::text, list, st, dict
          FROM ${table} ORDER BY u32 DESC`,
     );
-    assert.deepEqual([...rows], [
-      { i16: '1', u32: '4000000000', f32: '1.5', ok: 'true', txt: 'a,b "c"\nd', day: '2024-02-29', ts: '2024-02-29 12:30:45.123', tstz: '2024-02-29 12:30:45.123', bin: '\\xdead', list: '[1,2]', st: '{"a":1,"b":"x"}', dict: 'red' },
-      { i16: null, u32: '1', f32: null, ok: null, txt: '', day: null, ts: '1970-01-01 00:00:00', tstz: '1970-01-01 00:00:00', bin: '\\x', list: null, st: '{"a":null,"b":"y\\""}', dict: 'red' },
-      { i16: '-2', u32: '0', f32: '-0.25', ok: 'false', txt: '\\.', day: '1969-12-31', ts: null, tstz: null, bin: null, list: '[]', st: null, dict: 'blue' },
-    ]);
+    assert.deepEqual(
+      [...rows],
+      [
+        {
+          i16: '1',
+          u32: '4000000000',
+          f32: '1.5',
+          ok: 'true',
+          txt: 'a,b "c"\nd',
+          day: '2024-02-29',
+          ts: '2024-02-29 12:30:45.123',
+          tstz: '2024-02-29 12:30:45.123',
+          bin: '\\xdead',
+          list: '[1,2]',
+          st: '{"a":1,"b":"x"}',
+          dict: 'red',
+        },
+        {
+          i16: null,
+          u32: '1',
+          f32: null,
+          ok: null,
+          txt: '',
+          day: null,
+          ts: '1970-01-01 00:00:00',
+          tstz: '1970-01-01 00:00:00',
+          bin: '\\x',
+          list: null,
+          st: '{"a":null,"b":"y\\""}',
+          dict: 'red',
+        },
+        {
+          i16: '-2',
+          u32: '0',
+          f32: '-0.25',
+          ok: 'false',
+          txt: '\\.',
+          day: '1969-12-31',
+          ts: null,
+          tstz: null,
+          bin: null,
+          list: '[]',
+          st: null,
+          dict: 'blue',
+        },
+      ],
+    );
     await stopWatching(dir, { registry: t.registry });
   });
 
@@ -203,15 +268,15 @@ describe('file formats on a real PostgreSQL server', () => {
     await drop(
       dir,
       'a.jsonl',
-      [
-        '{"id":1,"s":"a,b \\"c\\"\\nd","o":{"k":[1,2]},"f":1.5}',
-        '{"id":2,"s":"\\\\.","o":[],"f":2}',
-        '{"id":3,"s":"","o":null}',
-      ].join('\n'),
+      ['{"id":1,"s":"a,b \\"c\\"\\nd","o":{"k":[1,2]},"f":1.5}', '{"id":2,"s":"\\\\.","o":[],"f":2}', '{"id":3,"s":"","o":null}'].join(
+        '\n',
+      ),
     );
     const first = await startWatching(dir, table, opts);
     assert.equal(first.filesIngested, 1, JSON.stringify(first.lastError));
-    const rows = await t.pool.query<{ id: string; s: string | null; o: string | null; f: number | null }>(`SELECT id, s, o, f FROM ${table} ORDER BY id`);
+    const rows = await t.pool.query<{ id: string; s: string | null; o: string | null; f: number | null }>(
+      `SELECT id, s, o, f FROM ${table} ORDER BY id`,
+    );
     assert.deepEqual(
       rows.map((r) => [Number(r.id), r.s, r.o, r.f]),
       [
@@ -228,7 +293,10 @@ describe('file formats on a real PostgreSQL server', () => {
     assert.equal(stats.filesIngested, 1, JSON.stringify(stats.lastError));
     assert.equal(stats.rowsIngested, 3);
     const values = await t.pool.query<{ only: string }>(`SELECT "only" FROM ${single.table} ORDER BY "only"`);
-    assert.deepEqual(values.map((r) => r.only), ['\\.', 'first', 'last']);
+    assert.deepEqual(
+      values.map((r) => r.only),
+      ['\\.', 'first', 'last'],
+    );
     await stopWatching(single.dir, { registry: t.registry });
   });
 });

@@ -1,8 +1,8 @@
 /**
  * A PostgreSQL database other programs use, with a loader role that may write but not create
  * tables (what a DBA grants a loading job): refused at start with the grants to ask for while
- * hyperwatch's own tables are missing; once an owner created them (by running hyperwatch once)
- * and granted them, the loader runs, into a table with a serial key, a default, an identity and a
+ * hyperwatch's own schema and tables are missing, and while it may not reach them; once an owner
+ * created them (by running hyperwatch once) and granted them, the loader runs, into a table with a serial key, a default, an identity and a
  * generated column, none of them in the file.
  */
 import assert from 'node:assert/strict';
@@ -32,17 +32,37 @@ function loaderUrl(): string {
 describe('a loader role without CREATE on the schema', () => {
   it('is told what to grant while hyperwatch has no tables yet; runs once an owner made them', async () => {
     await admin.unsafe(`CREATE ROLE loader LOGIN PASSWORD 'loader-pw'`);
-    await admin.unsafe(`CREATE TABLE sales (id serial PRIMARY KEY, name text NOT NULL, amount numeric(10,2), loaded_at timestamptz NOT NULL DEFAULT now(), seq bigint GENERATED ALWAYS AS IDENTITY, cents bigint GENERATED ALWAYS AS ((amount * 100)::bigint) STORED)`);
+    await admin.unsafe(
+      `CREATE TABLE sales (id serial PRIMARY KEY, name text NOT NULL, amount numeric(10,2), loaded_at timestamptz NOT NULL ` +
+        `DEFAULT now(), seq bigint GENERATED ALWAYS AS IDENTITY, cents bigint GENERATED ALWAYS AS ((amount * 100)::bigint) ` +
+        `STORED)`,
+    );
     await admin.unsafe(`GRANT SELECT, INSERT ON sales TO loader`);
     await admin.unsafe(`GRANT USAGE ON SEQUENCE sales_id_seq TO loader`);
     await admin.unsafe(`REVOKE CREATE ON SCHEMA public FROM PUBLIC`);
 
     const inbox = await tempDir('hyperwatch-roles-');
-    await drop(inbox, 'a.csv', csv('name,amount', [['x', 1.5], ['y', 2]]));
+    await drop(
+      inbox,
+      'a.csv',
+      csv('name,amount', [
+        ['x', 1.5],
+        ['y', 2],
+      ]),
+    );
     const refused = await cli(['watch', inbox, '--table', 'sales', '--adapter', 'postgres', '--url', loaderUrl(), '--once']).done;
     assert.notEqual(refused.code, 0);
-    assert.match(refused.stderr, /may not create hyperwatch's table hyperwatch_ingest_log \(permission denied for schema public\)/);
-    assert.match(refused.stderr, /GRANT SELECT, INSERT, UPDATE, DELETE ON those tables/);
+    assert.match(
+      refused.stderr,
+      /may not create hyperwatch's schema hyperwatch_internal \(permission denied for database hyperwatch_test\)/,
+    );
+    assert.match(
+      refused.stderr,
+      new RegExp(
+        /GRANT USAGE ON SCHEMA hyperwatch_internal TO this role and /.source +
+          /GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA hyperwatch_internal/.source,
+      ),
+    );
     assert.equal(Number((await admin.unsafe('SELECT COUNT(*) AS n FROM sales'))[0]!.n), 0);
 
     // An owner runs hyperwatch once (it creates its tables), and grants them to the loader.
@@ -51,7 +71,20 @@ describe('a loader role without CREATE on the schema', () => {
     await startWatching(ownerDir, 'sales', { db: ownerDb });
     await stopWatching(ownerDir);
     await ownerDb.close();
-    await admin.unsafe(`GRANT SELECT, INSERT, UPDATE, DELETE ON hyperwatch_ingest_log, hyperwatch_leases, hyperwatch_fences TO loader`);
+    // The tables exist now, but the loader may not reach them yet: told what to grant.
+    const ungranted = await cli(['watch', inbox, '--table', 'sales', '--adapter', 'postgres', '--url', loaderUrl(), '--once']).done;
+    assert.notEqual(ungranted.code, 0);
+    assert.match(
+      ungranted.stderr,
+      new RegExp(
+        /may not write hyperwatch's tables hyperwatch_internal\.leases and hyperwatch_internal\.fences /.source +
+          /\(permission denied for schema hyperwatch_internal\)/.source,
+      ),
+    );
+    assert.match(ungranted.stderr, /GRANT USAGE ON SCHEMA hyperwatch_internal TO this role/);
+    assert.equal(Number((await admin.unsafe('SELECT COUNT(*) AS n FROM sales'))[0]!.n), 0);
+    await admin.unsafe(`GRANT USAGE ON SCHEMA hyperwatch_internal TO loader`);
+    await admin.unsafe(`GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA hyperwatch_internal TO loader`);
 
     const run = await cli(['watch', inbox, '--table', 'sales', '--adapter', 'postgres', '--url', loaderUrl(), '--once', '--json']).done;
     assert.equal(run.code, 0, run.stderr);
@@ -67,7 +100,9 @@ describe('a loader role without CREATE on the schema', () => {
         [2, 'y', '2.00', true, 2, 200],
       ],
     );
-    const ledger = await admin.unsafe<{ n: string }[]>(`SELECT COUNT(*) AS n FROM hyperwatch_ingest_log WHERE target_table = 'sales'`);
+    const ledger = await admin.unsafe<{ n: string }[]>(
+      `SELECT COUNT(*) AS n FROM hyperwatch_internal.ingest_log WHERE target_table = 'sales'`,
+    );
     assert.equal(Number(ledger[0]!.n), 1);
   });
 });

@@ -28,7 +28,6 @@ describe('watcher on a real PostgreSQL server', () => {
     badNumberMessage: /^bad\.csv: invalid input syntax for type bigint: "not-a-number" \(line 3, column 2 "amount"\)$/,
   });
 
-
   // PostgreSQL only, from here on.
   it('loses nothing and fails nothing when PostgreSQL restarts in the middle of a stream of files', async () => {
     const { dir, table, opts } = await t.inbox();
@@ -36,7 +35,15 @@ describe('watcher on a real PostgreSQL server', () => {
     const total = 60;
     let restarted: Promise<void> | undefined;
     for (let i = 0; i < total; i++) {
-      await drop(dir, `s${String(i).padStart(2, '0')}.csv`, csv('id,part', [[i * 3, i], [i * 3 + 1, i], [i * 3 + 2, i]]));
+      await drop(
+        dir,
+        `s${String(i).padStart(2, '0')}.csv`,
+        csv('id,part', [
+          [i * 3, i],
+          [i * 3 + 1, i],
+          [i * 3 + 2, i],
+        ]),
+      );
       // The restart begins once files are flowing, and more files keep coming while it runs.
       if (i === 20) restarted = pg.restart();
       await new Promise((r) => setTimeout(r, 15));
@@ -50,7 +57,10 @@ describe('watcher on a real PostgreSQL server', () => {
     assert.equal(await count(t.pool, table), total * 3);
     const [distinct] = await t.pool.query<{ ids: string }>(`SELECT COUNT(DISTINCT id) AS ids FROM ${table}`);
     assert.equal(Number(distinct!.ids), total * 3, 'no row twice');
-    const [ledger] = await t.pool.query<{ n: string; files: string }>(`SELECT COUNT(*) AS n, COUNT(DISTINCT file_name) AS files FROM hyperwatch_ingest_log WHERE target_table = $1`, [table]);
+    const [ledger] = await t.pool.query<{ n: string; files: string }>(
+      `SELECT COUNT(*) AS n, COUNT(DISTINCT file_name) AS files FROM hyperwatch_internal.ingest_log WHERE target_table = $1`,
+      [table],
+    );
     assert.deepEqual([Number(ledger!.n), Number(ledger!.files)], [total, total]);
     assert.deepEqual(await leftovers(dir), []);
     assert.deepEqual(await failedEntries(dir), []);

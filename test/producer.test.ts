@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { progressText, startProgress } from '../src/progress.ts';
+import { progressText, startProgress } from '../src/observe/progress.ts';
 import { failedEntries, leftovers } from './helpers/drop.ts';
 import { removeDir, useTempDir } from './helpers/env.ts';
 import { cli } from './helpers/proc.ts';
@@ -24,7 +24,8 @@ describe('producer tools', () => {
       assert.match(run.stdout, /^dropped .* \(\d+ bytes\) and .*\.csv\.ready\n$/);
     }
     assert.deepEqual(await leftovers(inbox), ['good.csv', 'good.csv.ready', 'orders.csv', 'orders.csv.ready']);
-    const first = await cli(['watch', inbox, '--table', 'sales', '--database', db, '--once', '--json', '--quiet', '--max-concurrent', '1']).done;
+    const first = await cli(['watch', inbox, '--table', 'sales', '--database', db, '--once', '--json', '--quiet', '--max-concurrent', '1'])
+      .done;
     assert.equal(first.code, 1, first.stderr);
     assert.deepEqual(await failedEntries(inbox), ['orders.csv', 'orders.csv.error', 'orders.csv.ready']);
 
@@ -59,8 +60,14 @@ describe('producer tools', () => {
   it('the progress line shows long-running files on a terminal only', async () => {
     const now = Date.now();
     assert.equal(progressText([{ name: 'a.csv', size: 100, bytesRead: 50, startedAt: now - 100 }], now), '');
-    assert.equal(progressText([{ name: 'big.csv', size: 200 * 1024 * 1024, bytesRead: 50 * 1024 * 1024, startedAt: now - 5000 }], now), 'ingesting big.csv 25% of 200.0 MB, 5 s');
-    assert.equal(progressText([{ name: 'direct.csv', size: 3 * 1024 ** 3, bytesRead: 0, startedAt: now - 61_000 }], now), 'ingesting direct.csv (3.00 GB), 61 s');
+    assert.equal(
+      progressText([{ name: 'big.csv', size: 200 * 1024 * 1024, bytesRead: 50 * 1024 * 1024, startedAt: now - 5000 }], now),
+      'ingesting big.csv 25% of 200.0 MB, 5 s',
+    );
+    assert.equal(
+      progressText([{ name: 'direct.csv', size: 3 * 1024 ** 3, bytesRead: 0, startedAt: now - 61_000 }], now),
+      'ingesting direct.csv (3.00 GB), 61 s',
+    );
     const active = [{ name: 'big.csv', size: 10, bytesRead: 5, startedAt: now - 5000 }];
     let piped = '';
     const quiet = startProgress({ isTTY: false, write: (t: string) => (piped += t) }, () => active, 5);

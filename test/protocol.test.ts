@@ -4,7 +4,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { claimFile } from '../src/files.ts';
+import { claimFile } from '../src/protocol/files.ts';
 import { dataNameOf, isIgnoredName, newClaimId, parseStagedName, stagedName } from '../src/protocol/names.ts';
 import { canMove, FILE_STATES, type FileState, TRANSITIONS } from '../src/protocol/states.ts';
 
@@ -36,6 +36,25 @@ describe('protocol names', () => {
       assert.deepEqual(parseStagedName(stagedName(id, name)), { claimId: id, name });
     }
     assert.equal(parseStagedName('no-separator'), undefined);
+  });
+
+  it('stages a name of a subfolder (recursive) flat, apart from every other name, and back', () => {
+    const id = newClaimId();
+    const names = ['a/x.csv', 'b/x.csv', 'a%2Fx.csv', 'a^x.csv', 'x/a%2F~^%25.csv', 'a/b/c/d.jsonl', '^lead.csv', '%2F/y.csv'];
+    const staged = names.map((name) => stagedName(id, name));
+    for (const s of staged) assert.ok(!s.includes('/'), `${s} is flat`);
+    assert.equal(new Set(staged).size, names.length, 'no two names share a staged name');
+    for (const name of names) assert.deepEqual(parseStagedName(stagedName(id, name)), { claimId: id, name });
+    // The form of the watched directory's own files is unchanged.
+    assert.equal(stagedName(id, 'orders.csv'), `${id}~orders.csv`);
+  });
+
+  it('judges a name of a subfolder by its last segment: a dot-file there is ignored, a dotted folder name is not its concern', () => {
+    assert.equal(isIgnoredName('a/.x.csv'), true);
+    assert.equal(dataNameOf('a/b/.x.csv.ready'), undefined);
+    assert.equal(dataNameOf('a/b/x.csv.ready'), 'a/b/x.csv');
+    assert.equal(isIgnoredName('v1.2/x.csv'), false);
+    assert.equal(isIgnoredName('a/up.TMP'), true);
   });
 });
 

@@ -14,12 +14,13 @@
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { mkdir, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { createHyperAdapter } from '../adapters/db/hyper/index.ts';
 import { findRuntime, type RuntimeName } from '../scripts/runtimes.mjs';
+import { staleDist } from './helpers/built-package.ts';
 import { csv, drop, leftovers, waitFor } from './helpers/drop.ts';
 import { count, OFFLINE_ENV, removeDir, tempDir } from './helpers/env.ts';
 import { ROOT } from './helpers/proc.ts';
@@ -51,23 +52,6 @@ function readmeExamples(readme: string): Example[] {
     }
   }
   return examples;
-}
-
-/** Node and Bun load the built package: a dist/ older than its sources would test old code. */
-function staleDist(): string[] {
-  const stale: string[] = [];
-  const walk = (dir: string): void => {
-    for (const entry of readdirSync(join(ROOT, dir), { withFileTypes: true })) {
-      const path = join(dir, entry.name);
-      if (entry.isDirectory()) walk(path);
-      else if (path.endsWith('.ts') && !path.endsWith('.d.ts')) {
-        const built = join(ROOT, 'dist', `${path.slice(0, -3)}.js`);
-        if (!existsSync(built) || statSync(built).mtimeMs < statSync(join(ROOT, path)).mtimeMs) stale.push(path);
-      }
-    }
-  };
-  for (const dir of ['src', 'adapters', 'plugins']) walk(dir);
-  return stale;
 }
 
 const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
@@ -109,13 +93,26 @@ describe('README examples, run as written', () => {
         await symlink(ROOT, join(dir, 'node_modules', 'hyperwatch'), 'dir');
       }
 
-      await drop(join(dir, 'inbox'), 'before.csv', csv('id,name', [[1, 'ann'], [2, 'bob']]));
-      const child = spawn(found.path, args, { cwd: dir, env: { ...process.env, ...OFFLINE_ENV, NO_COLOR: '1' }, stdio: ['ignore', 'pipe', 'pipe'] });
+      await drop(
+        join(dir, 'inbox'),
+        'before.csv',
+        csv('id,name', [
+          [1, 'ann'],
+          [2, 'bob'],
+        ]),
+      );
+      const child = spawn(found.path, args, {
+        cwd: dir,
+        env: { ...process.env, ...OFFLINE_ENV, NO_COLOR: '1' },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
       let stdout = '';
       let stderr = '';
       child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
       child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-      const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on('close', (code, signal) => resolve({ code, signal })));
+      const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+        child.on('close', (code, signal) => resolve({ code, signal })),
+      );
       let exit: { code: number | null; signal: NodeJS.Signals | null } | undefined;
       void exited.then((e) => (exit = e));
       const output = (): string => `${example.runtime} in ${dir}\nstdout:\n${stdout}\nstderr:\n${stderr}`;
@@ -124,7 +121,15 @@ describe('README examples, run as written', () => {
         assert.equal(exit, undefined, `exited before SIGINT\n${output()}`);
         assert.equal(stdout, 'initial sweep: 1 files\n', output());
 
-        await drop(join(dir, 'inbox'), 'after.csv', csv('id,name', [[3, 'cy'], [4, 'dee'], [5, 'eve']]));
+        await drop(
+          join(dir, 'inbox'),
+          'after.csv',
+          csv('id,name', [
+            [3, 'cy'],
+            [4, 'dee'],
+            [5, 'eve'],
+          ]),
+        );
         await waitFor(async () => (await leftovers(join(dir, 'inbox'))).length === 0, `after.csv to be taken\n${output()}`, 30_000);
         child.kill('SIGINT');
         await waitFor(() => exit !== undefined, `exit after SIGINT\n${output()}`, 60_000);
@@ -141,8 +146,11 @@ describe('README examples, run as written', () => {
         const pool = await db.openPool({ maxConnections: 1 });
         try {
           assert.equal(await count(pool, 'events'), 5);
-          const ledger = await pool.query<{ file_name: string }>('SELECT file_name FROM hyperwatch_ingest_log ORDER BY file_name');
-          assert.deepEqual(ledger.map((r) => r.file_name), ['after.csv', 'before.csv']);
+          const ledger = await pool.query<{ file_name: string }>('SELECT file_name FROM hyperwatch_internal.ingest_log ORDER BY file_name');
+          assert.deepEqual(
+            ledger.map((r) => r.file_name),
+            ['after.csv', 'before.csv'],
+          );
         } finally {
           await pool.close();
         }

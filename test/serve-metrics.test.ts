@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { renderMetrics } from '../src/serve/metrics.ts';
-import { emptyStats, observe } from '../src/stats.ts';
+import { emptyStats, observe } from '../src/observe/stats.ts';
 import { metric, parseMetrics } from './helpers/prometheus-text.ts';
 
 describe('renderMetrics', () => {

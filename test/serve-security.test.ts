@@ -12,11 +12,11 @@ import { chmod, mkdir, readdir, readFile, stat, symlink, writeFile } from 'node:
 import { request as httpRequest } from 'node:http';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { statusToken } from '../src/cli-serve.ts';
-import { dropFile } from '../src/drop.ts';
+import { statusToken } from '../src/cli/serve.ts';
+import { dropFile } from '../src/producer/drop.ts';
 import { csv, waitFor } from './helpers/drop.ts';
 import { removeDir, tempDir } from './helpers/env.ts';
-import { cli, ROOT } from './helpers/proc.ts';
+import { cli, jsonLogLines, ROOT } from './helpers/proc.ts';
 
 interface LogLine {
   readonly message: string;
@@ -25,16 +25,16 @@ interface LogLine {
 }
 
 /** Starts `serve` on `config` (written to `<root>/hyperwatch.json`), resolving once it serves. */
-async function startServe(root: string, config: unknown, env: Record<string, string>): Promise<{ serve: ReturnType<typeof cli>; api: string; log: () => LogLine[]; stderr: () => string }> {
+async function startServe(
+  root: string,
+  config: unknown,
+  env: Record<string, string>,
+): Promise<{ serve: ReturnType<typeof cli>; api: string; log: () => LogLine[]; stderr: () => string }> {
   await writeFile(join(root, 'hyperwatch.json'), JSON.stringify(config, null, 2));
   const serve = cli(['serve', '--config', join(root, 'hyperwatch.json'), '--log-format', 'json'], { env });
   let stderr = '';
   serve.child.stderr!.on('data', (d: string) => (stderr += d));
-  const log = () =>
-    stderr
-      .split('\n')
-      .filter(Boolean)
-      .map((l) => JSON.parse(l) as LogLine);
+  const log = () => jsonLogLines<LogLine>(stderr);
   await Promise.race([
     waitFor(() => log().some((l) => l.message === 'serving'), 'serve to start', 60000),
     serve.done.then((run) => assert.fail(`serve exited ${run.code}: ${run.stderr}`)),
@@ -78,7 +78,11 @@ describe('hyperwatch serve: the token and the allowed roots', () => {
     await symlink(outside, join(inbox, 'link'));
     await symlink(join(outside, 'target.hyper'), join(inbox, 'dangling.hyper'));
     // The config's watcher is in inbox/, so inbox/ is the one root allowed by default.
-    run = await startServe(root, { http: { host: '127.0.0.1', port: 0 }, watchers: [{ dir: 'inbox/events', table: 'events', database: 'inbox/events.hyper' }] }, { XDG_STATE_HOME: state });
+    run = await startServe(
+      root,
+      { http: { host: '127.0.0.1', port: 0 }, watchers: [{ dir: 'inbox/events', table: 'events', database: 'inbox/events.hyper' }] },
+      { XDG_STATE_HOME: state },
+    );
     token = (await readFile(join(state, 'hyperwatch', 'serve.token'), 'utf8')).trim();
   });
 
@@ -93,7 +97,8 @@ describe('hyperwatch serve: the token and the allowed roots', () => {
       headers: options.token ? { authorization: `Bearer ${options.token}` } : {},
       ...(options.body !== undefined ? { body: JSON.stringify(options.body) } : {}),
     });
-  const watched = async () => ((await (await request('GET', '/watchers')).json()) as { watchers: { directory: string }[] }).watchers.map((w) => w.directory).sort();
+  const watched = async () =>
+    ((await (await request('GET', '/watchers')).json()) as { watchers: { directory: string }[] }).watchers.map((w) => w.directory).sort();
 
   it('makes a random token at first start, in a file of mode 0600, and logs its path, never the token', async () => {
     const file = join(state, 'hyperwatch', 'serve.token');
@@ -111,7 +116,10 @@ describe('hyperwatch serve: the token and the allowed roots', () => {
     assert.equal(post.status, 401);
     assert.equal(post.headers.get('www-authenticate'), 'Bearer');
     assert.match(((await post.json()) as { error: string }).error, /changing needs the bearer token/);
-    const wrong = await request('POST', '/watchers', { token: 'x'.repeat(43), body: { dir: 'inbox/new', table: 'new_events', database: 'inbox/new.hyper' } });
+    const wrong = await request('POST', '/watchers', {
+      token: 'x'.repeat(43),
+      body: { dir: 'inbox/new', table: 'new_events', database: 'inbox/new.hyper' },
+    });
     assert.equal(wrong.status, 401);
     const del = await request('DELETE', `/watchers/${encodeURIComponent(join(inbox, 'events'))}`);
     assert.equal(del.status, 401);
@@ -123,18 +131,43 @@ describe('hyperwatch serve: the token and the allowed roots', () => {
     assert.match(await metrics.text(), /^hyperwatch_watchers 1$/m);
   });
 
-  it('refuses with 403 a directory or database outside the allowed roots, directly, through a symlink or via .., and creates nothing', async () => {
+  it('refuses with 403 a directory or database outside the allowed roots, directly, through a symlink or via .., and creates \
+nothing', async () => {
     const refusals: [string, Record<string, unknown>, RegExp][] = [
       ['dir outside', { dir: outside, database: 'inbox/a.hyper' }, /^dir \S+\/outside is outside the allowed roots \(allowed: \S+\/inbox;/],
-      ['dir through a symlink', { dir: 'inbox/link', database: 'inbox/b.hyper' }, /^dir \S+\/inbox\/link \(really \S+\/outside\) is outside/],
+      [
+        'dir through a symlink',
+        { dir: 'inbox/link', database: 'inbox/b.hyper' },
+        /^dir \S+\/inbox\/link \(really \S+\/outside\) is outside/,
+      ],
       ['dir via ..', { dir: 'inbox/../outside', database: 'inbox/c.hyper' }, /^dir \S+\/outside is outside/],
       ['database outside', { dir: 'inbox/new', database: join(outside, 'd.hyper') }, /^database \S+\/outside\/d\.hyper is outside/],
-      ['database through a symlinked folder', { dir: 'inbox/new', database: 'inbox/link/e.hyper' }, /^database \S+\/inbox\/link\/e\.hyper \(really \S+\/outside\/e\.hyper\) is outside/],
+      [
+        'database through a symlinked folder',
+        { dir: 'inbox/new', database: 'inbox/link/e.hyper' },
+        /^database \S+\/inbox\/link\/e\.hyper \(really \S+\/outside\/e\.hyper\) is outside/,
+      ],
       ['database via ..', { dir: 'inbox/new', database: 'inbox/../f.hyper' }, /^database \S+\/f\.hyper is outside/],
-      ['database as a dangling symlink', { dir: 'inbox/new', database: 'inbox/dangling.hyper' }, /dangling\.hyper is a symbolic link to a path that does not exist/],
-      ['default database (in serve\'s working directory)', { dir: 'inbox/new' }, new RegExp(`^database ${join(ROOT, 'hyperwatch.hyper')} is outside`)],
-      ['PostgreSQL server the config does not use', { dir: 'inbox/new', adapter: 'postgres', url: 'postgres://someone@127.0.0.1:1/elsewhere' }, /^url "postgres:\/\/someone@127\.0\.0\.1:1\/elsewhere" is not a server the config uses or lists/],
-      ['hyperd endpoint the config does not use', { dir: 'inbox/new', endpoint: '127.0.0.1:1' }, /^endpoint "127\.0\.0\.1:1" is not a server/],
+      [
+        'database as a dangling symlink',
+        { dir: 'inbox/new', database: 'inbox/dangling.hyper' },
+        /dangling\.hyper is a symbolic link to a path that does not exist/,
+      ],
+      [
+        "default database (in serve's working directory)",
+        { dir: 'inbox/new' },
+        new RegExp(`^database ${join(ROOT, 'hyperwatch.hyper')} is outside`),
+      ],
+      [
+        'PostgreSQL server the config does not use',
+        { dir: 'inbox/new', adapter: 'postgres', url: 'postgres://someone@127.0.0.1:1/elsewhere' },
+        /^url "postgres:\/\/someone@127\.0\.0\.1:1\/elsewhere" is not a server the config uses or lists/,
+      ],
+      [
+        'hyperd endpoint the config does not use',
+        { dir: 'inbox/new', endpoint: '127.0.0.1:1' },
+        /^endpoint "127\.0\.0\.1:1" is not a server/,
+      ],
     ];
     const before = await tree(root);
     const defaultDatabaseWas = existsSync(join(ROOT, 'hyperwatch.hyper'));
@@ -147,18 +180,30 @@ describe('hyperwatch serve: the token and the allowed roots', () => {
     assert.equal(existsSync(join(ROOT, 'hyperwatch.hyper')), defaultDatabaseWas, 'no default database created');
     assert.deepEqual(await watched(), [join(inbox, 'events')]);
     // The same holds for a directory that does not exist: refused, not reported missing.
-    const missing = await request('POST', '/watchers', { token, body: { dir: join(outside, 'nope'), table: 't', database: 'inbox/g.hyper' } });
+    const missing = await request('POST', '/watchers', {
+      token,
+      body: { dir: join(outside, 'nope'), table: 't', database: 'inbox/g.hyper' },
+    });
     assert.equal(missing.status, 403);
   });
 
   it('with the token, adds a watcher under an allowed root, and DELETE needs the token too', async () => {
-    const added = await request('POST', '/watchers', { token, body: { dir: 'inbox/new', table: 'new_events', database: 'inbox/new.hyper', checkpointDelayMs: 50 } });
+    const added = await request('POST', '/watchers', {
+      token,
+      body: { dir: 'inbox/new', table: 'new_events', database: 'inbox/new.hyper', checkpointDelayMs: 50 },
+    });
     assert.equal(added.status, 201, await added.clone().text());
     await dropFile(join(inbox, 'new'), 'x.csv', csv('id', [[1], [2]]));
-    await waitFor(async () => {
-      const res = (await (await request('GET', '/watchers')).json()) as { watchers: { directory: string; stats: { filesIngested: number } }[] };
-      return res.watchers.find((w) => w.directory === join(inbox, 'new'))?.stats.filesIngested === 1;
-    }, 'the added watcher to ingest', 30000);
+    await waitFor(
+      async () => {
+        const res = (await (await request('GET', '/watchers')).json()) as {
+          watchers: { directory: string; stats: { filesIngested: number } }[];
+        };
+        return res.watchers.find((w) => w.directory === join(inbox, 'new'))?.stats.filesIngested === 1;
+      },
+      'the added watcher to ingest',
+      30000,
+    );
     const dir = encodeURIComponent(join(inbox, 'new'));
     assert.equal((await request('DELETE', `/watchers/${dir}`)).status, 401);
     assert.deepEqual(await watched(), [join(inbox, 'events'), join(inbox, 'new')]);
@@ -211,7 +256,8 @@ describe('hyperwatch serve: reads closed by http.protectReads', () => {
     assert.equal(status.code, 0, status.stderr);
     assert.match(status.stdout, /\(no watchers\)/);
     // Another user (here: another state folder) has no token file to read.
-    const stranger = await cli(['status', '--url', run.api], { env: { XDG_STATE_HOME: join(root, 'elsewhere'), HYPERWATCH_TOKEN: '' } }).done;
+    const stranger = await cli(['status', '--url', run.api], { env: { XDG_STATE_HOME: join(root, 'elsewhere'), HYPERWATCH_TOKEN: '' } })
+      .done;
     assert.equal(stranger.code, 2);
     assert.match(stranger.stderr, /requires a token: pass --token or --token-file/);
     const token = (await readFile(join(state, 'hyperwatch', 'serve.token'), 'utf8')).trim();
@@ -240,7 +286,13 @@ describe('hyperwatch serve: reads closed by http.protectReads', () => {
 });
 
 /** One request over a Unix socket (fetch cannot). */
-function overSocket(socketPath: string, method: string, path: string, token?: string, body?: unknown): Promise<{ status: number; text: string }> {
+function overSocket(
+  socketPath: string,
+  method: string,
+  path: string,
+  token?: string,
+  body?: unknown,
+): Promise<{ status: number; text: string }> {
   return new Promise((resolve, reject) => {
     const req = httpRequest({ socketPath, method, path, headers: token ? { authorization: `Bearer ${token}` } : {} }, (res) => {
       let text = '';
@@ -283,7 +335,9 @@ describe('hyperwatch serve on a Unix socket (http.socket)', () => {
     assert.equal(status.code, 0, status.stderr);
     assert.match(status.stdout, /\(no watchers\)/);
     const token = (await readFile(join(state, 'hyperwatch', 'serve.token'), 'utf8')).trim();
-    const curl = spawnSync('curl', ['-s', '--unix-socket', socket, '-H', `Authorization: Bearer ${token}`, 'http://localhost/metrics'], { encoding: 'utf8' });
+    const curl = spawnSync('curl', ['-s', '--unix-socket', socket, '-H', `Authorization: Bearer ${token}`, 'http://localhost/metrics'], {
+      encoding: 'utf8',
+    });
     assert.equal(curl.status, 0, curl.stderr);
     assert.match(curl.stdout, /^hyperwatch_watchers 0$/m);
   });
@@ -315,16 +369,26 @@ describe('hyperwatch status: which token it sends', () => {
       for (const url of ['http://127.0.0.1:7878', 'http://localhost:7878', 'http://[::1]:7878', 'unix:/run/hyperwatch/api.sock']) {
         assert.equal(statusToken(url, undefined, undefined), 'the-token-serve-made-here-1234', url);
       }
-      for (const url of ['http://192.0.2.7:7878', 'https://metrics.example.com']) assert.equal(statusToken(url, undefined, undefined), undefined, url);
+      for (const url of ['http://192.0.2.7:7878', 'https://metrics.example.com'])
+        assert.equal(statusToken(url, undefined, undefined), undefined, url);
       assert.equal(statusToken('http://192.0.2.7:7878', 'given-on-the-command-line', undefined), 'given-on-the-command-line');
       // --token-file names the file explicitly, for any address; a missing one is a usage error.
-      assert.equal(statusToken('http://192.0.2.7:7878', undefined, join(root, 'hyperwatch', 'serve.token')), 'the-token-serve-made-here-1234');
-      assert.throws(() => statusToken('http://127.0.0.1:7878', undefined, join(root, 'none.token')), /--token-file \S+none\.token does not exist/);
+      assert.equal(
+        statusToken('http://192.0.2.7:7878', undefined, join(root, 'hyperwatch', 'serve.token')),
+        'the-token-serve-made-here-1234',
+      );
+      assert.throws(
+        () => statusToken('http://127.0.0.1:7878', undefined, join(root, 'none.token')),
+        /--token-file \S+none\.token does not exist/,
+      );
       process.env.HYPERWATCH_TOKEN = 'from-the-environment-1234';
       assert.equal(statusToken('http://192.0.2.7:7878', undefined, join(root, 'none.token')), 'from-the-environment-1234');
       assert.equal(statusToken('http://127.0.0.1:7878', 'the-flag-comes-first', undefined), 'the-flag-comes-first');
     } finally {
-      for (const [key, value] of [['XDG_STATE_HOME', saved.state], ['HYPERWATCH_TOKEN', saved.token]] as const) {
+      for (const [key, value] of [
+        ['XDG_STATE_HOME', saved.state],
+        ['HYPERWATCH_TOKEN', saved.token],
+      ] as const) {
         if (value === undefined) delete process.env[key];
         else process.env[key] = value;
       }

@@ -21,7 +21,12 @@ describe('serve HTTP API with a token', () => {
     const settings = { host: '127.0.0.1', port: 0, token, protectReads: true, allowedRoots: [], allowedServers: [] };
     const http = await startHttpApi(serve, settings, { logger: lineLogger(() => {}), baseDir: root });
     try {
-      for (const [method, path] of [['GET', '/watchers'], ['GET', '/metrics'], ['POST', '/watchers'], ['DELETE', '/watchers/x']] as const) {
+      for (const [method, path] of [
+        ['GET', '/watchers'],
+        ['GET', '/metrics'],
+        ['POST', '/watchers'],
+        ['DELETE', '/watchers/x'],
+      ] as const) {
         const denied = await fetch(`${http.url}${path}`, { method, headers: { authorization: 'Bearer wrong-token-wrong-token-12' } });
         assert.equal(denied.status, 401, `${method} ${path}`);
         assert.equal(denied.headers.get('www-authenticate'), 'Bearer');
@@ -33,9 +38,16 @@ describe('serve HTTP API with a token', () => {
       const metrics = await fetch(`${http.url}/metrics`, { headers: { authorization: `Bearer ${token}` } });
       assert.match(await metrics.text(), /^hyperwatch_watchers 0$/m);
       // With allowedRoots [], no watcher may be added over HTTP.
-      const none = await fetch(`${http.url}/watchers`, { method: 'POST', headers: { authorization: `Bearer ${token}` }, body: JSON.stringify({ dir: root, table: 't', database: join(root, 't.hyper') }) });
+      const none = await fetch(`${http.url}/watchers`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}` },
+        body: JSON.stringify({ dir: root, table: 't', database: join(root, 't.hyper') }),
+      });
       assert.equal(none.status, 403);
-      assert.match(((await none.json()) as { error: string }).error, /outside the allowed roots \(none are allowed: set http\.allowedRoots/);
+      assert.match(
+        ((await none.json()) as { error: string }).error,
+        /outside the allowed roots \(none are allowed: set http\.allowedRoots/,
+      );
       assert.deepEqual(await readdir(root), []);
       const env = { XDG_STATE_HOME: join(root, 'no-state') };
       const run = await cli(['status', '--url', http.url], { env }).done;

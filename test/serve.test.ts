@@ -9,11 +9,11 @@ import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import postgres from 'postgres';
-import { dropFile } from '../src/drop.ts';
+import { dropFile } from '../src/producer/drop.ts';
 import { csv, waitFor } from './helpers/drop.ts';
 import { removeDir, tempDir } from './helpers/env.ts';
 import { startPostgres, type PostgresServer } from './helpers/postgres.ts';
-import { cli, hyperdChildrenOf, isRunning, type Run } from './helpers/proc.ts';
+import { cli, hyperdChildrenOf, isRunning, jsonLogLines, type Run } from './helpers/proc.ts';
 import { metric, parseMetrics } from './helpers/prometheus-text.ts';
 
 describe('hyperwatch serve', () => {
@@ -37,18 +37,20 @@ describe('hyperwatch serve', () => {
       $schema: '../schema/hyperwatch.config.schema.json',
       http: { host: '127.0.0.1', port: 0 },
       watchers: [
-        { dir: 'hyper-inbox', table: 'events', database: 'events.hyper', maxConcurrent: 2, checkpointDelayMs: 50 },
+        { dir: 'hyper-inbox', table: 'events', database: 'events.hyper', maxConcurrent: 2, checkpointDelayMs: 50, databaseVersion: 3 },
         { dir: 'pg-inbox', table: 'orders', adapter: 'postgres', url: pg.url },
       ],
     };
     await writeFile(join(root, 'hyperwatch.json'), JSON.stringify(config, null, 2));
     // serve makes its token in this state folder (changing requests need it).
-    serve = cli(['serve', '--config', join(root, 'hyperwatch.json'), '--log-format', 'json'], { env: { XDG_STATE_HOME: join(root, 'state') } });
+    serve = cli(['serve', '--config', join(root, 'hyperwatch.json'), '--log-format', 'json'], {
+      env: { XDG_STATE_HOME: join(root, 'state') },
+    });
     let stderr = '';
     serve.child.stderr!.on('data', (d: string) => (stderr += d));
     stderrLines = () => stderr.split('\n').filter(Boolean);
     await waitFor(() => stderrLines().some((l) => l.includes('"serving"')), 'serve to start both watchers', 60000);
-    const listening = stderrLines().map((l) => JSON.parse(l) as { message: string; url?: string }).find((l) => l.message === 'listening');
+    const listening = jsonLogLines(stderr).find((l) => l.message === 'listening');
     api = listening!.url!;
     token = (await readFile(join(root, 'state', 'hyperwatch', 'serve.token'), 'utf8')).trim();
   });
@@ -63,21 +65,48 @@ describe('hyperwatch serve', () => {
     const res = await fetch(`${api}${path}`);
     return { status: res.status, text: await res.text() };
   };
-  const watchers = async () => (JSON.parse((await get('/watchers')).text) as { watchers: { directory: string; table: string; stats: { filesIngested: number; filesFailed: number } }[] }).watchers;
+  const watchers = async () =>
+    (
+      JSON.parse((await get('/watchers')).text) as {
+        watchers: { directory: string; table: string; stats: { filesIngested: number; filesFailed: number } }[];
+      }
+    ).watchers;
   const statsOf = async (dir: string) => (await watchers()).find((w) => w.directory === dir)?.stats;
 
   it('ingests two directories into two databases, and /metrics counts exactly what happened', async () => {
-    for (const [i, rows] of [[[1, 'a'], [2, 'b']], [[3, 'c']], [[4, 'd'], [5, 'e'], [6, 'f']]].entries()) {
+    for (const [i, rows] of [
+      [
+        [1, 'a'],
+        [2, 'b'],
+      ],
+      [[3, 'c']],
+      [
+        [4, 'd'],
+        [5, 'e'],
+        [6, 'f'],
+      ],
+    ].entries()) {
       await dropFile(hyperDir, `good-${i}.csv`, csv('id,name', rows as (string | number)[][]));
     }
     await dropFile(hyperDir, 'bad.csv', 'id,name\n7,g,unexpected\n');
-    await dropFile(pgDir, 'o1.csv', csv('order_id,amount', [[1, '9.50'], [2, '3.25']]));
+    await dropFile(
+      pgDir,
+      'o1.csv',
+      csv('order_id,amount', [
+        [1, '9.50'],
+        [2, '3.25'],
+      ]),
+    );
     await dropFile(pgDir, 'o2.csv', csv('order_id,amount', [[3, '1.00']]));
-    await waitFor(async () => {
-      const h = await statsOf(hyperDir);
-      const p = await statsOf(pgDir);
-      return h?.filesIngested === 3 && h.filesFailed === 1 && p?.filesIngested === 2;
-    }, 'all drops to be processed', 30000);
+    await waitFor(
+      async () => {
+        const h = await statsOf(hyperDir);
+        const p = await statsOf(pgDir);
+        return h?.filesIngested === 3 && h.filesFailed === 1 && p?.filesIngested === 2;
+      },
+      'all drops to be processed',
+      30000,
+    );
 
     const response = await fetch(`${api}/metrics`);
     assert.equal(response.status, 200);
@@ -92,7 +121,13 @@ describe('hyperwatch serve', () => {
     assert.equal(metric(samples, 'hyperwatch_files_ingested_total', p), 2);
     assert.equal(metric(samples, 'hyperwatch_files_failed_total', p), 0);
     assert.equal(metric(samples, 'hyperwatch_rows_ingested_total', p), 3);
-    const bytes = Buffer.byteLength(csv('order_id,amount', [[1, '9.50'], [2, '3.25']])) + Buffer.byteLength(csv('order_id,amount', [[3, '1.00']]));
+    const bytes =
+      Buffer.byteLength(
+        csv('order_id,amount', [
+          [1, '9.50'],
+          [2, '3.25'],
+        ]),
+      ) + Buffer.byteLength(csv('order_id,amount', [[3, '1.00']]));
     assert.equal(metric(samples, 'hyperwatch_bytes_ingested_total', p), bytes);
     for (const labels of [h, p]) {
       assert.equal(metric(samples, 'hyperwatch_files_in_flight', labels), 0);
@@ -106,8 +141,13 @@ describe('hyperwatch serve', () => {
     assert.equal(metric(samples, 'hyperwatch_ingest_duration_seconds_count', h), 3);
     assert.equal(metric(samples, 'hyperwatch_ingest_duration_seconds_bucket', { ...h, le: '+Inf' }), 3);
     assert.ok(metric(samples, 'hyperwatch_ingest_duration_seconds_sum', h) > 0);
-    const buckets = samples.filter((s) => s.name === 'hyperwatch_ingest_duration_seconds_bucket' && s.labels.dir === hyperDir).map((s) => s.value);
-    assert.deepEqual(buckets, [...buckets].sort((a, b) => a - b));
+    const buckets = samples
+      .filter((s) => s.name === 'hyperwatch_ingest_duration_seconds_bucket' && s.labels.dir === hyperDir)
+      .map((s) => s.value);
+    assert.deepEqual(
+      buckets,
+      [...buckets].sort((a, b) => a - b),
+    );
     assert.equal(metric(samples, 'hyperwatch_ingest_duration_seconds_count', p), 2);
 
     // The rows are in each database: PostgreSQL read directly.
@@ -134,9 +174,17 @@ describe('hyperwatch serve', () => {
     await waitFor(async () => (await statsOf(extraDir))?.filesIngested === 1, 'the added watcher to ingest', 30000);
 
     const auth = { authorization: `Bearer ${token}` };
-    const duplicate = await fetch(`${api}/watchers`, { method: 'POST', headers: auth, body: JSON.stringify({ dir: extraDir, table: 'other', database: join(root, 'other.hyper') }) });
+    const duplicate = await fetch(`${api}/watchers`, {
+      method: 'POST',
+      headers: auth,
+      body: JSON.stringify({ dir: extraDir, table: 'other', database: join(root, 'other.hyper') }),
+    });
     assert.equal(duplicate.status, 409);
-    const invalid = await fetch(`${api}/watchers`, { method: 'POST', headers: auth, body: JSON.stringify({ dir: extraDir, table: 'x', maxConcurrent: 0, adapter: 'mysql' }) });
+    const invalid = await fetch(`${api}/watchers`, {
+      method: 'POST',
+      headers: auth,
+      body: JSON.stringify({ dir: extraDir, table: 'x', maxConcurrent: 0, adapter: 'mysql' }),
+    });
     assert.equal(invalid.status, 400);
     const issues = ((await invalid.json()) as { issues: { path: string; fix: string }[] }).issues;
     assert.deepEqual(issues.map((i) => i.path).sort(), ['adapter', 'maxConcurrent']);
@@ -144,7 +192,9 @@ describe('hyperwatch serve', () => {
 
     const removed = await fetch(`${api}/watchers/${encodeURIComponent(extraDir)}`, { method: 'DELETE', headers: auth });
     assert.equal(removed.status, 200);
-    const summary = ((await removed.json()) as { stopped: { directory: string; stoppedAt: string | null; stats: { filesIngested: number } } }).stopped;
+    const summary = (
+      (await removed.json()) as { stopped: { directory: string; stoppedAt: string | null; stats: { filesIngested: number } } }
+    ).stopped;
     assert.equal(summary.directory, extraDir);
     assert.ok(summary.stoppedAt);
     assert.equal(summary.stats.filesIngested, 1);
@@ -162,10 +212,18 @@ describe('hyperwatch serve', () => {
     const dir = join(root, 'pg-extra');
     await mkdir(dir);
     const other = pg.url.replace(/\/[^/?]*(\?|$)/, '/elsewhere$1');
-    const refused = await fetch(`${api}/watchers`, { method: 'POST', headers: auth, body: JSON.stringify({ dir, table: 'extra_pg', adapter: 'postgres', url: other }) });
+    const refused = await fetch(`${api}/watchers`, {
+      method: 'POST',
+      headers: auth,
+      body: JSON.stringify({ dir, table: 'extra_pg', adapter: 'postgres', url: other }),
+    });
     assert.equal(refused.status, 403);
     assert.match(((await refused.json()) as { error: string }).error, /is not a server the config uses or lists/);
-    const added = await fetch(`${api}/watchers`, { method: 'POST', headers: auth, body: JSON.stringify({ dir, table: 'extra_pg', adapter: 'postgres', url: pg.url }) });
+    const added = await fetch(`${api}/watchers`, {
+      method: 'POST',
+      headers: auth,
+      body: JSON.stringify({ dir, table: 'extra_pg', adapter: 'postgres', url: pg.url }),
+    });
     assert.equal(added.status, 201, await added.clone().text());
     assert.equal((await watchers()).length, 3);
     const removed = await fetch(`${api}/watchers/${encodeURIComponent(dir)}`, { method: 'DELETE', headers: auth });
@@ -187,11 +245,29 @@ describe('hyperwatch serve', () => {
     assert.match(run.stdout, /failed: 1/);
     assert.match(run.stdout, /last error .*bad\.csv/);
     assert.match(run.stdout, /→ orders \(postgres /);
+    // The file's version, as configured (databaseVersion 3), in the text and in GET /watchers.
+    assert.match(run.stdout, /→ events \(hyper .*events\.hyper \(embedded hyperd\), database version 3\)/);
+    const listed = JSON.parse((await get('/watchers')).text) as { watchers: { table: string; databaseVersion?: number }[] };
+    assert.deepEqual(listed.watchers.map((w) => [w.table, w.databaseVersion]).sort(), [
+      ['events', 3],
+      ['orders', undefined],
+    ]);
     // Where a reader connects while serve runs: the Hyper watcher's hyperd; it answers there.
-    const readers = /readers connect at 127\.0\.0\.1:(\d+): psql "host=127\.0\.0\.1 port=\d+ user=hyperwatch dbname=(.*events\.hyper)"/.exec(run.stdout);
+    const readers =
+      /readers connect at 127\.0\.0\.1:(\d+): psql "host=127\.0\.0\.1 port=\d+ user=tableau_internal_user dbname=(.*events\.hyper)"/.exec(
+        run.stdout,
+      );
     assert.ok(readers, run.stdout);
     assert.equal(run.stdout.match(/readers connect at/g)?.length, 1, 'none for the PostgreSQL watcher');
-    const reader = postgres({ host: '127.0.0.1', port: Number(readers[1]), user: 'hyperwatch', database: readers[2], fetch_types: false, max: 1, onnotice: () => {} });
+    const reader = postgres({
+      host: '127.0.0.1',
+      port: Number(readers[1]),
+      user: 'tableau_internal_user',
+      database: readers[2],
+      fetch_types: false,
+      max: 1,
+      onnotice: () => {},
+    });
     try {
       assert.deepEqual([...(await reader.unsafe('SELECT COUNT(*)::int AS n FROM events'))], [{ n: 6 }]);
       await reader.unsafe(`DETACH DATABASE "${readers[2]}"`);
@@ -212,7 +288,9 @@ describe('hyperwatch serve', () => {
     const run: Run = await serve!.done;
     assert.equal(run.code, 0, run.stderr);
     for (const line of stderrLines()) assert.doesNotThrow(() => JSON.parse(line), `not a JSON log line: ${line}`);
-    const failed = stderrLines().map((l) => JSON.parse(l) as { level: string; message: string; file?: string }).find((l) => l.message === 'failed');
+    const failed = stderrLines()
+      .map((l) => JSON.parse(l) as { level: string; message: string; file?: string })
+      .find((l) => l.message === 'failed');
     assert.equal(failed?.level, 'error');
     assert.equal(failed?.file, 'bad.csv');
     await waitFor(() => !isRunning(hyperd[0]!), 'hyperd to exit', 15000);
@@ -242,8 +320,17 @@ describe('hyperwatch serve', () => {
   it('watch --adapter postgres ingests into PostgreSQL (URL from --url or DATABASE_URL)', async () => {
     const inbox = join(root, 'cli-pg');
     await mkdir(inbox);
-    await dropFile(inbox, 'p.csv', csv('k,v', [[1, 'x'], [2, 'y']]));
-    const run = await cli(['watch', inbox, '--table', 'cli_pg', '--adapter', 'postgres', '--once', '--json'], { env: { DATABASE_URL: pg.url } }).done;
+    await dropFile(
+      inbox,
+      'p.csv',
+      csv('k,v', [
+        [1, 'x'],
+        [2, 'y'],
+      ]),
+    );
+    const run = await cli(['watch', inbox, '--table', 'cli_pg', '--adapter', 'postgres', '--once', '--json'], {
+      env: { DATABASE_URL: pg.url },
+    }).done;
     assert.equal(run.code, 0, run.stderr);
     const summary = JSON.parse(run.stdout) as { database: string; stats: { rowsIngested: number } };
     assert.match(summary.database, /^postgres /);

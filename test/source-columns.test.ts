@@ -2,7 +2,13 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import Papa from 'papaparse';
-import { checkSourceColumns, parseSourceColumns, type SourceValue, sourceColumnSpecs, withSourceFields } from '../src/source-columns.ts';
+import {
+  checkSourceColumns,
+  parseSourceColumns,
+  type SourceValue,
+  sourceColumnSpecs,
+  withSourceFields,
+} from '../src/columns/source-columns.ts';
 
 const VALUES: SourceValue[] = [
   { name: '_source_file', type: { kind: 'text' }, text: 'a "b", c.csv' },
@@ -33,7 +39,8 @@ describe('withSourceFields', () => {
     assert.deepEqual(rows[1], ['1', 'ann', 'a "b", c.csv', 'claim-1']);
   });
 
-  it('leaves line breaks inside quoted fields alone, keeps CRLF after the new fields, and skips blank lines, however the text is cut', async () => {
+  it('leaves line breaks inside quoted fields alone, keeps CRLF after the new fields, and skips blank lines, however the text \
+is cut', async () => {
     const text = 'id,note\r\n1,"two\r\nlines, ""quoted"""\r\n\r\n2,x\n';
     const expected = 'id,note,"f"\r\n1,"two\r\nlines, ""quoted""","f"\r\n\r\n2,x,"f"\n';
     const one: SourceValue[] = [{ name: 's', type: { kind: 'text' }, text: 'f' }];
@@ -47,7 +54,10 @@ describe('withSourceFields', () => {
   });
 
   it('uses the delimiter of the file (TSV)', async () => {
-    assert.equal(await rewrite(['a\tb\n1\t2\n'], [{ name: 's', type: { kind: 'text' }, text: 'x.tsv' }], '\t'), 'a\tb\t"x.tsv"\n1\t2\t"x.tsv"\n');
+    assert.equal(
+      await rewrite(['a\tb\n1\t2\n'], [{ name: 's', type: { kind: 'text' }, text: 'x.tsv' }], '\t'),
+      'a\tb\t"x.tsv"\n1\t2\t"x.tsv"\n',
+    );
   });
 
   it('passes bytes through as well as strings (multi-byte characters cut between chunks)', async () => {

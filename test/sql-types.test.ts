@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import * as arrow from '../plugins/arrow/types.ts';
-import { INTEGER_DIGITS, isIntegerFamily, parseSqlType, type SqlType, wholeDigits } from '../src/sql-types.ts';
+import { INTEGER_DIGITS, isIntegerFamily, parseSqlType, type SqlType, wholeDigits } from '../src/columns/sql-types.ts';
 import type { LogicalType } from '../src/types.ts';
 
 describe('parseSqlType', () => {

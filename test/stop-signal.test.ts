@@ -16,7 +16,8 @@ import { useWatchBench } from './helpers/watch-bench.ts';
 describe('stopping a watcher by its signal', () => {
   const t = useWatchBench(hyperFixture, 'sig');
 
-  it('aborted during the start-up sweep: openWatcher resolves with the handle stopping; what was not ingested stays for the next start', async () => {
+  it('aborted during the start-up sweep: openWatcher resolves with the handle stopping; what was not ingested stays for the \
+next start', async () => {
     const { dir, table, opts } = await t.inbox();
     const files = 600;
     for (let f = 0; f < files; f++) await drop(dir, `f${f}.csv`, csv('id', [[f]]));

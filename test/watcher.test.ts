@@ -21,7 +21,9 @@ describe('watcher on a real hyperd', () => {
     badNumberMessage: /^bad.csv: invalid input syntax .*\(line 3, column 2 "amount"\)$/,
     // The Parquet file comes from hyperd's own COPY ... TO.
     mixedParquet: async (path) => {
-      await t.pool.query(`COPY (SELECT CAST(g AS BIGINT) AS id, 'pq-' || g AS name FROM generate_series(11, 14) g) TO '${path}' WITH (FORMAT parquet)`);
+      await t.pool.query(
+        `COPY (SELECT CAST(g AS BIGINT) AS id, 'pq-' || g AS name FROM generate_series(11, 14) g) TO '${path}' WITH (FORMAT parquet)`,
+      );
       return readFile(path);
     },
   });

@@ -6,7 +6,7 @@
 import { spawn } from 'node:child_process';
 import { createReadStream } from 'node:fs';
 import { copyFrom, type Sql } from '../../adapters/db/postgres-js/pool.ts';
-import { quoteIdent, quoteLiteral } from '../../src/sql.ts';
+import { quoteIdent, quoteLiteral } from '../../src/columns/sql.ts';
 import { now } from './measure.ts';
 import { freshTable, type Server, withSession } from './server.ts';
 
@@ -32,7 +32,8 @@ async function timed(server: Server, database: string, table: string, load: (sql
 export const serverCopy: Baseline = {
   name: 'hyperd COPY FROM path',
   how: `COPY t FROM 'path' WITH ${CSV} (hyperd reads the file itself)`,
-  run: (server, database, table, path) => timed(server, database, table, (sql) => sql.unsafe(`COPY ${quoteIdent(table)} FROM ${quoteLiteral(path)} WITH ${CSV}`)),
+  run: (server, database, table, path) =>
+    timed(server, database, table, (sql) => sql.unsafe(`COPY ${quoteIdent(table)} FROM ${quoteLiteral(path)} WITH ${CSV}`)),
 };
 
 /** hyperd decompresses a `.csv.gz` itself (by its extension) while it loads it. */
@@ -46,7 +47,9 @@ export const clientCopy: Baseline = {
   name: 'postgres.js COPY FROM STDIN',
   how: `COPY t FROM STDIN WITH ${CSV}, the file streamed in 1 MB chunks by postgres.js`,
   run: (server, database, table, path) =>
-    timed(server, database, table, (sql) => copyFrom(sql, `COPY ${quoteIdent(table)} FROM STDIN WITH ${CSV}`, createReadStream(path, { highWaterMark: 1024 * 1024 }))),
+    timed(server, database, table, (sql) =>
+      copyFrom(sql, `COPY ${quoteIdent(table)} FROM STDIN WITH ${CSV}`, createReadStream(path, { highWaterMark: 1024 * 1024 })),
+    ),
 };
 
 /** psql's `\copy`: the client reads the file and sends it (the classic client-side load). */
@@ -59,7 +62,22 @@ export const psqlCopy: Baseline = {
     await new Promise<void>((resolve, reject) => {
       const child = spawn(
         'psql',
-        ['-X', '-q', '-v', 'ON_ERROR_STOP=1', '-h', server.host, '-p', String(server.port), '-U', 'hyperwatch', '-d', database, '-c', `\\copy ${quoteIdent(table)} FROM ${quoteLiteral(path)} WITH ${CSV}`],
+        [
+          '-X',
+          '-q',
+          '-v',
+          'ON_ERROR_STOP=1',
+          '-h',
+          server.host,
+          '-p',
+          String(server.port),
+          '-U',
+          'hyperwatch',
+          '-d',
+          database,
+          '-c',
+          `\\copy ${quoteIdent(table)} FROM ${quoteLiteral(path)} WITH ${CSV}`,
+        ],
         { stdio: ['ignore', 'ignore', 'pipe'] },
       );
       let stderr = '';
@@ -75,12 +93,15 @@ export const parquetExternal: Baseline = {
   name: 'hyperd INSERT ... external()',
   how: `INSERT INTO t SELECT * FROM external('path', FORMAT => 'parquet')`,
   run: (server, database, table, path) =>
-    timed(server, database, table, (sql) => sql.unsafe(`INSERT INTO ${quoteIdent(table)} SELECT * FROM external(${quoteLiteral(path)}, FORMAT => 'parquet')`)),
+    timed(server, database, table, (sql) =>
+      sql.unsafe(`INSERT INTO ${quoteIdent(table)} SELECT * FROM external(${quoteLiteral(path)}, FORMAT => 'parquet')`),
+    ),
 };
 
 /** Hyper reads an Arrow IPC stream itself too (`FORMAT arrowstream`); the file is that stream. */
 export const arrowStreamCopy: Baseline = {
   name: 'hyperd COPY FROM path (arrowstream)',
   how: `COPY t FROM 'path.arrows' WITH (FORMAT arrowstream), same rows as an IPC stream`,
-  run: (server, database, table, path) => timed(server, database, table, (sql) => sql.unsafe(`COPY ${quoteIdent(table)} FROM ${quoteLiteral(path)} WITH (FORMAT arrowstream)`)),
+  run: (server, database, table, path) =>
+    timed(server, database, table, (sql) => sql.unsafe(`COPY ${quoteIdent(table)} FROM ${quoteLiteral(path)} WITH (FORMAT arrowstream)`)),
 };

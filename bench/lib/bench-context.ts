@@ -26,7 +26,14 @@ export interface BenchContext {
 }
 
 /** The worker's job: watch `dir` into `table` until `expectFiles` files settled. */
-export function jobFor(ctx: BenchContext, dir: string, table: string, expectFiles: number, timeoutMs: number, extra?: Record<string, unknown>): WorkerJob {
+export function jobFor(
+  ctx: BenchContext,
+  dir: string,
+  table: string,
+  expectFiles: number,
+  timeoutMs: number,
+  extra?: Record<string, unknown>,
+): WorkerJob {
   return {
     dir,
     table,

@@ -44,7 +44,9 @@ interface Row {
 }
 
 function makeRow(random: () => number, id: number): Row {
-  const ts = `2026-${pad2(1 + Math.floor(random() * 12))}-${pad2(1 + Math.floor(random() * 28))} ${pad2(Math.floor(random() * 24))}:${pad2(Math.floor(random() * 60))}:${pad2(Math.floor(random() * 60))}`;
+  const ts =
+    `2026-${pad2(1 + Math.floor(random() * 12))}-${pad2(1 + Math.floor(random() * 28))} ` +
+    `${pad2(Math.floor(random() * 24))}:${pad2(Math.floor(random() * 60))}:${pad2(Math.floor(random() * 60))}`;
   let note = '';
   const length = 8 + Math.floor(random() * 8);
   for (let i = 0; i < length; i++) note += ALPHABET[Math.floor(random() * ALPHABET.length)];
@@ -59,7 +61,8 @@ function makeRow(random: () => number, id: number): Row {
 }
 
 export const csvLine = (r: Row) => `${r.id},${r.ts},${r.category},${r.amount},${r.qty},${r.note}\n`;
-export const jsonLine = (r: Row) => `{"id":${r.id},"ts":"${r.ts}","category":"${r.category}","amount":${r.amount},"qty":${r.qty},"note":"${r.note}"}\n`;
+export const jsonLine = (r: Row) =>
+  `{"id":${r.id},"ts":"${r.ts}","category":"${r.category}","amount":${r.amount},"qty":${r.qty},"note":"${r.note}"}\n`;
 
 export interface Written {
   readonly path: string;

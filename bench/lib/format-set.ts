@@ -12,7 +12,7 @@ import { basename, join } from 'node:path';
 import { readHolder } from '../../adapters/db/hyper/holder.ts';
 import { READY_SUFFIX } from '../../src/index.ts';
 import type { Sql } from '../../adapters/db/postgres-js/pool.ts';
-import { quoteIdent, quoteLiteral } from '../../src/sql.ts';
+import { quoteIdent, quoteLiteral } from '../../src/columns/sql.ts';
 import { now, type Summary, summarize } from './measure.ts';
 import { countRows, createDatabase, type Server, withSession } from './server.ts';
 import { runWatcher } from './watch-run.ts';
@@ -24,7 +24,12 @@ export const WATCH_MODES: readonly WatchMode[] = ['embedded', 'endpoint'];
 export type TableState = 'fresh' | 'existing';
 export const TABLE_STATES: readonly TableState[] = ['fresh', 'existing'];
 
-export const FORMAT_LABEL: Record<FileFormat, string> = { csv: 'CSV', parquet: 'Parquet', 'arrow-file': 'Arrow IPC file', 'arrow-stream': 'Arrow IPC stream' };
+export const FORMAT_LABEL: Record<FileFormat, string> = {
+  csv: 'CSV',
+  parquet: 'Parquet',
+  'arrow-file': 'Arrow IPC file',
+  'arrow-stream': 'Arrow IPC stream',
+};
 
 /** One file of the set. */
 export interface SetFile {
@@ -176,7 +181,13 @@ async function watchersHyperd(database: string): Promise<Server> {
 const onWatchersHyperd = (name: string) => `${name}, watcher's hyperd`;
 
 /** hyperd loading the file by itself, timed around the one statement on an open session. */
-async function hyperdLoad(ctx: SetContext, file: SetFile, state: TableState, candidate: Candidate, on: { server: Server; database: string } = ctx): Promise<{ seconds: number; ok: boolean }> {
+async function hyperdLoad(
+  ctx: SetContext,
+  file: SetFile,
+  state: TableState,
+  candidate: Candidate,
+  on: { server: Server; database: string } = ctx,
+): Promise<{ seconds: number; ok: boolean }> {
   const table = ctx.tableName('own');
   return withSession(on.server, on.database, async (sql) => {
     await prepareTable(sql, table, file, state);
@@ -206,7 +217,16 @@ async function watchedLoad(ctx: SetContext, file: SetFile, state: TableState, mo
   await copyFile(file.path, staged);
   const sentinel = join(ctx.outside, name + READY_SUFFIX);
   await writeFile(sentinel, '');
-  const job = { dir: inbox, table, database, endpoint: ctx.server.endpoint, connect: mode, expectFiles: 1, timeoutMs: 300_000, ...(ctx.watch ? { watch: ctx.watch } : {}) };
+  const job = {
+    dir: inbox,
+    table,
+    database,
+    endpoint: ctx.server.endpoint,
+    connect: mode,
+    expectFiles: 1,
+    timeoutMs: 300_000,
+    ...(ctx.watch ? { watch: ctx.watch } : {}),
+  };
   const same: { seconds: number; ok: boolean }[] = [];
   const watched = await runWatcher(ctx.workerJs, job, ctx.server.pid, async () => {
     if (mode === 'embedded') {
@@ -231,8 +251,18 @@ async function watchedLoad(ctx: SetContext, file: SetFile, state: TableState, mo
   const { done } = watched;
   const ok = !done.timedOut && done.filesIngested === 1 && n === expected(file, state);
   if (done.lastError) ctx.log(`watcher error: ${done.lastError}`);
-  if (!ok) ctx.log(`WRONG: ${file.key} ${mode} ${state}: ${n} rows, expected ${expected(file, state)}; ingested ${done.filesIngested}, failed ${done.filesFailed}`);
-  return { seconds: ((done.settledAt[0] ?? Number.NaN) - watched.dropped[0]!) / 1000, ok, readsFiles: done.readsFilesNote, phases: phasesOf(watched.dropped[0]!, done.marks), same };
+  if (!ok)
+    ctx.log(
+      `WRONG: ${file.key} ${mode} ${state}: ${n} rows, expected ${expected(file, state)}; ingested ${done.filesIngested}, ` +
+        `failed ${done.filesFailed}`,
+    );
+  return {
+    seconds: ((done.settledAt[0] ?? Number.NaN) - watched.dropped[0]!) / 1000,
+    ok,
+    readsFiles: done.readsFilesNote,
+    phases: phasesOf(watched.dropped[0]!, done.marks),
+    same,
+  };
 }
 
 const timed = (name: string, how: string, runs: number[]): Timed => ({ name, how, runs, seconds: summarize(runs) });
@@ -263,14 +293,24 @@ export async function runCase(ctx: SetContext, file: SetFile, mode: WatchMode, s
     readsFiles ??= one.readsFiles;
     for (const p of PHASES) phases[p].push(Math.round(one.phases[p] * 10) / 10);
     const sameLog = one.same.map((l, i) => `${onWatchersHyperd(candidates[i]!.name)} ${l.seconds.toFixed(3)} s`);
-    ctx.log(`${label} run ${r + 1}: hyperwatch ${one.seconds.toFixed(3)} s, hyperd ${[...candidates.map((c, i) => `${c.name} ${own[i]!.at(-1)!.toFixed(3)} s`), ...sameLog].join(', ')}${one.ok ? '' : ' WRONG'}`);
+    ctx.log(
+      `${label} run ${r + 1}: hyperwatch ${one.seconds.toFixed(3)} s, ` +
+        `hyperd ${[...candidates.map((c, i) => `${c.name} ${own[i]!.at(-1)!.toFixed(3)} s`), ...sameLog].join(', ')}` +
+        `${one.ok ? '' : ' WRONG'}`,
+    );
   }
   const hyperd = [
     ...candidates.map((c, i) => timed(c.name, c.how, own[i]!)),
-    ...(mode === 'embedded' ? candidates.map((c, i) => timed(onWatchersHyperd(c.name), `${c.how} on the watcher's own hyperd`, sameHyperd[i]!)) : []),
+    ...(mode === 'embedded'
+      ? candidates.map((c, i) => timed(onWatchersHyperd(c.name), `${c.how} on the watcher's own hyperd`, sameHyperd[i]!))
+      : []),
   ];
   const fastest = hyperd.reduce((a, b) => (b.seconds.median < a.seconds.median ? b : a));
-  const hyperwatch = timed('hyperwatch', mode === 'embedded' ? 'openWatcher(dir, table, { database })' : 'openWatcher(dir, table, { database, endpoint })', hw);
+  const hyperwatch = timed(
+    'hyperwatch',
+    mode === 'embedded' ? 'openWatcher(dir, table, { database })' : 'openWatcher(dir, table, { database, endpoint })',
+    hw,
+  );
   return {
     file: file.key,
     set: file.set,
@@ -292,7 +332,12 @@ export async function runCase(ctx: SetContext, file: SetFile, mode: WatchMode, s
 }
 
 /** Every case of `files` × `modes` × `states`. */
-export async function runFormatSet(ctx: SetContext, files: readonly SetFile[], modes: readonly WatchMode[], states: readonly TableState[]): Promise<FormatCase[]> {
+export async function runFormatSet(
+  ctx: SetContext,
+  files: readonly SetFile[],
+  modes: readonly WatchMode[],
+  states: readonly TableState[],
+): Promise<FormatCase[]> {
   const cases: FormatCase[] = [];
   for (const file of files) for (const mode of modes) for (const state of states) cases.push(await runCase(ctx, file, mode, state));
   return cases;

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { makeVector, RecordBatchFileWriter, Table, TimestampMicrosecond, tableToIPC, Utf8, vectorFromArray } from 'apache-arrow';
 import { Table as WasmTable, writeParquet } from 'parquet-wasm';
-import { quoteIdent, quoteLiteral } from '../../src/sql.ts';
+import { quoteIdent, quoteLiteral } from '../../src/columns/sql.ts';
 import type { SetFile } from './format-set.ts';
 import { type Server, withSession } from './server.ts';
 
@@ -21,7 +21,6 @@ export const OTHER_COLUMNS: readonly (readonly [name: string, type: string])[] =
   ['name', 'TEXT'],
   ['amount', 'DOUBLE PRECISION'],
 ];
-
 
 /** One record batch of `rows` rows: what a program that builds its table in memory writes. */
 function oneBatch(rows: number): Table {
@@ -83,9 +82,23 @@ export async function writeOtherFiles(dir: string, rows: number, server: Server,
   const files = [
     { key: 'csv-duckdb', format: 'csv', writer: 'DuckDB COPY TO (HEADER)', path: csv, ext: '.csv' },
     { key: 'parquet-duckdb', format: 'parquet', writer: 'DuckDB COPY TO (FORMAT parquet)', path: duckParquet, ext: '.parquet' },
-    { key: 'parquet-arrow-rs', format: 'parquet', writer: 'arrow-rs (parquet-wasm writeParquet, defaults)', path: wasmParquet, ext: '.parquet' },
+    {
+      key: 'parquet-arrow-rs',
+      format: 'parquet',
+      writer: 'arrow-rs (parquet-wasm writeParquet, defaults)',
+      path: wasmParquet,
+      ext: '.parquet',
+    },
     { key: 'arrow-file-apache-arrow', format: 'arrow-file', writer: 'apache-arrow, one 1M-row batch', path: arrowFile, ext: '.arrow' },
-    { key: 'arrow-stream-hyperd', format: 'arrow-stream', writer: 'hyperd COPY TO (FORMAT arrowstream)', path: hyperStream, ext: '.arrows' },
+    {
+      key: 'arrow-stream-hyperd',
+      format: 'arrow-stream',
+      writer: 'hyperd COPY TO (FORMAT arrowstream)',
+      path: hyperStream,
+      ext: '.arrows',
+    },
   ] as const;
-  return Promise.all(files.map(async (f) => ({ ...f, set: 'other' as const, rows, bytes: (await stat(f.path)).size, columns: OTHER_COLUMNS })));
+  return Promise.all(
+    files.map(async (f) => ({ ...f, set: 'other' as const, rows, bytes: (await stat(f.path)).size, columns: OTHER_COLUMNS })),
+  );
 }

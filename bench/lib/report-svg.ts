@@ -25,8 +25,8 @@ export function throughputSvg(figures: readonly Figure[], title: string): string
     if (f.workload.startsWith('small-file flood') && f.files !== undefined) {
       floodHeading = f.workload;
       filesBars.push({ label: `flood: ${f.method}`, value: f.files / f.seconds.median, kind: f.kind });
-    }
-    else if (f.rows !== undefined && !f.workload.startsWith('backlog')) rowsBars.push({ label: `${f.workload}: ${f.method}`, value: f.rows / f.seconds.median / 1e6, kind: f.kind });
+    } else if (f.rows !== undefined && !f.workload.startsWith('backlog'))
+      rowsBars.push({ label: `${f.workload}: ${f.method}`, value: f.rows / f.seconds.median / 1e6, kind: f.kind });
   }
   const width = 960;
   const labelWidth = 420;
@@ -49,7 +49,10 @@ export function throughputSvg(figures: readonly Figure[], title: string): string
       const w = Math.max(1, (b.value / max) * plotWidth);
       parts.push(`<text x="${labelWidth - 8}" y="${y + barHeight - 5}" font-size="12" text-anchor="end">${escapeXml(b.label)}</text>`);
       parts.push(`<rect x="${labelWidth}" y="${y}" width="${w.toFixed(1)}" height="${barHeight}" fill="${COLORS[b.kind]}"/>`);
-      parts.push(`<text x="${(labelWidth + w + 6).toFixed(1)}" y="${y + barHeight - 5}" font-size="12">${b.value.toFixed(digits)} ${escapeXml(unit)}</text>`);
+      parts.push(
+        `<text x="${(labelWidth + w + 6).toFixed(1)}" y="${y + barHeight - 5}" ` +
+          `font-size="12">${b.value.toFixed(digits)} ${escapeXml(unit)}</text>`,
+      );
       y += barHeight + gap;
     }
     y += 24;
@@ -57,7 +60,13 @@ export function throughputSvg(figures: readonly Figure[], title: string): string
   panel('One file per drop: rows/s (higher is better)', 'M rows/s', rowsBars, 2);
   panel(`${floodHeading[0]!.toUpperCase()}${floodHeading.slice(1)}: files/s (higher is better)`, 'files/s', filesBars, 0);
   const legend = (['hyperwatch', 'raw', 'reference'] as const)
-    .map((k, i) => `<rect x="${10 + i * 220}" y="${y}" width="12" height="12" fill="${COLORS[k]}"/><text x="${28 + i * 220}" y="${y + 11}" font-size="12">${k === 'raw' ? 'hyperd alone (same run)' : k === 'reference' ? 'reference (figures from another day)' : 'hyperwatch (end to end)'}</text>`)
+    .map(
+      (k, i) =>
+        `<rect x="${10 + i * 220}" y="${y}" width="12" height="12" fill="${COLORS[k]}"/><text x="${28 + i * 220}" ` +
+        `y="${y + 11}" font-size="12">${
+          k === 'raw' ? 'hyperd alone (same run)' : k === 'reference' ? 'reference (figures from another day)' : 'hyperwatch (end to end)'
+        }</text>`,
+    )
     .join('');
   y += 30;
   return [

@@ -62,7 +62,13 @@ export interface Target {
 const rate = (f: Figure, of: number | undefined) => (of === undefined ? undefined : of / f.seconds.median);
 const fmt = (v: number | undefined, digits = 2) => (v === undefined || !Number.isFinite(v) ? '—' : v.toFixed(digits));
 const big = (v: number | undefined) =>
-  v === undefined || !Number.isFinite(v) ? '—' : v >= 1e6 ? `${(v / 1e6).toFixed(2)} M` : v >= 1e3 ? `${(v / 1e3).toFixed(1)} k` : v.toFixed(0);
+  v === undefined || !Number.isFinite(v)
+    ? '—'
+    : v >= 1e6
+      ? `${(v / 1e6).toFixed(2)} M`
+      : v >= 1e3
+        ? `${(v / 1e3).toFixed(1)} k`
+        : v.toFixed(0);
 
 export function figureRows(figures: readonly Figure[]): string[][] {
   return figures.map((f) => [
@@ -80,7 +86,19 @@ export function figureRows(figures: readonly Figure[]): string[][] {
   ]);
 }
 
-export const FIGURE_HEADER = ['workload', 'method', 's median (min–max)', 's to files gone', 'rows/s', 'MB/s', 'files/s', 'RSS MB', 'hyperd RSS MB', 'vs reference', 'check'];
+export const FIGURE_HEADER = [
+  'workload',
+  'method',
+  's median (min–max)',
+  's to files gone',
+  'rows/s',
+  'MB/s',
+  'files/s',
+  'RSS MB',
+  'hyperd RSS MB',
+  'vs reference',
+  'check',
+];
 
 export function latencyRows(latencies: readonly Latency[]): string[][] {
   const r = REFERENCE.trickleMs.persistent;
@@ -95,7 +113,15 @@ export function latencyRows(latencies: readonly Latency[]): string[][] {
   ]);
 }
 
-export const LATENCY_HEADER = ['workload', 'drops', 'p50 ms median (min–max)', 'p95 ms median (min–max)', 'max ms', 'reference p50 / p95 (persistent)', 'check'];
+export const LATENCY_HEADER = [
+  'workload',
+  'drops',
+  'p50 ms median (min–max)',
+  'p95 ms median (min–max)',
+  'max ms',
+  'reference p50 / p95 (persistent)',
+  'check',
+];
 
 export function targetRows(targets: readonly Target[]): string[][] {
   return targets.map((t) => [t.name, t.required, t.measured, `${fmt(t.ratio)}×`, t.pass ? 'PASS' : 'MISS', t.note ?? '']);
@@ -106,13 +132,21 @@ export const TARGET_HEADER = ['target', 'required', 'measured', 'of requirement'
 /** A plain-text table with aligned columns, for the terminal. */
 export function textTable(header: readonly string[], rows: readonly (readonly string[])[]): string {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
-  const line = (cells: readonly string[]) => cells.map((c, i) => (c ?? '').padEnd(widths[i]!)).join('  ').trimEnd();
+  const line = (cells: readonly string[]) =>
+    cells
+      .map((c, i) => (c ?? '').padEnd(widths[i]!))
+      .join('  ')
+      .trimEnd();
   return [line(header), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line)].join('\n');
 }
 
 export function markdownTable(header: readonly string[], rows: readonly (readonly string[])[]): string {
   const esc = (c: string) => c.replaceAll('|', '\\|');
-  return [`| ${header.map(esc).join(' | ')} |`, `|${header.map(() => '---').join('|')}|`, ...rows.map((r) => `| ${r.map(esc).join(' | ')} |`)].join('\n');
+  return [
+    `| ${header.map(esc).join(' | ')} |`,
+    `|${header.map(() => '---').join('|')}|`,
+    ...rows.map((r) => `| ${r.map(esc).join(' | ')} |`),
+  ].join('\n');
 }
 
 export interface MemoryFigure {
@@ -129,7 +163,13 @@ export interface BacklogFigure {
 }
 
 /** Builds the list of targets from the figures of one run. */
-export function evaluateTargets(input: { figures: readonly Figure[]; latency?: Latency; memory: readonly MemoryFigure[]; backlog?: BacklogFigure; formatCases?: readonly FormatCase[] }): Target[] {
+export function evaluateTargets(input: {
+  figures: readonly Figure[];
+  latency?: Latency;
+  memory: readonly MemoryFigure[];
+  backlog?: BacklogFigure;
+  formatCases?: readonly FormatCase[];
+}): Target[] {
   const targets: Target[] = [];
   const find = (workload: string, method: string) => input.figures.find((f) => f.workload === workload && f.method === method);
   const hwCsv = find('CSV 1 file', 'hyperwatch');
@@ -145,7 +185,9 @@ export function evaluateTargets(input: { figures: readonly Figure[]; latency?: L
       measured: `${fmt(ratio)} × (${fmt(hwCsv.seconds.median, 3)} s vs ${fmt(base.seconds.median, 3)} s)`,
       ratio: ratio / TARGETS.bulkCsvVsHyperd,
       pass: ratio >= TARGETS.bulkCsvVsHyperd && hwCsv.verified === true,
-      ...(hwCsv.seconds.n > 1 ? { note: `fastest runs: ${fmt(fastest)} × (${fmt(hwCsv.seconds.min, 3)} s vs ${fmt(base.seconds.min, 3)} s)` } : {}),
+      ...(hwCsv.seconds.n > 1
+        ? { note: `fastest runs: ${fmt(fastest)} × (${fmt(hwCsv.seconds.min, 3)} s vs ${fmt(base.seconds.min, 3)} s)` }
+        : {}),
     });
   }
   const hwSource = find('CSV 1 file, source column', 'hyperwatch');
@@ -158,7 +200,13 @@ export function evaluateTargets(input: { figures: readonly Figure[]; latency?: L
       measured: `${fmt(ratio)} × (${fmt(hwSource.seconds.median, 3)} s vs ${fmt(rawSource.seconds.median, 3)} s)`,
       ratio: ratio / TARGETS.bulkCsvVsHyperd,
       pass: ratio >= TARGETS.bulkCsvVsHyperd && hwSource.verified === true,
-      ...(hwSource.seconds.n > 1 ? { note: `fastest runs: ${fmt(rawSource.seconds.min / hwSource.seconds.min)} × (${fmt(hwSource.seconds.min, 3)} s vs ${fmt(rawSource.seconds.min, 3)} s)` } : {}),
+      ...(hwSource.seconds.n > 1
+        ? {
+            note:
+              `fastest runs: ${fmt(rawSource.seconds.min / hwSource.seconds.min)} × (${fmt(hwSource.seconds.min, 3)} s ` +
+              `vs ${fmt(rawSource.seconds.min, 3)} s)`,
+          }
+        : {}),
     });
   }
   const flood = input.figures.find((f) => f.workload.startsWith('small-file flood') && f.kind === 'hyperwatch');
@@ -263,7 +311,9 @@ export function renderText(r: BenchResult): string {
     `Reference: ${REFERENCE.label} (figures from another day, on other files; not re-measured).`,
     '',
     textTable(FIGURE_HEADER, figureRows(r.figures)),
-    ...(r.formatCases?.length ? ['', textTable(FORMAT_HEADER, formatRows(r.formatCases)), '', textTable(PHASE_HEADER, phaseRows(r.formatCases))] : []),
+    ...(r.formatCases?.length
+      ? ['', textTable(FORMAT_HEADER, formatRows(r.formatCases)), '', textTable(PHASE_HEADER, phaseRows(r.formatCases))]
+      : []),
     ...(r.latency ? ['', textTable(LATENCY_HEADER, latencyRows([r.latency]))] : []),
     '',
     textTable(TARGET_HEADER, targetRows(r.targets)),
@@ -281,7 +331,9 @@ export function writeReport(r: BenchResult, dir: string): void {
     '',
     markdownTable(FIGURE_HEADER, figureRows(r.figures)),
     '',
-    ...(r.formatCases?.length ? [markdownTable(FORMAT_HEADER, formatRows(r.formatCases)), '', markdownTable(PHASE_HEADER, phaseRows(r.formatCases)), ''] : []),
+    ...(r.formatCases?.length
+      ? [markdownTable(FORMAT_HEADER, formatRows(r.formatCases)), '', markdownTable(PHASE_HEADER, phaseRows(r.formatCases)), '']
+      : []),
     ...(r.latency ? [markdownTable(LATENCY_HEADER, latencyRows([r.latency])), ''] : []),
     markdownTable(TARGET_HEADER, targetRows(r.targets)),
     '',

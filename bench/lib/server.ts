@@ -6,11 +6,12 @@
 import net from 'node:net';
 import process from 'node:process';
 import postgres from 'postgres';
+import { TABLEAU_ROLE } from '../../adapters/db/hyper/file-role.ts';
 import { Hyperd } from '../../adapters/db/hyper/hyperd.ts';
 import { locateHyperd } from '../../adapters/db/hyper/locate.ts';
 import type { Sql } from '../../adapters/db/postgres-js/pool.ts';
 import { silentLogger } from '../../src/log.ts';
-import { quoteIdent } from '../../src/sql.ts';
+import { quoteIdent } from '../../src/columns/sql.ts';
 import { TABLE_COLUMNS } from './data.ts';
 
 export interface Server {
@@ -30,14 +31,14 @@ export async function startServer(): Promise<Server> {
   const logDir = process.env.HYPERWATCH_BENCH_HYPERD_LOG;
   const hyperd = new Hyperd({ binary: located.path, logger: silentLogger, ...(logDir ? { logDir } : {}) });
   const { host, port } = await hyperd.endpoint();
-  return { host, port, endpoint: `${host}:${port}`, pid: hyperd.pid!, binary: located.path, stop: () => hyperd.stop() };
+  return { host, port, endpoint: `${TABLEAU_ROLE}@${host}:${port}`, pid: hyperd.pid!, binary: located.path, stop: () => hyperd.stop() };
 }
 
 /** One session on `database` ('' for none), with no-delay sockets as the watcher's own pool. */
 export function session(server: Server, database: string): Sql {
   // `socket` is a postgres.js option its types leave out (the Hyper adapter passes it the same way).
   const options = {
-    user: 'hyperwatch',
+    user: TABLEAU_ROLE,
     database,
     max: 1,
     fetch_types: false,

@@ -95,7 +95,11 @@ export async function flood(ctx: BenchContext): Promise<Figure> {
       return [t0];
     });
     const failed = await readdir(join(inbox, FAILED_DIR)).catch(() => [] as string[]);
-    const isolated = run.done.filesFailed === 1 && failed.includes('flood-bad.csv') && failed.includes('flood-bad.csv.error') && failed.filter((f) => !f.startsWith('flood-bad.csv')).length === 0;
+    const isolated =
+      run.done.filesFailed === 1 &&
+      failed.includes('flood-bad.csv') &&
+      failed.includes('flood-bad.csv.error') &&
+      failed.filter((f) => !f.startsWith('flood-bad.csv')).length === 0;
     if (!isolated) log(`WRONG: failed/ holds ${JSON.stringify(failed.slice(0, 10))}, filesFailed ${run.done.filesFailed}`);
     const ok = !run.done.timedOut && isolated && (await verifyCount(ctx, table, n * per));
     verified = ok && verified;
@@ -106,9 +110,26 @@ export async function flood(ctx: BenchContext): Promise<Figure> {
     gone.push((run.done.goneAt - run.dropped[0]!) / 1000);
     peak = Math.max(peak, run.done.peakRssMb);
     hyperdPeak = Math.max(hyperdPeak, run.hyperdPeakRssMb);
-    log(`flood run ${r + 1}: ${s.toFixed(3)} s, ${(names.length / s).toFixed(0)} files/s, drop ${dropMs.toFixed(0)} ms, checkpoints ${run.done.checkpoints}, CPU s watcher ${run.done.cpuSeconds.toFixed(2)} hyperd ${run.hyperdCpuSeconds.toFixed(2)}${ok ? '' : ' WRONG'}`);
+    log(
+      `flood run ${r + 1}: ${s.toFixed(3)} s, ${(names.length / s).toFixed(0)} files/s, drop ${dropMs.toFixed(0)} ms, ` +
+        `checkpoints ${run.done.checkpoints}, CPU s watcher ${run.done.cpuSeconds.toFixed(2)} ` +
+        `hyperd ${run.hyperdCpuSeconds.toFixed(2)}${ok ? '' : ' WRONG'}`,
+    );
   }
-  return { workload, method: 'hyperwatch', kind: 'hyperwatch', seconds: summarize(runs), runs, goneSeconds: summarize(gone), rows: n * per, files: n + 1, peakRssMb: peak, hyperdPeakRssMb: hyperdPeak, verified, referenceSeconds: REFERENCE.floodSeconds.persistent };
+  return {
+    workload,
+    method: 'hyperwatch',
+    kind: 'hyperwatch',
+    seconds: summarize(runs),
+    runs,
+    goneSeconds: summarize(gone),
+    rows: n * per,
+    files: n + 1,
+    peakRssMb: peak,
+    hyperdPeakRssMb: hyperdPeak,
+    verified,
+    referenceSeconds: REFERENCE.floodSeconds.persistent,
+  };
 }
 
 /** The trickle, `sizes.runs` times: each file's latency from its sentinel to its commit. */
@@ -124,7 +145,9 @@ export async function trickle(ctx: BenchContext): Promise<Latency> {
     const table = ctx.tableName('trickle');
     await withSession(server, ctx.database, (sql) => freshTable(sql, table));
     const inbox = await mkdtemp(join(work, 'inbox-'));
-    const run = await runWatcher(workerJs, jobFor(ctx, inbox, table, n, 120_000 + n * every), server.pid, () => dropTrickle(outside, inbox, n, per, every));
+    const run = await runWatcher(workerJs, jobFor(ctx, inbox, table, n, 120_000 + n * every), server.pid, () =>
+      dropTrickle(outside, inbox, n, per, every),
+    );
     const ok = !run.done.timedOut && run.done.filesIngested === n && (await verifyCount(ctx, table, n * per));
     verified = ok && verified;
     await rm(inbox, { recursive: true, force: true });
@@ -134,9 +157,21 @@ export async function trickle(ctx: BenchContext): Promise<Latency> {
     p50.push(percentile(latencies, 50));
     p95.push(percentile(latencies, 95));
     max.push(Math.max(...latencies));
-    log(`trickle run ${r + 1}: p50 ${p50.at(-1)!.toFixed(2)} ms, p95 ${p95.at(-1)!.toFixed(2)} ms, max ${max.at(-1)!.toFixed(2)} ms${ok ? '' : ' WRONG'}`);
+    log(
+      `trickle run ${r + 1}: p50 ${p50.at(-1)!.toFixed(2)} ms, p95 ${p95.at(-1)!.toFixed(2)} ms, ` +
+        `max ${max.at(-1)!.toFixed(2)} ms${ok ? '' : ' WRONG'}`,
+    );
   }
-  return { workload: 'trickle', files: n, intervalMs: every, p50: summarize(p50), p95: summarize(p95), max: summarize(max), verified, samples };
+  return {
+    workload: 'trickle',
+    files: n,
+    intervalMs: every,
+    p50: summarize(p50),
+    p95: summarize(p95),
+    max: summarize(max),
+    verified,
+    samples,
+  };
 }
 
 /** The backlog at its two sizes, once each: their figures and the memory comparison. */
@@ -162,8 +197,24 @@ export async function backlog(ctx: BenchContext): Promise<{ figures: Figure[]; b
     await rm(inbox, { recursive: true, force: true });
     const s = (run.done.settledAt.at(-1)! - run.done.startedAt) / 1000;
     peaks.push(run.done.peakRssMb);
-    figures.push({ workload: `backlog of ${n} at start`, method: 'hyperwatch', kind: 'hyperwatch', seconds: single(s), runs: [s], goneSeconds: single((run.done.goneAt - run.done.startedAt) / 1000), rows: n * per, files: n, peakRssMb: run.done.peakRssMb, hyperdPeakRssMb: run.hyperdPeakRssMb, verified: ok, rssSeriesMb: thin(run.rssSeries) });
-    log(`backlog ${n}: swept in ${s.toFixed(1)} s (${(n / s).toFixed(0)} files/s), peak RSS ${run.done.peakRssMb.toFixed(0)} MB${ok ? '' : ' WRONG'}`);
+    figures.push({
+      workload: `backlog of ${n} at start`,
+      method: 'hyperwatch',
+      kind: 'hyperwatch',
+      seconds: single(s),
+      runs: [s],
+      goneSeconds: single((run.done.goneAt - run.done.startedAt) / 1000),
+      rows: n * per,
+      files: n,
+      peakRssMb: run.done.peakRssMb,
+      hyperdPeakRssMb: run.hyperdPeakRssMb,
+      verified: ok,
+      rssSeriesMb: thin(run.rssSeries),
+    });
+    log(
+      `backlog ${n}: swept in ${s.toFixed(1)} s (${(n / s).toFixed(0)} files/s), peak RSS ${run.done.peakRssMb.toFixed(0)} ` +
+        `MB${ok ? '' : ' WRONG'}`,
+    );
   }
   return { figures, backlog: { small: sizes.backlogSmall, large: sizes.backlogLarge, smallPeakMb: peaks[0]!, largePeakMb: peaks[1]! } };
 }

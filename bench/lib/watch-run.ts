@@ -32,8 +32,16 @@ export interface WatchRun {
  * `produce` runs once the watcher is watching and returns the drop time(s); for a backlog the
  * files are already there and `produce` is omitted (the watcher's start is the drop).
  */
-export async function runWatcher(workerJs: string, job: WorkerJob, hyperdPid: number, produce?: () => Promise<number[]>): Promise<WatchRun> {
-  const child = fork(workerJs, [JSON.stringify(job)], { execArgv: profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+export async function runWatcher(
+  workerJs: string,
+  job: WorkerJob,
+  hyperdPid: number,
+  produce?: () => Promise<number[]>,
+): Promise<WatchRun> {
+  const child = fork(workerJs, [JSON.stringify(job)], {
+    execArgv: profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [],
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
   const childRss = sampleRss(child.pid!, 50);
   const hyperdRss = sampleRss(hyperdPid, 50);
   const messages: WorkerMessage[] = [];
@@ -69,7 +77,14 @@ export async function runWatcher(workerJs: string, job: WorkerJob, hyperdPid: nu
     if (done.type !== 'done') throw new Error(`unexpected message ${done.type}`);
     await new Promise<void>((resolve) => (child.exitCode !== null ? resolve() : child.once('exit', () => resolve())));
     const own = childRss.stop();
-    return { done, dropped, sampledPeakRssMb: own.peakMb, hyperdPeakRssMb: hyperdRss.stop().peakMb, rssSeries: own.series, hyperdCpuSeconds };
+    return {
+      done,
+      dropped,
+      sampledPeakRssMb: own.peakMb,
+      hyperdPeakRssMb: hyperdRss.stop().peakMb,
+      rssSeries: own.series,
+      hyperdCpuSeconds,
+    };
   } finally {
     childRss.stop();
     hyperdRss.stop();

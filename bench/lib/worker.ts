@@ -41,7 +41,8 @@ async function allGone(dir: string): Promise<boolean> {
 
 async function main(job: WorkerJob): Promise<void> {
   const connect = job.connect ?? 'adapter';
-  const db = connect === 'adapter' ? createHyperAdapter({ database: job.database, endpoint: job.endpoint, sharedFilesystem: true }) : undefined;
+  const db =
+    connect === 'adapter' ? createHyperAdapter({ database: job.database, endpoint: job.endpoint, sharedFilesystem: true }) : undefined;
   let readsFilesNote: string | null = null;
   const marks: Record<string, number> = {};
   const mark = (name: string) => (marks[name] ??= now());
@@ -54,7 +55,8 @@ async function main(job: WorkerJob): Promise<void> {
   const traceDir = process.env.HYPERWATCH_BENCH_TRACE;
   const trace: string[] = [];
   const record = traceDir
-    ? (level: string, message: string, fields?: Record<string, unknown>) => trace.push(JSON.stringify({ t: now(), level, message, ...fields }))
+    ? (level: string, message: string, fields?: Record<string, unknown>) =>
+        trace.push(JSON.stringify({ t: now(), level, message, ...fields }))
     : () => {};
   const logger = {
     debug: (message: string, fields?: Record<string, unknown>) => {
@@ -77,7 +79,11 @@ async function main(job: WorkerJob): Promise<void> {
     },
   };
   const startedAt = now();
-  const where: WatchOptions = db ? { db } : connect === 'endpoint' ? { database: job.database, endpoint: job.endpoint } : { database: job.database };
+  const where: WatchOptions = db
+    ? { db }
+    : connect === 'endpoint'
+      ? { database: job.database, endpoint: job.endpoint }
+      : { database: job.database };
   const handle = await openWatcher(job.dir, job.table, { ...(job.watch as WatchOptions | undefined), ...where, logger });
   const openedAt = now();
   const cpuAtReady = procCpuSeconds('self');

@@ -58,7 +58,13 @@ function swapViews(bytes: Uint8Array): void {
 }
 
 /** Decompresses (when compressed), swaps (when big-endian) and checks one body against its plans. */
-export function safeBody(header: BatchHeader, plans: readonly NodePlan[], raw: Uint8Array, bigEndian: boolean, sizes: DictionarySizes): SafeBody {
+export function safeBody(
+  header: BatchHeader,
+  plans: readonly NodePlan[],
+  raw: Uint8Array,
+  bigEndian: boolean,
+  sizes: DictionarySizes,
+): SafeBody {
   const buffers = buffersOf(plans);
   let body = raw;
   let regions: Region[] | null = null;
@@ -106,20 +112,40 @@ function decompressed(header: BatchHeader, plan: BufferPlan, raw: Uint8Array): U
     if (plan.minBytes > 0) throw corrupt(`${what} is empty; its rows need ${plan.minBytes} bytes`, plan.column);
     return new Uint8Array(0);
   }
-  if (region.length < 8) throw corrupt(`${what} is compressed but ${region.length} bytes long, shorter than its 8-byte length prefix`, plan.column);
+  if (region.length < 8)
+    throw corrupt(`${what} is compressed but ${region.length} bytes long, shorter than its 8-byte length prefix`, plan.column);
   const bytes = raw.subarray(region.offset, region.offset + region.length);
   const announced = new DataView(bytes.buffer, bytes.byteOffset, 8).getBigInt64(0, true);
   const data = bytes.subarray(8);
   // -1: this buffer was left uncompressed (it would not have become smaller).
-  const size = announced === -1n ? -1 : checkedSize(announced, plan.maxBytes, `${what}: the uncompressed length its prefix announces`, plan.column);
+  const size =
+    announced === -1n ? -1 : checkedSize(announced, plan.maxBytes, `${what}: the uncompressed length its prefix announces`, plan.column);
   let out: Uint8Array;
   try {
     out = size === -1 ? data : decompress(header.codec!, data, size, what);
   } catch (error) {
     throw error instanceof IpcProblem ? new IpcProblem(error.code, error.message, plan.column) : error;
   }
-  if (out.length < plan.minBytes) throw corrupt(`${what} holds ${out.length} bytes uncompressed; its rows need ${plan.minBytes}`, plan.column);
+  if (out.length < plan.minBytes)
+    throw corrupt(`${what} holds ${out.length} bytes uncompressed; its rows need ${plan.minBytes}`, plan.column);
   return out;
+}
+
+/** Set bits of each byte value. */
+const BITS = Uint8Array.from({ length: 256 }, (_, b) => {
+  let n = 0;
+  for (let v = b; v; v >>= 1) n += v & 1;
+  return n;
+});
+
+/** The rows among the first `length` whose validity bit is 0 (the bitmap is long enough: see `planBatch`). */
+function countNulls(bitmap: Uint8Array, length: number): number {
+  const whole = length >> 3;
+  let set = 0;
+  for (let i = 0; i < whole; i++) set += BITS[bitmap[i]!]!;
+  const rest = length & 7;
+  if (rest > 0) set += BITS[bitmap[whole]! & ((1 << rest) - 1)]!;
+  return length - set;
 }
 
 function view(bytes: Uint8Array): DataView {
@@ -139,15 +165,17 @@ function checkOffsets(bytes: Uint8Array, wide: boolean, length: number, limit: n
   if (previous < 0) throw corrupt(`${where(plan.shape)} has a negative first offset (${previous})`, plan.shape.column);
   for (let i = 1; i <= length; i++) {
     const next = at(i);
-    if (next < previous) throw corrupt(`${where(plan.shape)} has offsets that go down at row ${i - 1} (${previous} → ${next})`, plan.shape.column);
+    if (next < previous)
+      throw corrupt(`${where(plan.shape)} has offsets that go down at row ${i - 1} (${previous} → ${next})`, plan.shape.column);
     previous = next;
   }
-  if (previous > limit) throw corrupt(`${where(plan.shape)} has offsets up to ${previous}, past the end of its ${limit} ${what}`, plan.shape.column);
+  if (previous > limit)
+    throw corrupt(`${where(plan.shape)} has offsets up to ${previous}, past the end of its ${limit} ${what}`, plan.shape.column);
 }
 
 /**
- * The buffers whose bytes the value checks read (`checkValues`), by index: offsets, dictionary
- * indices and views with their validity, union type ids and offsets. Of the data behind offsets
+ * The buffers whose bytes the value checks read (`checkValues`), by index: validity bitmaps,
+ * offsets, dictionary indices, views, union type ids and offsets. Of the data behind offsets
  * and views only the length counts, which the header gives. Every other buffer (fixed-width
  * values, booleans, validity of other columns) is a run of values of its type whatever its bytes
  * are, inside a region the header checks already bounded (layout.ts): nothing in it can point
@@ -158,6 +186,8 @@ export function valueBuffers(plans: readonly NodePlan[], out: number[] = []): nu
     const take = (...roles: BufferPlan['role'][]): void => {
       for (const b of plan.buffers) if (roles.includes(b.role)) out.push(b.index);
     };
+    // Every validity bitmap: its count of NULLs must be the node's.
+    take('validity');
     switch (plan.shape.layout) {
       case 'var32':
       case 'var64':
@@ -166,14 +196,22 @@ export function valueBuffers(plans: readonly NodePlan[], out: number[] = []): nu
         take('offsets32', 'offsets64');
         break;
       case 'indices':
-        take('validity', 'values');
+        take('values');
         break;
       case 'view':
-        take('validity', 'views');
+        take('views');
         break;
       case 'sparse-union':
       case 'dense-union':
         take('type-ids', 'offsets32');
+        break;
+      case 'list-view32':
+      case 'list-view64':
+        take('view-offsets', 'sizes');
+        break;
+      case 'run-end':
+        // The run ends' values (a fixed-width child, otherwise not read).
+        for (const b of plan.children[0]!.buffers) if (b.role === 'values') out.push(b.index);
         break;
       default:
         break;
@@ -187,7 +225,12 @@ export function valueBuffers(plans: readonly NodePlan[], out: number[] = []): nu
  * Checks the values that point elsewhere. `bytesOf` is asked only for the buffers `valueBuffers`
  * lists; `lengthOf` gives any buffer's length.
  */
-export function checkValues(plan: NodePlan, bytesOf: (index: number) => Uint8Array, lengthOf: (index: number) => number, sizes: DictionarySizes): void {
+export function checkValues(
+  plan: NodePlan,
+  bytesOf: (index: number) => Uint8Array,
+  lengthOf: (index: number) => number,
+  sizes: DictionarySizes,
+): void {
   const { shape, length, nullCount } = plan;
   const find = (role: BufferPlan['role'], nth = 0): BufferPlan | undefined => plan.buffers.filter((b) => b.role === role)[nth];
   const roleBytes = (role: BufferPlan['role'], nth = 0): Uint8Array | undefined => {
@@ -195,20 +238,42 @@ export function checkValues(plan: NodePlan, bytesOf: (index: number) => Uint8Arr
     return found && bytesOf(found.index);
   };
   const column = shape.column;
+  const bitmap = find('validity');
+  // A bitmap shorter than its rows can only come with no NULLs declared (`planBatch`): readers ignore it then.
+  if (bitmap !== undefined && lengthOf(bitmap.index) > 0 && lengthOf(bitmap.index) >= (length + 7) >> 3) {
+    const nulls = countNulls(bytesOf(bitmap.index), length);
+    if (nulls !== nullCount)
+      throw corrupt(`${where(shape)} declares ${nullCount} NULLs in a record batch where its validity bitmap has ${nulls}`, column);
+  }
   switch (shape.layout) {
     case 'var32':
     case 'var64':
-      checkOffsets(roleBytes(shape.layout === 'var64' ? 'offsets64' : 'offsets32')!, shape.layout === 'var64', length, lengthOf(find('bytes')!.index), plan, 'bytes of data');
+      checkOffsets(
+        roleBytes(shape.layout === 'var64' ? 'offsets64' : 'offsets32')!,
+        shape.layout === 'var64',
+        length,
+        lengthOf(find('bytes')!.index),
+        plan,
+        'bytes of data',
+      );
       break;
     case 'list32':
     case 'list64':
-      checkOffsets(roleBytes(shape.layout === 'list64' ? 'offsets64' : 'offsets32')!, shape.layout === 'list64', length, plan.children[0]!.length, plan, 'child values');
+      checkOffsets(
+        roleBytes(shape.layout === 'list64' ? 'offsets64' : 'offsets32')!,
+        shape.layout === 'list64',
+        length,
+        plan.children[0]!.length,
+        plan,
+        'child values',
+      );
       break;
     case 'indices': {
       const validity = roleBytes('validity');
       const size = sizes.get(shape.dictionaryId!);
       if (size === undefined) {
-        if (length > nullCount) throw corrupt(`column "${column}" uses dictionary ${shape.dictionaryId} before any dictionary batch of that id`, column);
+        if (length > nullCount)
+          throw corrupt(`column "${column}" uses dictionary ${shape.dictionaryId} before any dictionary batch of that id`, column);
         break;
       }
       const v = view(roleBytes('values')!);
@@ -216,8 +281,21 @@ export function checkValues(plan: NodePlan, bytesOf: (index: number) => Uint8Arr
       for (let row = 0; row < length; row++) {
         if (!isValid(validity, nullCount, row)) continue;
         const index =
-          w === 1 ? (shape.signed ? v.getInt8(row) : v.getUint8(row)) : w === 2 ? (shape.signed ? v.getInt16(row * 2, true) : v.getUint16(row * 2, true)) : w === 4 ? (shape.signed ? v.getInt32(row * 4, true) : v.getUint32(row * 4, true)) : Number(v.getBigInt64(row * 8, true));
-        if (index < 0 || index >= size) throw corrupt(`column "${column}" has dictionary index ${index} at row ${row}, outside its dictionary of ${size} values`, column);
+          w === 1
+            ? shape.signed
+              ? v.getInt8(row)
+              : v.getUint8(row)
+            : w === 2
+              ? shape.signed
+                ? v.getInt16(row * 2, true)
+                : v.getUint16(row * 2, true)
+              : w === 4
+                ? shape.signed
+                  ? v.getInt32(row * 4, true)
+                  : v.getUint32(row * 4, true)
+                : Number(v.getBigInt64(row * 8, true));
+        if (index < 0 || index >= size)
+          throw corrupt(`column "${column}" has dictionary index ${index} at row ${row}, outside its dictionary of ${size} values`, column);
       }
       break;
     }
@@ -233,9 +311,46 @@ export function checkValues(plan: NodePlan, bytesOf: (index: number) => Uint8Arr
         const buffer = views.getInt32(row * 16 + 8, true);
         const offset = views.getInt32(row * 16 + 12, true);
         if (buffer < 0 || buffer >= data.length || offset < 0 || offset + size > data[buffer]!) {
-          throw corrupt(`column "${column}" has a view at row ${row} (buffer ${buffer}, offset ${offset}, ${size} bytes) outside its data buffers`, column);
+          throw corrupt(
+            `column "${column}" has a view at row ${row} (buffer ${buffer}, offset ${offset}, ${size} bytes) outside its data buffers`,
+            column,
+          );
         }
       }
+      break;
+    }
+    case 'list-view32':
+    case 'list-view64': {
+      const validity = roleBytes('validity');
+      const offsets = view(roleBytes('view-offsets')!);
+      const sizes = view(roleBytes('sizes')!);
+      const wide = shape.layout === 'list-view64';
+      const at = (v: DataView, i: number): number => (wide ? Number(v.getBigInt64(i * 8, true)) : v.getInt32(i * 4, true));
+      const limit = plan.children[0]!.length;
+      for (let row = 0; row < length; row++) {
+        if (!isValid(validity, nullCount, row)) continue;
+        const offset = at(offsets, row);
+        const size = at(sizes, row);
+        if (offset < 0 || size < 0 || offset + size > limit)
+          throw corrupt(
+            `${where(shape)} has a list view at row ${row} (offset ${offset}, size ${size}) outside its ${limit} child values`,
+            column,
+          );
+      }
+      break;
+    }
+    case 'run-end': {
+      const runEnds = plan.children[0]!;
+      const bytes = bytesOf(runEnds.buffers.find((b) => b.role === 'values')!.index);
+      const v = view(bytes);
+      const w = runEnds.shape.width;
+      let previous = 0;
+      for (let k = 0; k < runEnds.length; k++) {
+        const end = w === 2 ? v.getInt16(k * 2, true) : w === 4 ? v.getInt32(k * 4, true) : Number(v.getBigInt64(k * 8, true));
+        if (end <= previous) throw corrupt(`${where(shape)} has run ends that do not rise at run ${k} (${previous} → ${end})`, column);
+        previous = end;
+      }
+      if (length > 0 && previous < length) throw corrupt(`${where(shape)} has runs ending at row ${previous} for ${length} rows`, column);
       break;
     }
     case 'sparse-union':
@@ -244,9 +359,11 @@ export function checkValues(plan: NodePlan, bytesOf: (index: number) => Uint8Arr
       const offsets = shape.layout === 'dense-union' ? view(roleBytes('offsets32')!) : undefined;
       for (let row = 0; row < length; row++) {
         const child = shape.typeIds.indexOf((ids[row]! << 24) >> 24);
-        if (child < 0) throw corrupt(`column "${column}" has union type id ${ids[row]} at row ${row}, which the union does not declare`, column);
+        if (child < 0)
+          throw corrupt(`column "${column}" has union type id ${ids[row]} at row ${row}, which the union does not declare`, column);
         const at = offsets ? offsets.getInt32(row * 4, true) : row;
-        if (at < 0 || at >= plan.children[child]!.length) throw corrupt(`column "${column}" has a union offset ${at} at row ${row} outside its child`, column);
+        if (at < 0 || at >= plan.children[child]!.length)
+          throw corrupt(`column "${column}" has a union offset ${at} at row ${row} outside its child`, column);
       }
       break;
     }

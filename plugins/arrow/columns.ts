@@ -25,7 +25,9 @@ export function validity(data: Data, extra?: (index: number) => boolean): Validi
 /** The column's own bitmap when it starts at row 0 (always so for batches read from IPC). */
 export function sameValidity(data: Data): Validity {
   if (data.nullCount === 0) return { nullBitmap: new Uint8Array(0), nullCount: 0 };
-  return data.offset === 0 && data.nullBitmap && data.nullBitmap.length > 0 ? { nullBitmap: data.nullBitmap, nullCount: data.nullCount } : validity(data);
+  return data.offset === 0 && data.nullBitmap && data.nullBitmap.length > 0
+    ? { nullBitmap: data.nullBitmap, nullCount: data.nullCount }
+    : validity(data);
 }
 
 export class BatchTooLarge extends RangeError {
@@ -52,7 +54,11 @@ export function buildVarBinary(type: Utf8 | Binary, length: number, bits: Validi
     const piece = pieces[i];
     if (piece) values.set(piece, offsets[i]!);
   }
-  return new Data(type, 0, length, bits.nullCount, { [BufferType.OFFSET]: offsets, [BufferType.DATA]: values, [BufferType.VALIDITY]: bits.nullBitmap });
+  return new Data(type, 0, length, bits.nullCount, {
+    [BufferType.OFFSET]: offsets,
+    [BufferType.DATA]: values,
+    [BufferType.VALIDITY]: bits.nullBitmap,
+  });
 }
 
 const encoder = new TextEncoder();
@@ -96,7 +102,12 @@ export function decodeDictionary(data: Data): Data {
   if (chunk && chunk.offset === 0) {
     const bits = validity(data, (i) => chunk.getValid(index(i)));
     const valid = (i: number): boolean => data.getValid(i) && chunk.getValid(index(i));
-    if (DataType.isUtf8(valueType) || DataType.isLargeUtf8(valueType) || DataType.isBinary(valueType) || DataType.isLargeBinary(valueType)) {
+    if (
+      DataType.isUtf8(valueType) ||
+      DataType.isLargeUtf8(valueType) ||
+      DataType.isBinary(valueType) ||
+      DataType.isLargeBinary(valueType)
+    ) {
       const offsets = chunk.valueOffsets as ArrayLike<number | bigint>;
       const bytes = chunk.values as Uint8Array;
       const target = DataType.isUtf8(valueType) || DataType.isLargeUtf8(valueType) ? new Utf8() : new Binary();
@@ -116,7 +127,10 @@ export function decodeDictionary(data: Data): Data {
         if (valid(i)) out.set(source.subarray(index(i) * width, (index(i) + 1) * width), i * width);
       }
       const Typed = values.constructor as new (buffer: ArrayBuffer) => TypedArray;
-      return new Data(valueType, 0, data.length, bits.nullCount, { [BufferType.DATA]: new Typed(out.buffer), [BufferType.VALIDITY]: bits.nullBitmap });
+      return new Data(valueType, 0, data.length, bits.nullCount, {
+        [BufferType.DATA]: new Typed(out.buffer),
+        [BufferType.VALIDITY]: bits.nullBitmap,
+      });
     }
   }
   const builder = makeBuilder({ type: valueType, nullValues: [null, undefined] });

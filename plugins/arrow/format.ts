@@ -51,9 +51,15 @@ function intervalAt(data: Data): (i: number) => IntervalParts {
   }
   const words = data.values as Int32Array;
   const view = new DataView(words.buffer, words.byteOffset, words.byteLength);
-  if (DataType.isInterval(type) && type.unit === IntervalUnit.YEAR_MONTH) return (i) => ({ months: view.getInt32(i * 4, true), days: 0, micros: 0n });
-  if (DataType.isInterval(type) && type.unit === IntervalUnit.DAY_TIME) return (i) => ({ months: 0, days: view.getInt32(i * 8, true), micros: BigInt(view.getInt32(i * 8 + 4, true)) * 1000n });
-  return (i) => ({ months: view.getInt32(i * 16, true), days: view.getInt32(i * 16 + 4, true), micros: view.getBigInt64(i * 16 + 8, true) / 1000n });
+  if (DataType.isInterval(type) && type.unit === IntervalUnit.YEAR_MONTH)
+    return (i) => ({ months: view.getInt32(i * 4, true), days: 0, micros: 0n });
+  if (DataType.isInterval(type) && type.unit === IntervalUnit.DAY_TIME)
+    return (i) => ({ months: 0, days: view.getInt32(i * 8, true), micros: BigInt(view.getInt32(i * 8 + 4, true)) * 1000n });
+  return (i) => ({
+    months: view.getInt32(i * 16, true),
+    days: view.getInt32(i * 16 + 4, true),
+    micros: view.getBigInt64(i * 16 + 8, true) / 1000n,
+  });
 }
 
 function toMicrosTruncated(unit: TimeUnit, value: bigint): bigint {
@@ -102,7 +108,11 @@ export function makeFormatter(data: Data): Formatter {
   if (DataType.isNull(type)) return { text: () => null, json: () => 'null' };
   if (DataType.isBool(type)) {
     const get = viaGet<boolean>(data);
-    return scalar(data, (i) => (get(i) ? 'true' : 'false'), (t) => t ?? 'null');
+    return scalar(
+      data,
+      (i) => (get(i) ? 'true' : 'false'),
+      (t) => t ?? 'null',
+    );
   }
   if (DataType.isInt(type)) {
     const values = data.values as ArrayLike<number | bigint>;

@@ -25,9 +25,9 @@ import { ResultAsync } from 'neverthrow';
 import { RecordBatchStreamWriter, type RecordBatch, type Schema } from 'apache-arrow';
 import { fromDbError, ingestError, IngestFailure, isIngestFailure } from '../../src/errors.ts';
 import { defineIngester } from '../../src/plugins.ts';
-import { columnList } from '../../src/schema.ts';
-import { hasSourceColumns, sourceValues, withSourceFields } from '../../src/source-columns.ts';
-import { qualifiedName, quoteIdent } from '../../src/sql.ts';
+import { columnList } from '../../src/columns/schema.ts';
+import { hasSourceColumns, sourceValues, withSourceFields } from '../../src/columns/source-columns.ts';
+import { qualifiedName, quoteIdent } from '../../src/columns/sql.ts';
 import type { AppendResult, ClaimedFile, DbConnection, IngestContext, IngestError, IngesterPlugin, TableName } from '../../src/types.ts';
 import { BatchTooLarge } from './columns.ts';
 import { csvField } from '../shared/csv-text.ts';
@@ -72,7 +72,11 @@ async function* reencode(source: IpcSource, schema: Schema): AsyncIterable<Uint8
   writer.reset(sink, schema);
   for await (const batch of source.batches()) {
     for (const slice of slices(batch)) {
-      writer.write(wireBatch(slice, schema));
+      try {
+        writer.write(wireBatch(slice, schema));
+      } catch (error) {
+        throw unreadableValue(error);
+      }
       // One write per slice: the writer's many small buffers become one COPY message.
       if (sink.byteLength > 0) yield sink.take();
       await breathe();
@@ -86,24 +90,57 @@ function isArrowCorruption(error: IngestError): boolean {
   return error.sqlState === 'XX001' && /corrupt|unexpected end/i.test(error.message);
 }
 
-async function loadHyper(conn: DbConnection, file: ClaimedFile, table: TableName, source: IpcSource, plans: readonly ColumnPlan[], ctx: IngestContext): Promise<number> {
+async function loadHyper(
+  conn: DbConnection,
+  file: ClaimedFile,
+  table: TableName,
+  source: IpcSource,
+  plans: readonly ColumnPlan[],
+  ctx: IngestContext,
+): Promise<number> {
   const rewrite = !source.passThrough || plans.some((p) => p.mapping.rewrite !== 'none');
   // ARROWSTREAM takes a column only under its exact name and type, and a NOT NULL column only
   // from a non-nullable field; anything else is loaded through a temporary table and cast.
-  const direct = plans.every((p) => p.field.name === p.column.name && isSameType(p.mapping.type, p.columnType) && (p.column.nullable || !p.field.nullable));
+  const direct = plans.every(
+    (p) => p.field.name === p.column.name && isSameType(p.mapping.type, p.columnType) && (p.column.nullable || !p.field.nullable),
+  );
   // A Null-typed field may be declared non-nullable (its values are all null all the same); as
   // Utf8 it must be nullable, or Hyper reports "non-zero null count for non-nullable column".
-  const schema = wireSchema(plans.map((p) => ({ name: p.field.name, type: wireType(p.field.type), nullable: p.field.nullable || p.mapping.rewrite === 'null-to-utf8' })));
+  const schema = wireSchema(
+    plans.map((p) => ({
+      name: p.field.name,
+      type: wireType(p.field.type),
+      nullable: p.field.nullable || p.mapping.rewrite === 'null-to-utf8',
+    })),
+  );
   const bytes = (): AsyncIterable<Uint8Array> => (rewrite ? reencode(source, schema) : source.streamBytes());
   const fields = columnList(plans.map((p) => ({ name: p.field.name })));
   if (serverMayRead(ctx, source, !rewrite)) {
     if (direct) return loadOnServer(conn, file, table, source, { kind: 'copy', fields }, ctx);
     // Into varchar(n)/char(n) hyperd's INSERT may cut a long value without a word; COPY refuses it.
     if (!plans.some((p) => p.columnType.family === 'text' && p.columnType.length !== undefined)) {
-      return loadOnServer(conn, file, table, source, { kind: 'insert', columns: columnList(plans.map((p) => p.column)), select: plans.map(selectExpression).join(', '), descriptor: fieldTypes(plans) }, ctx);
+      return loadOnServer(
+        conn,
+        file,
+        table,
+        source,
+        {
+          kind: 'insert',
+          columns: columnList(plans.map((p) => p.column)),
+          select: plans.map(selectExpression).join(', '),
+          descriptor: fieldTypes(plans),
+        },
+        ctx,
+      );
     }
   }
-  ctx.logger.debug('arrow: loading through ARROWSTREAM', { file: file.name, format: source.format, passThrough: !rewrite, viaTempTable: !direct, notes: source.notes });
+  ctx.logger.debug('arrow: loading through ARROWSTREAM', {
+    file: file.name,
+    format: source.format,
+    passThrough: !rewrite,
+    viaTempTable: !direct,
+    notes: source.notes,
+  });
 
   const copy = async (target: string): Promise<number> => {
     const sql = `COPY ${target} (${fields}) FROM STDIN WITH (FORMAT ARROWSTREAM)`;
@@ -124,7 +161,9 @@ async function loadHyper(conn: DbConnection, file: ClaimedFile, table: TableName
   await conn.query(`CREATE TEMPORARY TABLE ${quoteIdent(TEMP_NAME)} (${fieldTypes(plans)})`);
   const copied = await copy(TEMP_TABLE);
   const targets = columnList(plans.map((p) => p.column));
-  const rows = await conn.execute(`INSERT INTO ${qualifiedName(table)} (${targets}) SELECT ${plans.map(selectExpression).join(', ')} FROM ${TEMP_TABLE}`);
+  const rows = await conn.execute(
+    `INSERT INTO ${qualifiedName(table)} (${targets}) SELECT ${plans.map(selectExpression).join(', ')} FROM ${TEMP_TABLE}`,
+  );
   if (rows !== copied) throw partialRead(file, copied, rows, ctx);
   await conn.query(`TRUNCATE ${TEMP_TABLE}`);
   return rows;
@@ -141,7 +180,12 @@ function partialRead(file: ClaimedFile, copied: number, inserted: number, ctx: I
   const reason = `Hyper moved ${inserted} of the ${copied} rows copied into the temporary table; retrying as CSV`;
   ctx.fileState.set(FORCE_CSV, reason);
   ctx.logger.warn(reason, { file: file.name });
-  return new IngestFailure(ingestError('data', 'ARROW_PARTIAL_READ', `${file.name}: ${reason}`, 'Nothing to do: the file is loaded again as CSV.', { file: file.name, retry: { reason } }));
+  return new IngestFailure(
+    ingestError('data', 'ARROW_PARTIAL_READ', `${file.name}: ${reason}`, 'Nothing to do: the file is loaded again as CSV.', {
+      file: file.name,
+      retry: { reason },
+    }),
+  );
 }
 
 /**
@@ -154,12 +198,18 @@ function hyperCopyError(error: unknown, file: ClaimedFile, sql: string, ctx: Ing
   const failure = fromDbError(error, file.name, sql);
   if (isArrowCorruption(failure)) {
     return new IngestFailure(
-      ingestError('data', 'ARROW_CORRUPT', `${file.name}: Hyper could not read the Arrow data: ${failure.message}`, 'Write the file again with an Arrow library, then replay it.', {
-        file: file.name,
-        sqlState: failure.sqlState,
-        sql,
-        cause: error,
-      }),
+      ingestError(
+        'data',
+        'ARROW_CORRUPT',
+        `${file.name}: Hyper could not read the Arrow data: ${failure.message}`,
+        'Write the file again with an Arrow library, then replay it.',
+        {
+          file: file.name,
+          sqlState: failure.sqlState,
+          sql,
+          cause: error,
+        },
+      ),
     );
   }
   if (failure.sqlState === '0A000' || failure.sqlState === '42804' || failure.sqlState === 'XX001') {
@@ -175,6 +225,22 @@ function hyperCopyError(error: unknown, file: ClaimedFile, sql: string, ctx: Ing
 // Elsewhere: Arrow in, as CSV text
 // ---------------------------------------------------------------------------------------------
 
+/**
+ * A value the checks let through but its type cannot be read from (its buffer shorter than the
+ * type apache-arrow decoded it as): the file's fault, in words, never a bare TypeError.
+ */
+function unreadableValue(error: unknown, column?: string, row?: number): unknown {
+  if (error instanceof IpcProblem || error instanceof BatchTooLarge || isIngestFailure(error)) return error;
+  if (!(error instanceof TypeError || error instanceof RangeError)) return error;
+  if (column === undefined || row === undefined)
+    return new IpcProblem('ARROW_CORRUPT', 'a record batch has a value its type cannot be read from (its buffers do not hold it)');
+  return new IpcProblem(
+    'ARROW_CORRUPT',
+    `column "${column}" has a value at row ${row + 1} of a record batch that its type cannot be read from (its buffers do not hold it)`,
+    column,
+  );
+}
+
 async function* csvChunks(source: IpcSource): AsyncIterable<string> {
   let lines: string[] = [];
   let size = 0;
@@ -184,7 +250,12 @@ async function* csvChunks(source: IpcSource): AsyncIterable<string> {
     const last = formatters.length - 1;
     for (let row = 0; row < batch.numRows; row++) {
       let line = '';
-      for (let c = 0; c <= last; c++) line += csvField(formatters[c]!.text(row)) + (c === last ? '\n' : ',');
+      let c = 0;
+      try {
+        for (; c <= last; c++) line += csvField(formatters[c]!.text(row)) + (c === last ? '\n' : ',');
+      } catch (error) {
+        throw unreadableValue(error, source.schema.fields[c]?.name ?? String(c), row);
+      }
       lines.push(line);
       size += line.length;
       if (size >= CSV_CHUNK) {
@@ -198,7 +269,14 @@ async function* csvChunks(source: IpcSource): AsyncIterable<string> {
   if (lines.length > 0) yield lines.join('');
 }
 
-async function loadCsv(conn: DbConnection, file: ClaimedFile, table: TableName, source: IpcSource, plans: readonly ColumnPlan[], ctx: IngestContext): Promise<number> {
+async function loadCsv(
+  conn: DbConnection,
+  file: ClaimedFile,
+  table: TableName,
+  source: IpcSource,
+  plans: readonly ColumnPlan[],
+  ctx: IngestContext,
+): Promise<number> {
   const sources = sourceValues(file, ctx);
   const sql = `COPY ${qualifiedName(table)} (${columnList([...plans.map((p) => p.column), ...sources])}) FROM STDIN WITH (FORMAT csv)`;
   return conn.copyFrom(sql, sources.length > 0 ? withSourceFields(csvChunks(source), sources) : csvChunks(source));
@@ -208,12 +286,21 @@ async function loadCsv(conn: DbConnection, file: ClaimedFile, table: TableName, 
 
 async function append(conn: DbConnection, file: ClaimedFile, table: TableName, ctx: IngestContext): Promise<AppendResult> {
   // Where hyperd may read the file itself, its values are checked as it is opened (see server-read.ts).
-  const source = await openIpc(file, { checkValues: ctx.capabilities.readsLocalFiles && ctx.capabilities.arrowStream && !ctx.fileState.has(NO_SERVER_READ) });
+  const source = await openIpc(file, {
+    checkValues: ctx.capabilities.readsLocalFiles && ctx.capabilities.arrowStream && !ctx.fileState.has(NO_SERVER_READ),
+  });
   const schema = source.schema;
   checkFieldNames(schema, file);
   const mappings = mapFields(schema, file);
   const columns = await tableColumns(conn, file, table, schema, mappings, ctx);
-  const plans = plan(file, table, schema, mappings, columns, mappings.map((m, k) => (m.rewrite === 'null-to-utf8' ? source.rows : source.nulls[k]!)));
+  const plans = plan(
+    file,
+    table,
+    schema,
+    mappings,
+    columns,
+    mappings.map((m, k) => (m.rewrite === 'null-to-utf8' ? source.rows : source.nulls[k]!)),
+  );
   // Source columns are constants ARROWSTREAM cannot add: such files go as CSV, the values appended.
   if (ctx.capabilities.arrowStream && !ctx.fileState.has(FORCE_CSV) && !hasSourceColumns(ctx)) {
     return { rows: await loadHyper(conn, file, table, source, plans, ctx) };
@@ -225,10 +312,16 @@ function toError(error: unknown, file: ClaimedFile): IngestError {
   if (isIngestFailure(error)) return error.error;
   if (error instanceof IpcProblem) return readError(file, error);
   if (error instanceof BatchTooLarge) {
-    return ingestError('data', 'ARROW_BATCH_TOO_LARGE', `${file.name}: ${error.message}`, 'Write the file with smaller record batches (e.g. 64k rows each), then replay it.', {
-      file: file.name,
-      cause: error,
-    });
+    return ingestError(
+      'data',
+      'ARROW_BATCH_TOO_LARGE',
+      `${file.name}: ${error.message}`,
+      'Write the file with smaller record batches (e.g. 64k rows each), then replay it.',
+      {
+        file: file.name,
+        cause: error,
+      },
+    );
   }
   return fromDbError(error, file.name);
 }

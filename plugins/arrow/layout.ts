@@ -30,7 +30,18 @@ export interface BatchHeader {
 }
 
 /** What a buffer holds, for its size check, byte swapping and value checks. */
-export type Role = 'validity' | 'bits' | 'values' | 'offsets32' | 'offsets64' | 'bytes' | 'views' | 'variadic' | 'type-ids';
+export type Role =
+  | 'validity'
+  | 'bits'
+  | 'values'
+  | 'offsets32'
+  | 'offsets64'
+  | 'sizes'
+  | 'view-offsets'
+  | 'bytes'
+  | 'views'
+  | 'variadic'
+  | 'type-ids';
 
 export interface BufferPlan {
   readonly index: number;
@@ -65,7 +76,9 @@ export function readBatchHeader(batch: FbRecordBatch, bodyLength: number, metada
   const nodeCount = batch.nodesLength();
   const bufferCount = batch.buffersLength();
   if (nodeCount * 16 > metadataLength || bufferCount * 16 > metadataLength) {
-    throw corrupt(`a record batch lists ${nodeCount} nodes and ${bufferCount} buffers, more than its ${metadataLength} bytes of metadata hold`);
+    throw corrupt(
+      `a record batch lists ${nodeCount} nodes and ${bufferCount} buffers, more than its ${metadataLength} bytes of metadata hold`,
+    );
   }
   const nodes = [];
   for (let i = 0; i < nodeCount; i++) {
@@ -80,7 +93,11 @@ export function readBatchHeader(batch: FbRecordBatch, bodyLength: number, metada
     const buffer = batch.buffers(i);
     if (!buffer) throw corrupt(`record batch buffer ${i} is missing`);
     const offset = checkedSize(buffer.offset(), bodyLength, `the offset of buffer ${i}`);
-    const bytes = checkedSize(buffer.length(), bodyLength - offset, `the length of buffer ${i} (at offset ${offset} of a ${bodyLength}-byte body)`);
+    const bytes = checkedSize(
+      buffer.length(),
+      bodyLength - offset,
+      `the length of buffer ${i} (at offset ${offset} of a ${bodyLength}-byte body)`,
+    );
     buffers.push({ offset, length: bytes });
   }
   const variadicCounts = [];
@@ -116,10 +133,13 @@ export function planBatch(fields: readonly Shape[], header: BatchHeader, unionVa
   const cursor: Cursor = { node: 0, buffer: 0, view: 0 };
   const plans = fields.map((shape) => planNode(shape, header, cursor, unionValidity));
   for (const plan of plans) {
-    if (plan.length !== header.length) throw corrupt(`column "${plan.shape.column}" has ${plan.length} rows in a record batch of ${header.length}`, plan.shape.column);
+    if (plan.length !== header.length)
+      throw corrupt(`column "${plan.shape.column}" has ${plan.length} rows in a record batch of ${header.length}`, plan.shape.column);
   }
-  if (cursor.node !== header.nodes.length) throw corrupt(`a record batch has ${header.nodes.length} nodes where the schema needs ${cursor.node}`);
-  if (cursor.buffer !== header.buffers.length) throw corrupt(`a record batch has ${header.buffers.length} buffers where the schema needs ${cursor.buffer}`);
+  if (cursor.node !== header.nodes.length)
+    throw corrupt(`a record batch has ${header.nodes.length} nodes where the schema needs ${cursor.node}`);
+  if (cursor.buffer !== header.buffers.length)
+    throw corrupt(`a record batch has ${header.buffers.length} buffers where the schema needs ${cursor.buffer}`);
   return plans;
 }
 
@@ -143,15 +163,20 @@ function planNode(shape: Shape, header: BatchHeader, cursor: Cursor, unionValidi
     if (!region) throw corrupt(`a record batch has too few buffers for ${where(shape)}`, shape.column);
     // A compressed buffer's size is checked once it is decompressed.
     if (header.codec === null && region.length < minBytes) {
-      throw corrupt(`${where(shape)}: buffer ${index} (${role}) has ${region.length} bytes; ${length} rows need at least ${minBytes}`, shape.column);
+      throw corrupt(
+        `${where(shape)}: buffer ${index} (${role}) has ${region.length} bytes; ${length} rows need at least ${minBytes}`,
+        shape.column,
+      );
     }
     buffers.push({ index, role, minBytes, maxBytes, owner: where(shape), column: shape.column, swap });
   };
   const validity = (): void => take('validity', nullCount > 0 ? bitmapBytes(length) : 0);
-  const offsets = (wide: boolean): void => take(wide ? 'offsets64' : 'offsets32', length > 0 ? (length + 1) * (wide ? 8 : 4) : 0, [wide ? 8 : 4]);
+  const offsets = (wide: boolean): void =>
+    take(wide ? 'offsets64' : 'offsets32', length > 0 ? (length + 1) * (wide ? 8 : 4) : 0, [wide ? 8 : 4]);
   const values = (width: number): number => {
     const bytes = length * width;
-    if (bytes > MAX_BODY) throw new IpcProblem('ARROW_BATCH_TOO_LARGE', `column "${shape.column}" needs ${bytes} bytes in one record batch`, shape.column);
+    if (bytes > MAX_BODY)
+      throw new IpcProblem('ARROW_BATCH_TOO_LARGE', `column "${shape.column}" needs ${bytes} bytes in one record batch`, shape.column);
     return bytes;
   };
   switch (shape.layout) {
@@ -185,6 +210,16 @@ function planNode(shape: Shape, header: BatchHeader, cursor: Cursor, unionValidi
       validity();
       offsets(shape.layout === 'list64');
       break;
+    case 'list-view32':
+    case 'list-view64':
+      validity();
+      take('view-offsets', values(shape.width), shape.swap);
+      take('sizes', values(shape.width), shape.swap);
+      break;
+    case 'run-end':
+      // No buffers, no NULLs of its own: its values say which rows are NULL.
+      if (nullCount !== 0) throw corrupt(`${where(shape)} is run-end encoded but declares ${nullCount} NULLs of its own`, shape.column);
+      break;
     case 'fixed-list':
     case 'struct':
       validity();
@@ -197,9 +232,19 @@ function planNode(shape: Shape, header: BatchHeader, cursor: Cursor, unionValidi
       break;
   }
   const children = shape.children.map((child) => planNode(child, header, cursor, unionValidity));
+  if (shape.layout === 'run-end') {
+    const [runEnds, values] = children as [NodePlan, NodePlan];
+    if (runEnds.length !== values.length)
+      throw corrupt(`${where(shape)} has ${runEnds.length} run ends for ${values.length} values`, shape.column);
+    if (runEnds.nullCount !== 0) throw corrupt(`${where(shape)} has NULL run ends`, shape.column);
+    if (runEnds.length > length || (length > 0 && runEnds.length === 0))
+      throw corrupt(`${where(shape)} has ${runEnds.length} runs for ${length} rows`, shape.column);
+  }
   for (const child of children) {
-    const needed = shape.layout === 'fixed-list' ? length * shape.listSize : shape.layout === 'struct' || shape.layout === 'sparse-union' ? length : 0;
-    if (child.length < needed) throw corrupt(`${where(child.shape)} has ${child.length} values where its parent's ${length} rows need ${needed}`, shape.column);
+    const needed =
+      shape.layout === 'fixed-list' ? length * shape.listSize : shape.layout === 'struct' || shape.layout === 'sparse-union' ? length : 0;
+    if (child.length < needed)
+      throw corrupt(`${where(child.shape)} has ${child.length} values where its parent's ${length} rows need ${needed}`, shape.column);
   }
   return { shape, length, nullCount, buffers, children };
 }

@@ -18,6 +18,7 @@ import { checkValues, safeBody, valueBuffers } from './body.ts';
 import { type BatchHeader, MAX_BODY, type NodePlan, planBatch, readBatchHeader, type Region } from './layout.ts';
 import { corrupt, IpcProblem, makeBreather } from './problem.ts';
 import { fbMessage, readFlatbuffer, type SchemaShape } from './shape.ts';
+import { verifyMessage } from './verify.ts';
 
 /** Message metadata (a flatbuffer of a few hundred bytes, more for wide schemas) past this is refused. */
 const MAX_METADATA = 64 << 20;
@@ -52,10 +53,13 @@ export async function readMessageAt(file: ClaimedFile, offset: number, limit: nu
   const prefix = modern ? 8 : 4;
   const metadataLength = view.getInt32(prefix - 4, true);
   if (metadataLength === 0) return { end: true, prefix };
-  if (metadataLength < 0 || metadataLength > MAX_METADATA) throw corrupt(`the message at byte ${offset} gives a metadata length of ${metadataLength}`);
+  if (metadataLength < 0 || metadataLength > MAX_METADATA)
+    throw corrupt(`the message at byte ${offset} gives a metadata length of ${metadataLength}`);
   const metadataStart = offset + prefix;
   if (metadataStart + metadataLength > limit) throw truncated(`the Arrow data ends inside the metadata of the message at byte ${offset}`);
-  const metadata = prefix + metadataLength <= peek.length ? peek.slice(prefix, prefix + metadataLength) : await file.read(metadataStart, metadataLength);
+  const metadata =
+    prefix + metadataLength <= peek.length ? peek.slice(prefix, prefix + metadataLength) : await file.read(metadataStart, metadataLength);
+  verifyMessage(metadata, `the metadata of the message at byte ${offset}`);
   const { header, bodyLength } = readFlatbuffer(`the metadata of the message at byte ${offset}`, () => {
     const message = fbMessage(metadata);
     return { header: message.headerType(), bodyLength: message.bodyLength() };
@@ -63,8 +67,11 @@ export async function readMessageAt(file: ClaimedFile, offset: number, limit: nu
   const bodyStart = metadataStart + metadataLength;
   if (bodyLength < 0n) throw corrupt(`the message at byte ${offset} gives a body length of ${bodyLength}`);
   if (bodyLength > BigInt(limit - bodyStart)) {
-    if (bodyLength > BigInt(MAX_BODY)) throw corrupt(`the message at byte ${offset} gives a body length of ${bodyLength} bytes, more than the file holds`);
-    throw truncated(`the Arrow data ends inside the body of the message at byte ${offset} (${bodyLength} bytes announced, ${limit - bodyStart} there)`);
+    if (bodyLength > BigInt(MAX_BODY))
+      throw corrupt(`the message at byte ${offset} gives a body length of ${bodyLength} bytes, more than the file holds`);
+    throw truncated(
+      `the Arrow data ends inside the body of the message at byte ${offset} (${bodyLength} bytes announced, ${limit - bodyStart} there)`,
+    );
   }
   return { end: false, offset, prefix, metadataLength, bodyLength: Number(bodyLength), header, metadata };
 }
@@ -78,6 +85,7 @@ export interface CheckedBatch {
 
 /** Checks a record batch or dictionary batch message's metadata against the schema's layout. */
 export function checkBatchMessage(block: Block, metadata: Uint8Array, shape: SchemaShape): CheckedBatch {
+  verifyMessage(metadata, `the metadata of the message at byte ${block.offset}`);
   return readFlatbuffer(`the metadata of the message at byte ${block.offset}`, () => {
     const message = fbMessage(metadata);
     const unionValidity = message.version() < 4;
@@ -119,17 +127,52 @@ function frame(metadata: Uint8Array): Uint8Array {
   return out;
 }
 
-/** A batch's metadata again, with its buffers where decompression put them and no compression. */
-function reencode(checked: CheckedBatch, regions: readonly Region[], bodyLength: number): Uint8Array {
+type Node = { readonly length: number; readonly nullCount: number };
+const NO_BUFFER: Region = { offset: 0, length: 0 };
+
+/**
+ * The nodes and buffers of a batch in transport form (encoded.ts): a list view as a struct of its
+ * offsets, sizes and values, run-end encoding as a struct of its run ends and values. The buffers
+ * stay where they are; only the metadata lists them differently.
+ */
+function transportLayout(plans: readonly NodePlan[], regions: readonly Region[]): { nodes: Node[]; buffers: Region[] } {
+  const nodes: Node[] = [];
+  const buffers: Region[] = [];
+  const region = (plan: NodePlan, role: string): Region => regions[plan.buffers.find((b) => b.role === role)!.index]!;
+  const walk = (plan: NodePlan): void => {
+    const { length, nullCount } = plan;
+    if (plan.shape.layout === 'list-view32' || plan.shape.layout === 'list-view64') {
+      nodes.push({ length, nullCount }, { length, nullCount: 0 });
+      buffers.push(region(plan, 'validity'), NO_BUFFER, region(plan, 'view-offsets'));
+      nodes.push({ length, nullCount: 0 });
+      buffers.push(NO_BUFFER, region(plan, 'sizes'));
+    } else if (plan.shape.layout === 'run-end') {
+      nodes.push({ length, nullCount: 0 });
+      buffers.push(NO_BUFFER);
+    } else {
+      nodes.push({ length, nullCount });
+      for (const b of plan.buffers) buffers.push(regions[b.index]!);
+    }
+    plan.children.forEach(walk);
+  };
+  plans.forEach(walk);
+  return { nodes, buffers };
+}
+
+/** A batch's metadata again, with its buffers where decompression put them, no compression, and (`encoded`) in transport form. */
+function reencode(checked: CheckedBatch, regions: readonly Region[], bodyLength: number, encoded: boolean): Uint8Array {
   const { header } = checked;
+  const layout = encoded ? transportLayout(checked.plans, regions) : { nodes: header.nodes, buffers: regions };
   const batch = new RecordBatch(
     header.length,
-    header.nodes.map((n) => new FieldNode(n.length, n.nullCount)),
-    regions.map((r) => new BufferRegion(r.offset, r.length)),
+    layout.nodes.map((n) => new FieldNode(n.length, n.nullCount)),
+    layout.buffers.map((r) => new BufferRegion(r.offset, r.length)),
     null,
     [...header.variadicCounts],
   );
-  const message = checked.dictionary ? Message.from(new DictionaryBatch(batch, checked.dictionary.id, checked.dictionary.isDelta), bodyLength) : Message.from(batch, bodyLength);
+  const message = checked.dictionary
+    ? Message.from(new DictionaryBatch(batch, checked.dictionary.id, checked.dictionary.isDelta), bodyLength)
+    : Message.from(batch, bodyLength);
   return Message.encode(message);
 }
 
@@ -138,7 +181,12 @@ function reencode(checked: CheckedBatch, regions: readonly Region[], bodyLength:
  * (and decompressed and swapped where needed), then the end-of-stream marker. One body is in
  * memory at a time.
  */
-export async function* safeMessages(file: ClaimedFile, schemaMessage: Uint8Array, blocks: readonly Block[], shape: SchemaShape): AsyncIterable<Uint8Array> {
+export async function* safeMessages(
+  file: ClaimedFile,
+  schemaMessage: Uint8Array,
+  blocks: readonly Block[],
+  shape: SchemaShape,
+): AsyncIterable<Uint8Array> {
   const breathe = makeBreather();
   const sizes = new Map<bigint, number>();
   yield schemaMessage;
@@ -153,7 +201,9 @@ export async function* safeMessages(file: ClaimedFile, schemaMessage: Uint8Array
       const { id, isDelta } = checked.dictionary;
       sizes.set(id, (isDelta ? (sizes.get(id) ?? 0) : 0) + checked.header.length);
     }
-    yield frame(safe.regions ? reencode(checked, safe.regions, safe.body.length) : metadata);
+    yield frame(
+      safe.regions || shape.encoded ? reencode(checked, safe.regions ?? checked.header.buffers, safe.body.length, shape.encoded) : metadata,
+    );
     if (safe.body.length > 0) yield safe.body;
     await breathe();
   }
@@ -188,7 +238,13 @@ export async function checkMessages(file: ClaimedFile, blocks: readonly Block[],
 export type DictionaryLengths = Map<bigint, number>;
 
 /** One message's value checks (see `checkMessages`), its metadata already checked; counts its dictionary. */
-export async function checkBlockValues(file: ClaimedFile, block: Block, checked: CheckedBatch, bigEndian: boolean, sizes: DictionaryLengths): Promise<void> {
+export async function checkBlockValues(
+  file: ClaimedFile,
+  block: Block,
+  checked: CheckedBatch,
+  bigEndian: boolean,
+  sizes: DictionaryLengths,
+): Promise<void> {
   const bodyStart = block.offset + block.prefix + block.metadataLength;
   if (checked.header.codec !== null || bigEndian) {
     const raw = await file.read(bodyStart, block.bodyLength);

@@ -5,12 +5,12 @@
  */
 import type { Field, Schema } from 'apache-arrow';
 import { ingestError, IngestFailure } from '../../src/errors.ts';
-import { matchColumns } from '../../src/schema.ts';
-import { isSourceColumn } from '../../src/source-columns.ts';
-import { createTableFor, fitTable } from '../../src/table-fit.ts';
-import { describeLogicalType, quoteIdent, standardSqlType, tableLabel } from '../../src/sql.ts';
-import { parseSqlType, type SqlType } from '../../src/sql-types.ts';
-import { fitsColumn } from '../../src/type-policy.ts';
+import { matchColumns } from '../../src/columns/schema.ts';
+import { isSourceColumn } from '../../src/columns/source-columns.ts';
+import { createTableFor, fitTable } from '../../src/columns/table-fit.ts';
+import { describeLogicalType, quoteIdent, standardSqlType, tableLabel } from '../../src/columns/sql.ts';
+import { parseSqlType, type SqlType } from '../../src/columns/sql-types.ts';
+import { fitsColumn } from '../../src/columns/type-policy.ts';
 import type { ClaimedFile, ColumnSpec, DbConnection, IngestContext, TableColumn, TableName } from '../../src/types.ts';
 import { describeField, isSameType, mapArrowType, type FieldMapping } from './types.ts';
 
@@ -22,22 +22,51 @@ export interface ColumnPlan {
   readonly columnType: SqlType;
 }
 
-export function fileError(kind: 'data' | 'schema', code: string, file: ClaimedFile, message: string, hint: string, column?: string): IngestFailure {
-  return new IngestFailure(ingestError(kind, code, `${file.name}: ${message}`, hint, { file: file.name, ...(column === undefined ? {} : { column }) }));
+export function fileError(
+  kind: 'data' | 'schema',
+  code: string,
+  file: ClaimedFile,
+  message: string,
+  hint: string,
+  column?: string,
+): IngestFailure {
+  return new IngestFailure(
+    ingestError(kind, code, `${file.name}: ${message}`, hint, { file: file.name, ...(column === undefined ? {} : { column }) }),
+  );
 }
 
 /** Names are the only link between a file column and a table column: they must be distinct. */
 export function checkFieldNames(schema: Schema, file: ClaimedFile): void {
   if (schema.fields.length === 0) {
-    throw fileError('data', 'ARROW_NO_COLUMNS', file, 'the Arrow schema has no columns', 'Write at least one column, then replay the file.');
+    throw fileError(
+      'data',
+      'ARROW_NO_COLUMNS',
+      file,
+      'the Arrow schema has no columns',
+      'Write at least one column, then replay the file.',
+    );
   }
   const seen = new Set<string>();
   for (const [index, field] of schema.fields.entries()) {
-    if (field.name.trim() === '') {
-      throw fileError('data', 'EMPTY_COLUMN_NAME', file, `column ${index + 1} of the Arrow schema has no name`, 'Give every column a name, then replay the file.');
+    // A field's name is optional in the format's FlatBuffers: apache-arrow then has none (null).
+    if ((field.name ?? '').trim() === '') {
+      throw fileError(
+        'data',
+        'EMPTY_COLUMN_NAME',
+        file,
+        `column ${index + 1} of the Arrow schema has no name`,
+        'Give every column a name, then replay the file.',
+      );
     }
     if (seen.has(field.name)) {
-      throw fileError('data', 'DUPLICATE_COLUMN', file, `column "${field.name}" appears twice in the Arrow schema`, 'Give every column a distinct name, then replay the file.', field.name);
+      throw fileError(
+        'data',
+        'DUPLICATE_COLUMN',
+        file,
+        `column "${field.name}" appears twice in the Arrow schema`,
+        'Give every column a distinct name, then replay the file.',
+        field.name,
+      );
     }
     seen.add(field.name);
   }
@@ -61,7 +90,14 @@ export function mapFields(schema: Schema, file: ClaimedFile): FieldMapping[] {
 }
 
 /** The table's columns for this file: the existing table's, or a new table made from the schema. */
-export async function tableColumns(conn: DbConnection, file: ClaimedFile, table: TableName, schema: Schema, mappings: readonly FieldMapping[], ctx: IngestContext): Promise<TableColumn[]> {
+export async function tableColumns(
+  conn: DbConnection,
+  file: ClaimedFile,
+  table: TableName,
+  schema: Schema,
+  mappings: readonly FieldMapping[],
+  ctx: IngestContext,
+): Promise<TableColumn[]> {
   const existing = await conn.describeTable(table);
   const specs: ColumnSpec[] = schema.fields.map((field, k) => ({ name: field.name, type: mappings[k]!.type }));
   if (existing) {
@@ -70,9 +106,15 @@ export async function tableColumns(conn: DbConnection, file: ClaimedFile, table:
   }
   if (!ctx.schema.createTable) {
     throw new IngestFailure(
-      ingestError('schema', 'TABLE_MISSING', `table ${tableLabel(table)} does not exist and creating tables is disabled`, 'Create the table, or enable table creation, then replay the file.', {
-        file: file.name,
-      }),
+      ingestError(
+        'schema',
+        'TABLE_MISSING',
+        `table ${tableLabel(table)} does not exist and creating tables is disabled`,
+        'Create the table, or enable table creation, then replay the file.',
+        {
+          file: file.name,
+        },
+      ),
     );
   }
   await createTableFor(conn, table, specs, file, ctx);
@@ -82,7 +124,14 @@ export async function tableColumns(conn: DbConnection, file: ClaimedFile, table:
 }
 
 /** `nulls`: each field's NULLs, from the file's metadata (a Null-typed field's rows are all NULL). */
-export function plan(file: ClaimedFile, table: TableName, schema: Schema, mappings: readonly FieldMapping[], columns: readonly TableColumn[], nulls: readonly number[]): ColumnPlan[] {
+export function plan(
+  file: ClaimedFile,
+  table: TableName,
+  schema: Schema,
+  mappings: readonly FieldMapping[],
+  columns: readonly TableColumn[],
+  nulls: readonly number[],
+): ColumnPlan[] {
   const matched = matchColumns(
     schema.fields.map((f) => f.name),
     columns,
@@ -99,7 +148,8 @@ export function plan(file: ClaimedFile, table: TableName, schema: Schema, mappin
         'schema',
         'TYPE_MISMATCH',
         file,
-        `column "${field.name}" is ${describeField(field)} (${describeLogicalType(mapping.type)}) in the file, but ${column.sqlType} in table ${tableLabel(table)}`,
+        `column "${field.name}" is ${describeField(field)} (${describeLogicalType(mapping.type)}) in the file, ` +
+          `but ${column.sqlType} in table ${tableLabel(table)}`,
         `Write column "${field.name}" with a type that fits ${column.sqlType} (or change the table's column type), then replay the file.`,
         field.name,
       );
@@ -109,7 +159,8 @@ export function plan(file: ClaimedFile, table: TableName, schema: Schema, mappin
         'data',
         'NULL_IN_NOT_NULL',
         file,
-        `column "${field.name}" holds ${nulls[k]} NULL value(s) (as the file's metadata counts them), but column "${column.name}" of table ${tableLabel(table)} is NOT NULL`,
+        `column "${field.name}" holds ${nulls[k]} NULL value(s) (as the file's metadata counts them), but column ` +
+          `"${column.name}" of table ${tableLabel(table)} is NOT NULL`,
         `Write a value in every row of column "${field.name}" (or let the table's column take NULL), then replay the file.`,
         field.name,
       );
@@ -126,7 +177,8 @@ export function plan(file: ClaimedFile, table: TableName, schema: Schema, mappin
 export function selectExpression(p: ColumnPlan): string {
   const ref = quoteIdent(p.field.name);
   if (isSameType(p.mapping.type, p.columnType)) return ref;
-  if (p.columnType.family === 'text' && p.columnType.length !== undefined) return p.mapping.type.kind === 'text' || p.mapping.type.kind === 'json' ? ref : `CAST(${ref} AS TEXT)`;
+  if (p.columnType.family === 'text' && p.columnType.length !== undefined)
+    return p.mapping.type.kind === 'text' || p.mapping.type.kind === 'json' ? ref : `CAST(${ref} AS TEXT)`;
   return `CAST(${ref} AS ${p.column.sqlType})`;
 }
 

@@ -3,7 +3,14 @@
  * IPC layout (which know neither the file's name nor how errors are reported) and turned into an
  * `IngestError` that names the file where the file is known (source.ts).
  */
-export type ProblemCode = 'ARROW_CORRUPT' | 'ARROW_NOT_IPC' | 'ARROW_TRUNCATED' | 'ARROW_UNSUPPORTED' | 'ARROW_UNSUPPORTED_TYPE' | 'ARROW_BATCH_TOO_LARGE';
+export type ProblemCode =
+  | 'ARROW_CORRUPT'
+  | 'ARROW_NOT_IPC'
+  | 'ARROW_TRUNCATED'
+  | 'ARROW_UNSUPPORTED'
+  | 'ARROW_UNSUPPORTED_TYPE'
+  | 'ARROW_BATCH_TOO_LARGE'
+  | 'ENCODING_INVALID';
 
 export class IpcProblem extends Error {
   readonly code: ProblemCode;

@@ -16,7 +16,7 @@
  * last word.
  */
 import { fromDbError, ingestError, IngestFailure, isIngestFailure } from '../../src/errors.ts';
-import { qualifiedName, quoteLiteral } from '../../src/sql.ts';
+import { qualifiedName, quoteLiteral } from '../../src/columns/sql.ts';
 import type { ClaimedFile, DbConnection, IngestContext, TableName } from '../../src/types.ts';
 import { IpcProblem } from './problem.ts';
 import type { IpcSource } from './source.ts';
@@ -30,7 +30,12 @@ export function serverMayRead(ctx: IngestContext, source: IpcSource, untouched: 
 }
 
 /** The retry that streams the file, after hyperd refused it or loaded other rows than announced. */
-function streamInstead(file: ClaimedFile, reason: string, ctx: IngestContext, details: { readonly sql: string; readonly sqlState?: string | undefined; readonly cause?: unknown }): IngestFailure {
+function streamInstead(
+  file: ClaimedFile,
+  reason: string,
+  ctx: IngestContext,
+  details: { readonly sql: string; readonly sqlState?: string | undefined; readonly cause?: unknown },
+): IngestFailure {
   const message = `hyperd could not read ${file.name} itself (${reason}); retrying with the file streamed`;
   ctx.fileState.set(NO_SERVER_READ, true);
   ctx.logger.info(message, { file: file.name });
@@ -61,11 +66,21 @@ export type ServerLoad =
 
 function statement(table: TableName, path: string, format: 'arrowfile' | 'arrowstream', load: ServerLoad): string {
   if (load.kind === 'copy') return `COPY ${qualifiedName(table)} (${load.fields}) FROM ${quoteLiteral(path)} WITH (FORMAT ${format})`;
-  return `INSERT INTO ${qualifiedName(table)} (${load.columns}) SELECT ${load.select} FROM external(${quoteLiteral(path)}, COLUMNS => DESCRIPTOR(${load.descriptor}), FORMAT => '${format}')`;
+  return (
+    `INSERT INTO ${qualifiedName(table)} (${load.columns}) SELECT ${load.select} FROM external(${quoteLiteral(path)}, COLUMNS ` +
+    `=> DESCRIPTOR(${load.descriptor}), FORMAT => '${format}')`
+  );
 }
 
 /** Loads the file with hyperd reading it from its staged path; the rows loaded. */
-export async function loadOnServer(conn: DbConnection, file: ClaimedFile, table: TableName, source: IpcSource, load: ServerLoad, ctx: IngestContext): Promise<number> {
+export async function loadOnServer(
+  conn: DbConnection,
+  file: ClaimedFile,
+  table: TableName,
+  source: IpcSource,
+  load: ServerLoad,
+  ctx: IngestContext,
+): Promise<number> {
   await source.check();
   const sql = statement(table, file.stagedPath, source.format === 'file' ? 'arrowfile' : 'arrowstream', load);
   ctx.logger.debug('arrow: the database reads the file itself', { file: file.name, format: source.format, via: load.kind, sql });
@@ -75,7 +90,11 @@ export async function loadOnServer(conn: DbConnection, file: ClaimedFile, table:
   } catch (error) {
     if (isIngestFailure(error) || error instanceof IpcProblem) throw error;
     const failure = fromDbError(error, file.name, sql);
-    throw streamInstead(file, failure.message.replaceAll(file.stagedPath, file.name).replace(/\s*\n\s*/g, '; '), ctx, { sqlState: failure.sqlState, sql, cause: error });
+    throw streamInstead(file, failure.message.replaceAll(file.stagedPath, file.name).replace(/\s*\n\s*/g, '; '), ctx, {
+      sqlState: failure.sqlState,
+      sql,
+      cause: error,
+    });
   }
   if (rows !== source.rows) throw streamInstead(file, `it loaded ${rows} rows where the file holds ${source.rows}`, ctx, { sql });
   return rows;

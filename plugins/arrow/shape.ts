@@ -11,7 +11,7 @@ import { ByteBuffer } from 'flatbuffers';
 import { Decimal as FbDecimal } from 'apache-arrow/fb/decimal';
 import { Date as FbDate } from 'apache-arrow/fb/date';
 import { Endianness } from 'apache-arrow/fb/endianness';
-import { Field as FbField } from 'apache-arrow/fb/field';
+import type { Field as FbField } from 'apache-arrow/fb/field';
 import { FixedSizeBinary as FbFixedSizeBinary } from 'apache-arrow/fb/fixed-size-binary';
 import { FixedSizeList as FbFixedSizeList } from 'apache-arrow/fb/fixed-size-list';
 import { FloatingPoint as FbFloatingPoint } from 'apache-arrow/fb/floating-point';
@@ -20,6 +20,8 @@ import { Interval as FbInterval } from 'apache-arrow/fb/interval';
 import { Message as FbMessage } from 'apache-arrow/fb/message';
 import { Schema as FbSchema } from 'apache-arrow/fb/schema';
 import { Time as FbTime } from 'apache-arrow/fb/time';
+import { Timestamp as FbTimestamp } from 'apache-arrow/fb/timestamp';
+import { Duration as FbDuration } from 'apache-arrow/fb/duration';
 import { Type } from 'apache-arrow/fb/type';
 import { Union as FbUnion } from 'apache-arrow/fb/union';
 import { corrupt, IpcProblem } from './problem.ts';
@@ -36,9 +38,26 @@ const MAX_FIELDS = 100_000;
  *   the batch's variadic data buffers;
  * - `list32`/`list64`: validity, offsets (child); `fixed-list`: validity (child); `struct`:
  *   validity (children); `sparse-union`: type ids (children); `dense-union`: type ids, 32-bit offsets (children);
+ * - `list-view32`/`list-view64`: validity, offsets, sizes (child); `run-end`: no buffers (run ends, values);
  * - `indices`: a dictionary-encoded field: validity, `width`-byte indices into dictionary `dictionaryId`.
  */
-export type Layout = 'null' | 'bool' | 'fixed' | 'var32' | 'var64' | 'view' | 'list32' | 'list64' | 'fixed-list' | 'struct' | 'sparse-union' | 'dense-union' | 'indices';
+export type Layout =
+  | 'null'
+  | 'bool'
+  | 'fixed'
+  | 'var32'
+  | 'var64'
+  | 'view'
+  | 'list32'
+  | 'list64'
+  | 'list-view32'
+  | 'list-view64'
+  | 'run-end'
+  | 'fixed-list'
+  | 'struct'
+  | 'sparse-union'
+  | 'dense-union'
+  | 'indices';
 
 export interface Shape {
   /** Where the field is, for messages: `col`, `col.child`. */
@@ -65,12 +84,11 @@ export interface SchemaShape {
   readonly fields: readonly Shape[];
   /** The values of each dictionary (their shape), by id. */
   readonly dictionaries: ReadonlyMap<bigint, Shape>;
+  /** A list-view or run-end encoded field is somewhere in it: batches go through transport (encoded.ts). */
+  readonly encoded: boolean;
 }
 
 const UNSUPPORTED: Partial<Record<Type, string>> = {
-  [Type.RunEndEncoded]: 'RunEndEncoded',
-  [Type.ListView]: 'ListView',
-  [Type.LargeListView]: 'LargeListView',
   [Type.NONE]: 'NONE (no type)',
 };
 
@@ -96,20 +114,72 @@ function shapeOf(field: FbField, path: string, column: string, depth: number, wa
   const encoding = field.dictionary();
   if (!encoding) return values;
   const id = encoding.id();
-  if (walk.dictionaries.has(id)) throw corrupt(`dictionary id ${id} is used by two fields (${path})`, column);
-  walk.dictionaries.set(id, values);
+  // apache-arrow keys dictionaries by a JavaScript number: ids past 2^53 cannot be told apart.
+  if (id < -(2n ** 53n) || id > 2n ** 53n)
+    throw new IpcProblem(
+      'ARROW_UNSUPPORTED',
+      `field ${path} has dictionary id ${id}, beyond the ids this reader tells apart (±2^53)`,
+      column,
+    );
+  // Two fields may share a dictionary (one dictionary batch serves both), when its values are of one type.
+  const shared = walk.dictionaries.get(id);
+  if (shared !== undefined && !sameLayout(shared, values))
+    throw corrupt(`dictionary id ${id} is used by two fields of different types (${shared.path} and ${path})`, column);
+  if (shared === undefined) walk.dictionaries.set(id, values);
   const index = encoding.indexType();
   const bits = index ? index.bitWidth() : 32;
   if (![8, 16, 32, 64].includes(bits)) throw corrupt(`field ${path} has dictionary indices of ${bits} bits`, column);
-  return { path, column, layout: 'indices', width: bits / 8, swap: bits > 8 ? [bits / 8] : [], children: [], listSize: 0, typeIds: [], dictionaryId: id, signed: index ? index.isSigned() : true };
+  return {
+    path,
+    column,
+    layout: 'indices',
+    width: bits / 8,
+    swap: bits > 8 ? [bits / 8] : [],
+    children: [],
+    listSize: 0,
+    typeIds: [],
+    dictionaryId: id,
+    signed: index ? index.isSigned() : true,
+  };
 }
+
+/** Whether two fields' values are laid out alike (the same type, as far as their buffers go). */
+function sameLayout(a: Shape, b: Shape): boolean {
+  return (
+    a.layout === b.layout &&
+    a.width === b.width &&
+    a.listSize === b.listSize &&
+    a.dictionaryId === b.dictionaryId &&
+    a.typeIds.join() === b.typeIds.join() &&
+    a.children.length === b.children.length &&
+    a.children.every((child, k) => sameLayout(child, b.children[k]!))
+  );
+}
+
+/** The most digits a decimal of each width holds (the Arrow spec's bounds). */
+const DECIMAL_DIGITS: Record<number, number> = { 32: 9, 64: 18, 128: 38, 256: 76 };
 
 function valueShape(field: FbField, path: string, column: string, children: Shape[]): Shape {
   const type = field.typeType();
-  const base = { path, column, children, listSize: 0, typeIds: [] as number[], dictionaryId: undefined, signed: false, width: 0, swap: [] as number[] };
+  const base = {
+    path,
+    column,
+    children,
+    listSize: 0,
+    typeIds: [] as number[],
+    dictionaryId: undefined,
+    signed: false,
+    width: 0,
+    swap: [] as number[],
+  };
   const fixed = (width: number, swap: number[] = [width]): Shape => ({ ...base, layout: 'fixed', width, swap: width === 1 ? [] : swap });
   const unsupported = UNSUPPORTED[type];
-  if (unsupported !== undefined) throw new IpcProblem('ARROW_UNSUPPORTED_TYPE', `column "${column}" has Arrow type ${unsupported}${path === column ? '' : ` (at ${path})`}, which this reader does not decode`, column);
+  if (unsupported !== undefined)
+    throw new IpcProblem(
+      'ARROW_UNSUPPORTED_TYPE',
+      `column "${column}" has Arrow type ${unsupported}${path === column ? '' : ` (at ${path})`}, which this reader does not decode`,
+      column,
+    );
   const need = (n: number): void => {
     if (children.length !== n) throw corrupt(`field ${path} of type ${typeName(type)} has ${children.length} children, not ${n}`, column);
   };
@@ -129,20 +199,38 @@ function valueShape(field: FbField, path: string, column: string, children: Shap
       return fixed(2 << precision);
     }
     case Type.Decimal: {
-      const bits = (field.type(new FbDecimal()) as FbDecimal | null)?.bitWidth() ?? 128;
+      const decimal = field.type(new FbDecimal()) as FbDecimal | null;
+      const bits = decimal?.bitWidth() ?? 128;
       if (![32, 64, 128, 256].includes(bits)) throw corrupt(`field ${path} is a decimal of ${bits} bits`, column);
+      const precision = decimal?.precision() ?? 0;
+      if (precision < 1 || precision > DECIMAL_DIGITS[bits]!)
+        throw corrupt(`field ${path} is a ${bits}-bit decimal of precision ${precision}, outside 1..${DECIMAL_DIGITS[bits]}`, column);
       return fixed(bits / 8);
     }
-    case Type.Date:
-      return fixed((field.type(new FbDate()) as FbDate | null)?.unit() === 0 ? 4 : 8);
+    case Type.Date: {
+      // DAY (int32) or MILLISECOND (int64), the default MILLISECOND.
+      const unit = (field.type(new FbDate()) as FbDate | null)?.unit() ?? 1;
+      if (unit !== 0 && unit !== 1) throw corrupt(`field ${path} is a date of unit ${unit}`, column);
+      return fixed(unit === 0 ? 4 : 8);
+    }
     case Type.Time: {
-      const bits = (field.type(new FbTime()) as FbTime | null)?.bitWidth() ?? 32;
-      if (bits !== 32 && bits !== 64) throw corrupt(`field ${path} is a time of ${bits} bits`, column);
+      const time = field.type(new FbTime()) as FbTime | null;
+      const bits = time?.bitWidth() ?? 32;
+      const unit = time?.unit() ?? 1;
+      // SECOND and MILLISECOND are 32-bit, MICROSECOND and NANOSECOND 64-bit (the spec's pairs).
+      if (unit < 0 || unit > 3 || bits !== (unit <= 1 ? 32 : 64))
+        throw corrupt(`field ${path} is a time of unit ${unit} in ${bits} bits`, column);
       return fixed(bits / 8);
     }
     case Type.Timestamp:
-    case Type.Duration:
+    case Type.Duration: {
+      const unit =
+        type === Type.Timestamp
+          ? ((field.type(new FbTimestamp()) as FbTimestamp | null)?.unit() ?? 0)
+          : ((field.type(new FbDuration()) as FbDuration | null)?.unit() ?? 1);
+      if (unit < 0 || unit > 3) throw corrupt(`field ${path} has time unit ${unit}`, column);
       return fixed(8);
+    }
     case Type.Interval: {
       const unit = (field.type(new FbInterval()) as FbInterval | null)?.unit() ?? 0;
       // YEAR_MONTH: int32 months; DAY_TIME: int32 days, int32 ms; MONTH_DAY_NANO: int32, int32, int64.
@@ -172,6 +260,19 @@ function valueShape(field: FbField, path: string, column: string, children: Shap
     case Type.LargeList:
       need(1);
       return { ...base, layout: 'list64' };
+    case Type.ListView:
+      need(1);
+      return { ...base, layout: 'list-view32', width: 4, swap: [4] };
+    case Type.LargeListView:
+      need(1);
+      return { ...base, layout: 'list-view64', width: 8, swap: [8] };
+    case Type.RunEndEncoded: {
+      need(2);
+      const runEnds = children[0]!;
+      if (runEnds.layout !== 'fixed' || ![2, 4, 8].includes(runEnds.width))
+        throw corrupt(`field ${path} is run-end encoded with run ends that are not 16, 32 or 64-bit integers`, column);
+      return { ...base, layout: 'run-end' };
+    }
     case Type.FixedSizeList: {
       need(1);
       const listSize = (field.type(new FbFixedSizeList()) as FbFixedSizeList | null)?.listSize() ?? -1;
@@ -184,11 +285,16 @@ function valueShape(field: FbField, path: string, column: string, children: Shap
       const union = field.type(new FbUnion()) as FbUnion | null;
       const ids = union?.typeIdsArray();
       const typeIds = ids ? Array.from(ids) : children.map((_, k) => k);
-      if (typeIds.length !== children.length) throw corrupt(`union field ${path} lists ${typeIds.length} type ids for ${children.length} children`, column);
+      if (typeIds.length !== children.length)
+        throw corrupt(`union field ${path} lists ${typeIds.length} type ids for ${children.length} children`, column);
       return { ...base, layout: union?.mode() === 1 ? 'dense-union' : 'sparse-union', typeIds };
     }
     default:
-      throw new IpcProblem('ARROW_UNSUPPORTED_TYPE', `column "${column}" has an Arrow type this reader does not know (${typeName(type)})${path === column ? '' : ` at ${path}`}`, column);
+      throw new IpcProblem(
+        'ARROW_UNSUPPORTED_TYPE',
+        `column "${column}" has an Arrow type this reader does not know (${typeName(type)})${path === column ? '' : ` at ${path}`}`,
+        column,
+      );
   }
 }
 
@@ -202,7 +308,9 @@ export function shapeOfSchema(schema: FbSchema): SchemaShape {
     const name = field.name() ?? '';
     fields.push(shapeOf(field, name, name, 1, walk));
   }
-  return { bigEndian: schema.endianness() === Endianness.Big, fields, dictionaries: walk.dictionaries };
+  const encoded = (shape: Shape): boolean =>
+    shape.layout === 'list-view32' || shape.layout === 'list-view64' || shape.layout === 'run-end' || shape.children.some(encoded);
+  return { bigEndian: schema.endianness() === Endianness.Big, fields, dictionaries: walk.dictionaries, encoded: fields.some(encoded) };
 }
 
 /**

@@ -15,18 +15,28 @@
  * apache-arrow's stream reader decodes it one batch at a time.
  */
 import { ByteBuffer } from 'flatbuffers';
-import { AsyncByteQueue, RecordBatchReader, RecordBatchStreamWriter, type RecordBatch, type Schema } from 'apache-arrow';
+import { AsyncByteQueue, RecordBatchStreamWriter, type RecordBatch, type Schema } from 'apache-arrow';
 import { Footer as FbFooter } from 'apache-arrow/fb/footer';
 import { MessageHeader } from 'apache-arrow/fb/message-header';
 import { Footer } from 'apache-arrow/ipc/metadata/file';
 import { Message } from 'apache-arrow/ipc/metadata/message';
-import { concatBytes } from '../../src/bytes.ts';
+import { concatBytes } from '../../src/util/bytes.ts';
 import { ingestError, IngestFailure } from '../../src/errors.ts';
 import type { ClaimedFile, IngestError } from '../../src/types.ts';
-import { type Block, checkBatchMessage, checkBlockValues, checkMessages, type DictionaryLengths, readMessageAt, safeMessages } from './messages.ts';
+import {
+  type Block,
+  checkBatchMessage,
+  checkBlockValues,
+  checkMessages,
+  type DictionaryLengths,
+  readMessageAt,
+  safeMessages,
+} from './messages.ts';
 import { checkedSize, corrupt, IpcProblem, makeBreather } from './problem.ts';
 import { fbMessage, FbSchema, readFlatbuffer, type SchemaShape, shapeOfSchema } from './shape.ts';
-
+import { verifyFooter } from './verify.ts';
+import { encodedSchemas, type Expansion, schemaHoldsEncoded } from './encoded.ts';
+import { decode } from './batches.ts';
 
 const MAGIC = 'ARROW1';
 /** `ARROW1` plus two bytes of padding at the start of a file. */
@@ -59,19 +69,32 @@ export interface IpcSource {
 
 function fail(code: string, file: ClaimedFile, message: string, hint: string, cause?: unknown, column?: string): IngestFailure {
   const kind = code === 'ARROW_UNSUPPORTED_TYPE' ? 'schema' : 'data';
-  return new IngestFailure(ingestError(kind, code, `${file.name}: ${message}`, hint, { file: file.name, ...(column === undefined ? {} : { column }), ...(cause === undefined ? {} : { cause }) }));
+  return new IngestFailure(
+    ingestError(kind, code, `${file.name}: ${message}`, hint, {
+      file: file.name,
+      ...(column === undefined ? {} : { column }),
+      ...(cause === undefined ? {} : { cause }),
+    }),
+  );
 }
 
-const REWRITE_HINT = 'The producer must write the file completely (close the Arrow writer) before creating its .ready; then replay the file.';
-const NOT_ARROW_HINT = 'Write Arrow IPC (file format, i.e. Feather v2, or stream format) with an Arrow library, or give the file the extension of its real format; then replay it.';
-const CORRUPT_HINT = 'The file is damaged or was written by a faulty writer: write it again with an Arrow library (pyarrow, arrow-rs, Arrow C++, apache-arrow), then replay it.';
+const REWRITE_HINT =
+  'The producer must write the file completely (close the Arrow writer) before creating its .ready; then replay the file.';
+const NOT_ARROW_HINT =
+  'Write Arrow IPC (file format, i.e. Feather v2, or stream format) with an Arrow library, or give the file the extension ' +
+  'of its real format; then replay it.';
+const CORRUPT_HINT =
+  'The file is damaged or was written by a faulty writer: write it again with an Arrow library (pyarrow, arrow-rs, Arrow ' +
+  'C++, apache-arrow), then replay it.';
 const HINTS: Record<IpcProblem['code'], string> = {
   ARROW_CORRUPT: CORRUPT_HINT,
   ARROW_NOT_IPC: NOT_ARROW_HINT,
   ARROW_TRUNCATED: REWRITE_HINT,
   ARROW_UNSUPPORTED: 'Write the file without that feature (e.g. with pyarrow defaults), then replay it.',
-  ARROW_UNSUPPORTED_TYPE: 'Cast that column in the producer to a type this reader takes (e.g. run-end encoded or list-view columns to their plain form), or drop it; then replay the file.',
+  ARROW_UNSUPPORTED_TYPE:
+    'Cast that column in the producer to a type this reader takes (e.g. a union to one of its types), or drop it; then replay the file.',
   ARROW_BATCH_TOO_LARGE: 'Write the file with smaller record batches (e.g. 64k rows each), then replay it.',
+  ENCODING_INVALID: 'Write the file with its column names in UTF-8 (as the format requires), then replay it.',
 };
 
 /** Turns a reader error (a problem found here, or apache-arrow's) into an `IngestError` naming the file. */
@@ -147,35 +170,10 @@ function startsWithMagic(bytes: Uint8Array): boolean {
   return bytes.length >= MAGIC.length && new TextDecoder().decode(bytes.subarray(0, MAGIC.length)) === MAGIC;
 }
 
-async function* decode(file: ClaimedFile, bytes: () => AsyncIterable<Uint8Array>): AsyncIterable<RecordBatch> {
-  let reader: RecordBatchReader;
-  try {
-    reader = await RecordBatchReader.from(bytes());
-    await reader.open();
-  } catch (error) {
-    throw new IngestFailure(readError(file, error));
-  }
-  const iterator = reader[Symbol.asyncIterator]();
-  try {
-    for (;;) {
-      let next: IteratorResult<RecordBatch>;
-      try {
-        next = await iterator.next();
-      } catch (error) {
-        throw new IngestFailure(readError(file, error));
-      }
-      if (next.done) return;
-      yield next.value;
-    }
-  } finally {
-    await iterator.return?.();
-  }
-}
-
 /** What opening found: the layout and the checked blocks, in file order. */
 interface Opened {
   readonly format: 'file' | 'stream';
-  readonly schema: Schema;
+  readonly schema: Schema | Schemas;
   readonly shape: SchemaShape;
   readonly blocks: readonly Block[];
   readonly notes: string[];
@@ -184,16 +182,41 @@ interface Opened {
 }
 
 function source(file: ClaimedFile, opened: Opened, valuesChecked: boolean): IpcSource {
-  const { schema, shape, blocks, notes, rows, nulls } = opened;
-  const header = schemaMessage(schema);
+  const { shape, blocks, notes, rows, nulls } = opened;
+  const { transport, logical, expansions } =
+    'transport' in opened.schema ? opened.schema : { transport: opened.schema, logical: opened.schema, expansions: [] };
+  if (transport !== logical) notes.push('list-view or run-end encoded columns: expanded');
+  const schema = logical;
+  const header = schemaMessage(transport);
   const streamBytes = (): AsyncIterable<Uint8Array> => guarded(file, safeMessages(file, header, blocks, shape));
   const check = (): Promise<void> => (valuesChecked ? Promise.resolve() : reported(file, () => checkMessages(file, blocks, shape)));
-  return { format: opened.format, schema, passThrough: notes.length === 0, notes, rows, nulls, streamBytes, batches: () => decode(file, streamBytes), check };
+  return {
+    format: opened.format,
+    schema,
+    passThrough: notes.length === 0,
+    notes,
+    rows,
+    nulls,
+    streamBytes,
+    batches: () =>
+      decode(
+        streamBytes,
+        (error) => new IngestFailure(readError(file, error)),
+        transport === logical ? undefined : { logical, expansions },
+      ),
+    check,
+  };
 }
 
 /** The block alone (its metadata, checked as it was read, is read again with its body: one message's metadata in memory at a time). */
 function blockOf(framed: Block): Block {
-  return { offset: framed.offset, prefix: framed.prefix, metadataLength: framed.metadataLength, bodyLength: framed.bodyLength, header: framed.header };
+  return {
+    offset: framed.offset,
+    prefix: framed.prefix,
+    metadataLength: framed.metadataLength,
+    bodyLength: framed.bodyLength,
+    header: framed.header,
+  };
 }
 
 /** What checking every message's metadata found, message by message as they are read. */
@@ -243,14 +266,33 @@ export interface OpenOptions {
 /** Opens `file` as Arrow IPC; rejects with an `IngestFailure` (data or schema error) when it is not one this reader takes. */
 export async function openIpc(file: ClaimedFile, options: OpenOptions = {}): Promise<IpcSource> {
   if (file.size === 0) {
-    throw fail('EMPTY_FILE', file, 'is empty (0 bytes)', 'An Arrow file holds at least its schema; write the file completely before creating its .ready, then replay it.');
+    throw fail(
+      'EMPTY_FILE',
+      file,
+      'is empty (0 bytes)',
+      'An Arrow file holds at least its schema; write the file completely before creating its .ready, then replay it.',
+    );
   }
   const head = await file.read(0, FILE_HEAD);
-  const opened = await reported(file, () => (startsWithMagic(head) ? openFileFormat(file, options) : openStreamFormat(file, head, options)));
+  const opened = await reported(file, () =>
+    startsWithMagic(head) ? openFileFormat(file, options) : openStreamFormat(file, head, options),
+  );
   return source(file, opened, options.checkValues === true);
 }
 
-function decodedSchema(metadata: Uint8Array): Schema {
+function fbSchemaOf(metadata: Uint8Array): FbSchema {
+  return readFlatbuffer('the schema', () => fbMessage(metadata).header(new FbSchema()) as FbSchema);
+}
+
+/** The schema apache-arrow decodes batches with, and the one they are planned and loaded by. */
+export interface Schemas {
+  readonly transport: Schema;
+  readonly logical: Schema;
+  readonly expansions: readonly Expansion[];
+}
+
+function decodedSchema(metadata: Uint8Array, fbSchema: FbSchema): Schema | Schemas {
+  if (schemaHoldsEncoded(fbSchema)) return encodedSchemas(fbSchema);
   try {
     const schema = Message.decode(metadata).header() as Schema | null;
     if (!schema) throw new Error('no schema');
@@ -261,13 +303,20 @@ function decodedSchema(metadata: Uint8Array): Schema {
 }
 
 async function openFileFormat(file: ClaimedFile, options: OpenOptions): Promise<Opened> {
-  if (file.size < FILE_HEAD + FILE_TAIL) throw new IpcProblem('ARROW_TRUNCATED', `starts like an Arrow IPC file but is only ${file.size} bytes long`);
+  if (file.size < FILE_HEAD + FILE_TAIL)
+    throw new IpcProblem('ARROW_TRUNCATED', `starts like an Arrow IPC file but is only ${file.size} bytes long`);
   const tail = await file.read(file.size - FILE_TAIL, FILE_TAIL);
-  if (!startsWithMagic(tail.subarray(4))) throw new IpcProblem('ARROW_TRUNCATED', 'starts like an Arrow IPC file (ARROW1) but does not end with its footer: the file is incomplete or truncated');
+  if (!startsWithMagic(tail.subarray(4)))
+    throw new IpcProblem(
+      'ARROW_TRUNCATED',
+      'starts like an Arrow IPC file (ARROW1) but does not end with its footer: the file is incomplete or truncated',
+    );
   const footerLength = int32At(tail, 0);
   const footerStart = file.size - FILE_TAIL - footerLength;
-  if (footerLength <= 0 || footerStart < FILE_HEAD) throw corrupt(`the Arrow file footer length (${footerLength}) does not fit the file (${file.size} bytes)`);
+  if (footerLength <= 0 || footerStart < FILE_HEAD)
+    throw corrupt(`the Arrow file footer length (${footerLength}) does not fit the file (${file.size} bytes)`);
   const footerBytes = await file.read(footerStart, footerLength);
+  verifyFooter(footerBytes);
   const { shape, places } = readFlatbuffer('the Arrow file footer', () => {
     const footer = FbFooter.getRootAsFooter(new ByteBuffer(footerBytes));
     const fbSchema = footer.schema();
@@ -275,14 +324,24 @@ async function openFileFormat(file: ClaimedFile, options: OpenOptions): Promise<
     const places: { offset: number; what: string }[] = [];
     const count = footer.dictionariesLength() + footer.recordBatchesLength();
     if (count * 24 > footerLength) throw corrupt(`the Arrow file footer lists ${count} blocks, more than its ${footerLength} bytes hold`);
-    for (let i = 0; i < footer.dictionariesLength(); i++) places.push({ offset: checkedSize(footer.dictionaries(i)?.offset() ?? -1n, footerStart, `the offset of dictionary block ${i}`), what: 'dictionary' });
-    for (let i = 0; i < footer.recordBatchesLength(); i++) places.push({ offset: checkedSize(footer.recordBatches(i)?.offset() ?? -1n, footerStart, `the offset of record batch block ${i}`), what: 'record batch' });
+    for (let i = 0; i < footer.dictionariesLength(); i++)
+      places.push({
+        offset: checkedSize(footer.dictionaries(i)?.offset() ?? -1n, footerStart, `the offset of dictionary block ${i}`),
+        what: 'dictionary',
+      });
+    for (let i = 0; i < footer.recordBatchesLength(); i++)
+      places.push({
+        offset: checkedSize(footer.recordBatches(i)?.offset() ?? -1n, footerStart, `the offset of record batch block ${i}`),
+        what: 'record batch',
+      });
     return { shape: shapeOfSchema(fbSchema), places };
   });
-  let schema: Schema;
+  let schema: Schema | Schemas;
   try {
-    schema = Footer.decode(footerBytes).schema;
+    const fbSchema = FbFooter.getRootAsFooter(new ByteBuffer(footerBytes)).schema()!;
+    schema = schemaHoldsEncoded(fbSchema) ? encodedSchemas(fbSchema) : Footer.decode(footerBytes).schema;
   } catch (error) {
+    if (error instanceof IpcProblem) throw error;
     throw corrupt(`the schema in the Arrow file footer cannot be decoded (${error instanceof Error ? error.message : String(error)})`);
   }
   // Dictionaries and batches in file order: a dictionary (or delta) precedes the batches using it.
@@ -291,7 +350,8 @@ async function openFileFormat(file: ClaimedFile, options: OpenOptions): Promise<
   const checks = tally(shape, options.checkValues ? file : undefined);
   const breathe = makeBreather();
   for (const place of places) {
-    if (place.offset < FILE_HEAD) throw corrupt(`the Arrow file footer lists a ${place.what} block at byte ${place.offset}, inside the file's magic`);
+    if (place.offset < FILE_HEAD)
+      throw corrupt(`the Arrow file footer lists a ${place.what} block at byte ${place.offset}, inside the file's magic`);
     const message = await readMessageAt(file, place.offset, footerStart);
     if (message.end) throw corrupt(`the Arrow file footer lists a ${place.what} block at byte ${place.offset}, where the data ends`);
     await checks.add(message, message.metadata);
@@ -307,7 +367,10 @@ async function openStreamFormat(file: ClaimedFile, head: Uint8Array, options: Op
   const metadataLength = head.length >= (modern ? 8 : 4) ? int32At(head, modern ? 4 : 0) : -1;
   if (!modern && (metadataLength <= 0 || metadataLength > file.size - 4)) {
     const shown = Array.from(head.subarray(0, 8), (b) => b.toString(16).padStart(2, '0')).join(' ');
-    throw new IpcProblem('ARROW_NOT_IPC', `is not Arrow IPC data: it starts with neither "ARROW1" (file format) nor an IPC message (stream format), but with bytes ${shown}`);
+    throw new IpcProblem(
+      'ARROW_NOT_IPC',
+      `is not Arrow IPC data: it starts with neither "ARROW1" (file format) nor an IPC message (stream format), but with bytes ${shown}`,
+    );
   }
   const first = await readMessageAt(file, 0, file.size);
   if (first.end) throw corrupt('the Arrow stream ends (end-of-stream marker) before its schema');
@@ -317,7 +380,7 @@ async function openStreamFormat(file: ClaimedFile, head: Uint8Array, options: Op
     if (!fbSchema) throw corrupt('the schema message holds no schema');
     return shapeOfSchema(fbSchema);
   });
-  const schema = decodedSchema(first.metadata);
+  const schema = decodedSchema(first.metadata, fbSchemaOf(first.metadata));
   const blocks: Block[] = [];
   const checks = tally(shape, options.checkValues ? file : undefined);
   const breathe = makeBreather();

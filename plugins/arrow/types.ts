@@ -11,7 +11,7 @@
  * | Int64                                     | bigint                    | as is                               |
  * | Uint8 / Uint16 / Uint32                   | smallint / integer / bigint (next wider signed) | as is         |
  * | Uint64                                    | decimal(20,0)             | as is (needs 128-bit numerics)      |
- * | Float16                                   | real                      | rewritten as Float32 (Hyper: "HALF precision float not supported") |
+ * | Float16                              | real                      | rewritten as Float32 (Hyper: "HALF precision float not supported") |
  * | Float32                                   | real                      | as is (needs 32-bit floats)         |
  * | Float64                                   | double                    | as is                               |
  * | Decimal128/256(p,s), p ≤ 38               | decimal(p,s)              | as is                               |
@@ -22,7 +22,7 @@
  * | Binary                                    | bytes                     | as is                               |
  * | LargeBinary, BinaryView, FixedSizeBinary  | bytes                     | rewritten as Binary                 |
  * | Date (day)                                | date                      | as is                               |
- * | Date (millisecond)                        | date                      | rewritten as days (Hyper refuses values that are not whole days) |
+ * | Date (millisecond)                     | date                      | rewritten as days (Hyper refuses values that are not whole days) |
  * | Time (any unit)                           | time                      | as is (nanoseconds truncated to µs) |
  * | Timestamp s/ms/µs with a time zone        | timestamptz               | as is                               |
  * | Timestamp s/ms/µs without                 | timestamp                 | as is                               |
@@ -30,8 +30,10 @@
  * | List, LargeList, FixedSizeList, Struct, Map | json (JSON text)        | rewritten as Utf8 JSON (Hyper wants `array(...)`, no struct) |
  * | Dictionary<K, V>                          | the mapping of V          | decoded to V (Hyper: "dictionary encoding ... not supported") |
  * | Interval (any unit)                       | interval                  | as is                               |
- * | Duration (any unit)                       | interval                  | rewritten as Interval<MONTH_DAY_NANO> (Hyper: "Error while reading arrow file") |
- * | Union, RunEndEncoded, ListView            | unsupported: schema error |                                     |
+ * | Duration (any unit)           | interval           | rewritten as Interval<MONTH_DAY_NANO> (Hyper: "Error while reading arrow file") |
+ * | ListView, LargeListView                   | json (as the List it stands for) | expanded, then as List      |
+ * | RunEndEncoded<R, V>                       | the mapping of V          | expanded to V                       |
+ * | Union                                     | unsupported: schema error |                                     |
  *
  * Found by testing against hyperd: ARROWSTREAM matches Arrow fields to table columns by exact
  * (case-sensitive) name, and only when the table column's type is exactly the one Hyper derives
@@ -39,7 +41,7 @@
  * non-nullable field). Everything else goes through a cast (see `index.ts`).
  */
 import { DataType, DateUnit, Precision, TimeUnit, type Field } from 'apache-arrow';
-import type { SqlType } from '../../src/sql-types.ts';
+import type { SqlType } from '../../src/columns/sql-types.ts';
 import type { LogicalType } from '../../src/types.ts';
 
 /** Why a field's values must be rewritten before Hyper's ARROWSTREAM reader takes them. */
@@ -96,10 +98,14 @@ export function mapArrowType(type: DataType): FieldMapping | Unsupported {
     return { type: { kind: type.precision === Precision.SINGLE ? 'real' : 'double' }, rewrite: 'none' };
   }
   if (DataType.isDecimal(type)) {
-    if (type.scale < 0 || type.scale > type.precision) return { unsupported: `${describeArrowType(type)} (a scale between 0 and the precision)` };
+    if (type.scale < 0 || type.scale > type.precision)
+      return { unsupported: `${describeArrowType(type)} (a scale between 0 and the precision)` };
     // Wider than a NUMERIC holds: the exact digits, as text.
     if (type.precision > MAX_DECIMAL_PRECISION) return { type: { kind: 'text' }, rewrite: 'decimal-text' };
-    return { type: { kind: 'decimal', precision: type.precision, scale: type.scale }, rewrite: type.bitWidth < 128 ? 'decimal128' : 'none' };
+    return {
+      type: { kind: 'decimal', precision: type.precision, scale: type.scale },
+      rewrite: type.bitWidth < 128 ? 'decimal128' : 'none',
+    };
   }
   if (DataType.isUtf8(type)) return { type: { kind: 'text' }, rewrite: 'none' };
   if (DataType.isLargeUtf8(type)) return { type: { kind: 'text' }, rewrite: 'large-utf8' };
@@ -114,9 +120,12 @@ export function mapArrowType(type: DataType): FieldMapping | Unsupported {
   if (DataType.isDate(type)) return { type: { kind: 'date' }, rewrite: type.unit === DateUnit.MILLISECOND ? 'date-ms' : 'none' };
   if (DataType.isTime(type)) return { type: { kind: 'time' }, rewrite: 'none' };
   if (DataType.isTimestamp(type)) {
-    return { type: { kind: type.timezone ? 'timestamptz' : 'timestamp' }, rewrite: type.unit === TimeUnit.NANOSECOND ? 'timestamp-ns' : 'none' };
+    return {
+      type: { kind: type.timezone ? 'timestamptz' : 'timestamp' },
+      rewrite: type.unit === TimeUnit.NANOSECOND ? 'timestamp-ns' : 'none',
+    };
   }
-  if (DataType.isList(type) || DataType.isLargeList(type) || DataType.isFixedSizeList(type) || DataType.isStruct(type) || DataType.isMap(type)) {
+  if (isNested(type)) {
     // JSON text needs every nested value to be representable too.
     for (const child of type.children) {
       const inner = mapArrowType(child.type);
@@ -157,4 +166,11 @@ export function isSameType(from: LogicalType, to: SqlType): boolean {
   // Arrow carries JSON as plain text: only a TEXT column (no length limit) takes it without a cast.
   if (from.kind === 'json' || from.kind === 'text') return to.family === 'text' && to.length === undefined;
   return from.kind === to.family;
+}
+
+/** A type that lands as JSON text: lists of every kind, structs and maps. */
+export function isNested(type: DataType): boolean {
+  return (
+    DataType.isList(type) || DataType.isLargeList(type) || DataType.isFixedSizeList(type) || DataType.isStruct(type) || DataType.isMap(type)
+  );
 }

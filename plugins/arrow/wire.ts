@@ -4,11 +4,32 @@
  * to microseconds, nested values as JSON text. Buffers are reused where the layout allows it
  * (large → regular offsets keep the value bytes; fixed-size binary gets offsets only).
  */
-import { Binary, BufferType, Data, DataType, DateDay, DateUnit, Decimal, Field, Float32, IntervalMonthDayNano, makeData, makeVector, Precision, RecordBatch, Schema, Struct, Timestamp, TimeUnit, Utf8 } from 'apache-arrow';
+import {
+  Binary,
+  BufferType,
+  Data,
+  DataType,
+  DateDay,
+  DateUnit,
+  Decimal,
+  Field,
+  Float32,
+  IntervalMonthDayNano,
+  makeData,
+  makeVector,
+  Precision,
+  RecordBatch,
+  Schema,
+  Struct,
+  Timestamp,
+  TimeUnit,
+  Utf8,
+} from 'apache-arrow';
 import { uint16ToFloat64 } from 'apache-arrow/util/math';
 import { BatchTooLarge, buildVarBinary, decodeDictionary, MAX_INT32, sameValidity, utf8FromStrings } from './columns.ts';
 import { formatDecimal, makeFormatter } from './format.ts';
 import { IpcProblem } from './problem.ts';
+import { isNested } from './types.ts';
 
 /** Hyper's NUMERIC holds at most 38 digits; wider decimals become their text. */
 const MAX_DECIMAL_DIGITS = 38;
@@ -102,14 +123,19 @@ export function toWire(data: Data): Data {
     }
     return makeData({ type: new Timestamp(TimeUnit.MICROSECOND, type.timezone), length: data.length, ...sameValidity(data), data: micros });
   }
-  if (DataType.isList(type) || DataType.isLargeList(type) || DataType.isFixedSizeList(type) || DataType.isStruct(type) || DataType.isMap(type)) {
+  if (isNested(type)) {
     const format = makeFormatter(data);
     return utf8FromStrings(data, (i) => format.json(i));
   }
   return data;
 }
 
-const NANOS_PER: Record<TimeUnit, bigint> = { [TimeUnit.SECOND]: 1_000_000_000n, [TimeUnit.MILLISECOND]: 1_000_000n, [TimeUnit.MICROSECOND]: 1_000n, [TimeUnit.NANOSECOND]: 1n };
+const NANOS_PER: Record<TimeUnit, bigint> = {
+  [TimeUnit.SECOND]: 1_000_000_000n,
+  [TimeUnit.MILLISECOND]: 1_000_000n,
+  [TimeUnit.MICROSECOND]: 1_000n,
+  [TimeUnit.NANOSECOND]: 1n,
+};
 const INT64_MAX = (1n << 63n) - 1n;
 
 /** Durations as month-day-nanosecond intervals (no months, no days), which Hyper reads. */
@@ -119,7 +145,11 @@ function durationAsInterval(data: Data, unit: TimeUnit): Data {
   const view = new DataView(out);
   for (let i = 0; i < data.length; i++) {
     const nanos = values[i]! * NANOS_PER[unit];
-    if (nanos > INT64_MAX || nanos < -INT64_MAX) throw new IpcProblem('ARROW_UNSUPPORTED', `a duration of ${values[i]} ${TimeUnit[unit].toLowerCase()}s is longer than an interval holds (about 292 years)`);
+    if (nanos > INT64_MAX || nanos < -INT64_MAX)
+      throw new IpcProblem(
+        'ARROW_UNSUPPORTED',
+        `a duration of ${values[i]} ${TimeUnit[unit].toLowerCase()}s is longer than an interval holds (about 292 years)`,
+      );
     view.setBigInt64(i * 16 + 8, nanos, true);
   }
   return makeData({ type: new IntervalMonthDayNano(), length: data.length, ...sameValidity(data), data: new Int32Array(out) });
@@ -145,7 +175,7 @@ export function wireType(type: DataType): DataType {
   if (DataType.isDuration(type)) return new IntervalMonthDayNano();
   if (DataType.isDate(type) && type.unit === DateUnit.MILLISECOND) return new DateDay();
   if (DataType.isTimestamp(type) && type.unit === TimeUnit.NANOSECOND) return new Timestamp(TimeUnit.MICROSECOND, type.timezone);
-  if (DataType.isList(type) || DataType.isLargeList(type) || DataType.isFixedSizeList(type) || DataType.isStruct(type) || DataType.isMap(type)) return new Utf8();
+  if (isNested(type)) return new Utf8();
   return type;
 }
 

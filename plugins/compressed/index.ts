@@ -45,7 +45,9 @@ export function compressedIngester(inner: IngesterPlugin, options: CompressedOpt
   const limit = options.maxDecompressedBytes;
   return decodingIngester({
     name: `${inner.name}-compressed`,
-    extensions: (options.extensions ?? inner.extensions).flatMap((ext) => CODECS.map((codec) => `${ext.toLowerCase()}${CODEC_SUFFIX[codec]}`)),
+    extensions: (options.extensions ?? inner.extensions).flatMap((ext) =>
+      CODECS.map((codec) => `${ext.toLowerCase()}${CODEC_SUFFIX[codec]}`),
+    ),
     inner,
     open: (file) => open(file, limit),
   });

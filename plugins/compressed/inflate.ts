@@ -11,7 +11,7 @@
  * ratio (an RLE block: 4 bytes for 128 KiB). Past `limit` output bytes the file fails.
  */
 import { Decompress } from 'fzstd';
-import { concatBytes } from '../../src/bytes.ts';
+import { concatBytes } from '../../src/util/bytes.ts';
 import { ingestError, IngestFailure } from '../../src/errors.ts';
 import type { IngestError } from '../../src/types.ts';
 
@@ -51,8 +51,10 @@ export function tooLarge(options: InflateOptions, at: number): IngestFailure {
     ingestError(
       'data',
       'DECOMPRESSED_TOO_LARGE',
-      `${options.name} inflates past maxDecompressedBytes (${options.limit} bytes) by byte ${at} of its ${options.size} compressed bytes; nothing was loaded`,
-      'A file that inflates this much is refused as a likely decompression bomb. If it is genuine, raise maxDecompressedBytes (--max-decompressed-bytes) and replay it.',
+      `${options.name} inflates past maxDecompressedBytes (${options.limit} bytes) by byte ${at} of its ${options.size} ` +
+        `compressed bytes; nothing was loaded`,
+      'A file that inflates this much is refused as a likely decompression bomb. If it is genuine, raise ' +
+        'maxDecompressedBytes (--max-decompressed-bytes) and replay it.',
       { file: options.name },
     ),
   );
@@ -63,7 +65,8 @@ export function corrupt(options: InflateOptions, at: number, reason: string): In
   const truncated = at >= options.size && /end of (file|stream|input)|unexpected EOF|truncated/i.test(reason);
   const label = options.codec === 'gzip' ? 'gzip' : 'zstd';
   const message = truncated
-    ? `${options.name}: the ${label} data ends at byte ${options.size} before its end of stream (${reason}): the file is truncated; nothing was loaded`
+    ? `${options.name}: the ${label} data ends at byte ${options.size} before its end of stream (${reason}): the file is ` +
+      `truncated; nothing was loaded`
     : `${options.name}: the ${label} data is corrupt at or before byte ${at} of ${options.size} (${reason}); nothing was loaded`;
   return fail(ingestError('data', truncated ? 'COMPRESSED_TRUNCATED' : 'COMPRESSED_CORRUPT', message, REPLAY_HINT, { file: options.name }));
 }

@@ -10,14 +10,20 @@
  * fresh attempts, 8).
  */
 import { fromDbError, IngestFailure, isIngestFailure } from '../../src/errors.ts';
-import { columnList } from '../../src/schema.ts';
-import { qualifiedName, quoteLiteral } from '../../src/sql.ts';
-import { parseSqlType } from '../../src/sql-types.ts';
-import { sourceValues, withSourceFields } from '../../src/source-columns.ts';
+import { columnList } from '../../src/columns/schema.ts';
+import { qualifiedName } from '../../src/columns/sql.ts';
+import { parseSqlType } from '../../src/columns/sql-types.ts';
+import { sourceValues, withSourceFields } from '../../src/columns/source-columns.ts';
 import type { ClaimedFile, DbConnection, IngestContext, TableColumn, TableName } from '../../src/types.ts';
+import { isDateProblem, readDate } from '../shared/date-read.ts';
 import { fileStateMap } from '../shared/file-state.ts';
 import { type ValueCheck, valueCheck } from '../shared/value-check.ts';
+import { dateFailure } from './dates.ts';
+import type { TextDialect } from './dialect.ts';
+import { copyOptions, isNumberType, type ReadPlan, ROW_PROBLEMS } from './read-plan.ts';
+import { numberReader } from '../shared/number-text.ts';
 import { type CsvRecord, csvRecords, decoded } from './records.ts';
+import { fieldText } from './splice.ts';
 
 /** `fileState` keys: the file is loaded row by row; rows (by line) the database refused before, with why. */
 const SKIPPING = 'csv.skipBadRows';
@@ -39,9 +45,11 @@ function isDataError(sqlState: string | undefined): boolean {
  * asks for a fresh attempt that loads it row by row; else `error` as it was.
  */
 export function skipBadRows(error: unknown, file: ClaimedFile, ctx: IngestContext): unknown {
-  if (!ctx.badRows || ctx.fileState.get(SKIPPING) === true || isIngestFailure(error)) return error;
+  if (!ctx.badRows || ctx.fileState.get(SKIPPING) === true) return error;
+  // The watcher's own refusal of one value (a date against the style) is a bad row too.
+  if (isIngestFailure(error) && !ROW_PROBLEMS.has(error.error.code)) return error;
   const failure = fromDbError(error, file.name);
-  if (failure.kind !== 'data' || !isDataError(failure.sqlState)) return error;
+  if (failure.kind !== 'data' || !(isDataError(failure.sqlState) || ROW_PROBLEMS.has(failure.code))) return error;
   ctx.fileState.set(SKIPPING, true);
   const reason = `${failure.message}; loading the file row by row, leaving bad rows out`;
   ctx.logger.info(reason, { file: file.name });
@@ -52,41 +60,109 @@ function refusedRows(ctx: IngestContext): Map<number, string> {
   return fileStateMap(ctx, REFUSED);
 }
 
-/** Why a record cannot load, or undefined. `checks` undefined: only its shape is checked (a new table's types are guesses, widened instead). */
-function judge(columns: readonly TableColumn[], checks: readonly ValueCheck[] | undefined, refused: ReadonlyMap<number, string>): (r: CsvRecord) => string | undefined {
+/** A record as it loads: its fields after the plan's conversions (dates made ISO), or why it cannot. */
+interface Judged {
+  readonly reason?: string;
+  /** The record's text as it is to be sent, when it differs from the file's. */
+  readonly text?: string;
+}
+
+/**
+ * Judges a record: its shape, its values made what loads (a date the file does not decide fails
+ * the file), then checked against the column types. `checks` undefined: only the shape is
+ * checked (a new table's types are guesses, widened instead).
+ */
+function judge(
+  file: ClaimedFile,
+  columns: readonly TableColumn[],
+  plan: ReadPlan,
+  checks: readonly ValueCheck[] | undefined,
+  refused: ReadonlyMap<number, string>,
+): (r: CsvRecord) => Judged {
+  const nulls = new Set(plan.nulls);
+  const numbers = plan.numbers ? numberReader(plan.numbers) : undefined;
+  const numeric = columns.map((c) => isNumberType(c.sqlType));
   return (r) => {
     const earlier = refused.get(r.line);
-    if (earlier !== undefined) return earlier;
-    if (r.unterminated) return 'unterminated quoted field: a quote opened here is never closed, so the rest of the file is this one field';
+    if (earlier !== undefined) return { reason: earlier };
+    if (r.unterminated)
+      return { reason: 'unterminated quoted field: a quote opened here is never closed, so the rest of the file is this one field' };
     if (r.fields.length !== columns.length) {
-      return r.text === '' ? 'blank line' : `${r.fields.length} field(s) where the header has ${columns.length}`;
+      return { reason: r.text === '' ? 'blank line' : `${r.fields.length} field(s) where the header has ${columns.length}` };
     }
-    if (!checks) return undefined;
-    for (let i = 0; i < checks.length; i++) {
-      const why = checks[i]!(r.fields[i]!, r.quoted[i]!);
-      if (why !== undefined) return `column "${columns[i]!.name}": ${why}`;
+    let fields: string[] | undefined;
+    if (nulls.size > 0) {
+      for (const [i, value] of r.fields.entries()) if (!r.quoted[i] && nulls.has(value)) (fields ??= [...r.fields])[i] = '';
     }
-    return undefined;
+    if (numbers) {
+      for (const [i, value] of (fields ?? r.fields).entries()) {
+        if (!numeric[i] || (value === '' && !r.quoted[i])) continue;
+        const read = numbers.read(value);
+        if (typeof read !== 'string') return { reason: `column "${columns[i]!.name}": ${read.reason}` };
+        if (read !== value) (fields ??= [...r.fields])[i] = read;
+      }
+    }
+    for (const [i, rule] of plan.dates.entries()) {
+      const value = (fields ?? r.fields)[i]!;
+      if (!rule || value === '') continue;
+      const read = readDate(value, rule);
+      if (isDateProblem(read)) {
+        if (read.fileLevel) throw dateFailure(file, columns[i]!.name, r.line, read);
+        return { reason: `column "${columns[i]!.name}": ${read.reason}` };
+      }
+      if (read !== value) (fields ??= [...r.fields])[i] = read;
+    }
+    const values = fields ?? r.fields;
+    if (checks) {
+      for (let i = 0; i < checks.length; i++) {
+        const why = checks[i]!(values[i]!, r.quoted[i]!);
+        if (why !== undefined) return { reason: `column "${columns[i]!.name}": ${why}` };
+      }
+    }
+    if (!fields) return {};
+    const { quote, escape } = plan.text;
+    return {
+      text: fields.map((f, i) => (f === '' && !r.quoted[i] ? '' : fieldText(f, plan.delimiter, quote, escape))).join(plan.delimiter),
+    };
   };
 }
 
-/** The file's good rows as CSV text (header dropped); bad ones go to `onBad`, good ones to `onGood`. */
-async function* goodRows(file: ClaimedFile, delimiter: string, why: (r: CsvRecord) => string | undefined, onBad: (r: CsvRecord, reason: string) => Promise<void> | void, onGood?: (r: CsvRecord) => boolean): AsyncGenerator<string> {
+/**
+ * The file's good rows as CSV text (header dropped), in the file's own quoting; bad ones go to
+ * `onBad`, good ones to `onGood`. Blank lines at the end of the file are no rows.
+ */
+async function* goodRows(
+  file: ClaimedFile,
+  text: TextDialect,
+  why: (r: CsvRecord) => Judged,
+  onBad: (r: CsvRecord, reason: string) => Promise<void> | void,
+  onGood?: (r: CsvRecord) => boolean,
+): AsyncGenerator<string> {
   let out = '';
-  let header = true;
+  let header = text.header;
   const invalid = { seen: false };
-  for await (const r of csvRecords(decoded(file.stream(), invalid), delimiter)) {
+  const syntax = { quote: text.quote, escape: text.escape, skipLines: text.skipLines, ...(text.comment ? { comment: text.comment } : {}) };
+  // Blank lines held back until a row follows them (then they are bad rows) or the file ends.
+  const blank: CsvRecord[] = [];
+  for await (const r of csvRecords(decoded(file.stream(), invalid), text.delimiter, syntax)) {
     if (header) {
+      // Blank lines before the header are no rows either.
+      if (r.text === '' && !r.unterminated) continue;
       header = false;
       continue;
     }
-    const reason = invalid.seen && r.text.includes('\uFFFD') ? 'not valid UTF-8' : why(r);
-    if (reason !== undefined) {
-      await onBad(r, reason);
+    if (r.text === '' && !r.unterminated && r.fields.length === 1) {
+      blank.push(r);
+      continue;
+    }
+    for (const b of blank.splice(0)) await onBad(b, 'blank line');
+    const judged: Judged = invalid.seen && r.text.includes('\uFFFD') ? { reason: 'not valid UTF-8' } : why(r);
+    if (judged.reason !== undefined) {
+      await onBad(r, judged.reason);
       continue;
     }
     if (onGood && !onGood(r)) return;
-    out += `${r.text}\n`;
+    out += `${judged.text ?? r.text}\n`;
     if (out.length >= CHUNK_CHARS) {
       yield out;
       out = '';
@@ -100,21 +176,30 @@ async function* goodRows(file: ClaimedFile, delimiter: string, why: (r: CsvRecor
  * created, a refused value first widens its column (as without the option) and only what no
  * wider type takes is left out.
  */
-export async function loadSkipping(conn: DbConnection, file: ClaimedFile, table: TableName, columns: readonly TableColumn[], delimiter: string, ctx: IngestContext, widen?: (error: unknown) => unknown): Promise<number> {
+export async function loadSkipping(
+  conn: DbConnection,
+  file: ClaimedFile,
+  table: TableName,
+  columns: readonly TableColumn[],
+  plan: ReadPlan,
+  ctx: IngestContext,
+  widen?: (error: unknown) => unknown,
+): Promise<number> {
   const sink = ctx.badRows!;
+  const { delimiter, text } = plan;
   const checks = widen ? undefined : columns.map((c) => valueCheck(parseSqlType(c.sqlType), c.nullable));
-  const why = judge(columns, checks, refusedRows(ctx));
+  const why = judge(file, columns, plan, checks, refusedRows(ctx));
   // Source columns (when asked for) follow the file's own, as on the fast path.
   const sources = sourceValues(file, ctx);
-  const sql = `COPY ${qualifiedName(table)} (${columnList([...columns, ...sources])}) FROM STDIN WITH (FORMAT csv, HEADER false, DELIMITER ${quoteLiteral(delimiter)})`;
+  const sql = `COPY ${qualifiedName(table)} (${columnList([...columns, ...sources])}) FROM STDIN WITH ${copyOptions(text, false)}`;
   try {
-    const rows = goodRows(file, delimiter, why, (r, reason) => sink.reject({ line: r.line, reason, record: r.text }));
+    const rows = goodRows(file, text, why, (r, reason) => sink.reject({ line: r.line, reason, record: r.text }));
     return await conn.copyFrom(sql, sources.length > 0 ? withSourceFields(rows, sources, delimiter) : rows);
   } catch (error) {
     if (isIngestFailure(error)) throw error;
     const wider = widen?.(error);
     if (wider !== undefined && wider !== error) throw wider;
-    throw await refuse(error, file, columns, delimiter, why, ctx);
+    throw await refuse(error, file, columns, text, why, ctx);
   }
 }
 
@@ -132,7 +217,14 @@ function countsPhysicalLines(error: unknown): boolean {
  * among the rows sent) and asks for a fresh attempt that leaves it out too. Anything else, or a
  * row not found, is the file's failure as it was.
  */
-async function refuse(error: unknown, file: ClaimedFile, columns: readonly TableColumn[], delimiter: string, why: (r: CsvRecord) => string | undefined, ctx: IngestContext): Promise<unknown> {
+async function refuse(
+  error: unknown,
+  file: ClaimedFile,
+  columns: readonly TableColumn[],
+  dialect: TextDialect,
+  why: (r: CsvRecord) => Judged,
+  ctx: IngestContext,
+): Promise<unknown> {
   const failure = fromDbError(error, file.name);
   if (failure.kind === 'transient' || !isDataError(failure.sqlState)) return error;
   const message = (error as { message?: unknown } | null)?.message;
@@ -153,7 +245,7 @@ async function refuse(error: unknown, file: ClaimedFile, columns: readonly Table
     lines += span;
     return true;
   };
-  for await (const _ of goodRows(file, delimiter, why, () => {}, onGood)) {
+  for await (const _ of goodRows(file, dialect, why, () => {}, onGood)) {
     if (found) break;
   }
   if (!found) return error;
@@ -161,5 +253,10 @@ async function refuse(error: unknown, file: ClaimedFile, columns: readonly Table
   const reason = `${column === undefined ? '' : `column "${column}": `}${text} (refused by the database)`;
   refusedRows(ctx).set(found.line, reason);
   ctx.logger.info('the database refused a row; leaving it out too', { file: file.name, line: found.line, reason: text });
-  return new IngestFailure({ ...failure, message: `${file.name}: line ${found.line}: ${text}`, line: found.line, retry: { reason: `line ${found.line} refused: ${text}` } });
+  return new IngestFailure({
+    ...failure,
+    message: `${file.name}: line ${found.line}: ${text}`,
+    line: found.line,
+    retry: { reason: `line ${found.line} refused: ${text}` },
+  });
 }

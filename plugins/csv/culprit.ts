@@ -37,7 +37,9 @@ export interface ConversionFailure {
 export function conversionFailure(message: string, detail: string): ConversionFailure | undefined {
   const at = /line:\s*(\d+)\s+column:\s*(\d+)/.exec(detail);
   if (!at) return undefined;
-  const value = /literal '((?:[^']|'')*)'/.exec(message)?.[1]?.replaceAll("''", "'") ?? /: "((?:[^"]|"")*)"\s*$/.exec(message)?.[1]?.replaceAll('""', '"');
+  const value =
+    /literal '((?:[^']|'')*)'/.exec(message)?.[1]?.replaceAll("''", "'") ??
+    /: "((?:[^"]|"")*)"\s*$/.exec(message)?.[1]?.replaceAll('""', '"');
   const type = /invalid input syntax for (?:type )?([a-z][a-z0-9 ]*?)\s*(?::|$)/i.exec(message)?.[1]?.toLowerCase();
   if (value === undefined && type === undefined) return undefined;
   return { line: Number(at[1]), column: Number(at[2]), ...(value === undefined ? {} : { value }), ...(type === undefined ? {} : { type }) };

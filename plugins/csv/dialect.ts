@@ -10,6 +10,9 @@
  */
 import { ingestError, IngestFailure } from '../../src/errors.ts';
 import type { ClaimedFile } from '../../src/types.ts';
+import { compileDateFormat, type DateFormat } from '../shared/date-format.ts';
+import { DATE_STYLES, type DateStyle } from '../shared/date-read.ts';
+import { type NumberFormat, separatorProblem } from '../shared/number-text.ts';
 import { parseRows } from './head.ts';
 
 /** How the CSV plugin reads `.csv` files (`.tsv` is always tab-separated). */
@@ -19,6 +22,205 @@ export interface CsvDialect {
    * something else is refused (see above); set, even to a comma, no such guess is made.
    */
   readonly delimiter?: string;
+  /**
+   * The order of day and month (and year) in dates such as `01/02/2018`. Unset: the file's first
+   * rows must decide it (see plugins/shared/date-read.ts), else the file fails as DATE_AMBIGUOUS.
+   */
+  readonly dateStyle?: DateStyle;
+  /** strftime-style format of DATE values, e.g. `%d.%m.%Y` (ISO values still read as ISO). */
+  readonly dateFormat?: string;
+  /** strftime-style format of TIMESTAMP values, e.g. `%d/%m/%Y %H:%M`. */
+  readonly timestampFormat?: string;
+  /**
+   * Unquoted fields equal to one of these are NULL (`\\N`, `NA`, `NULL`); the empty unquoted field
+   * stays NULL too, and a quoted one (`"NA"`) stays text.
+   */
+  readonly nullValues?: readonly string[];
+  /** The decimal separator of numbers (`,` for `1,5`); `.` when unset. */
+  readonly decimalSeparator?: string;
+  /** The thousands separator of numbers (`.` for `1.234,5`, a space, `'`); none when unset. */
+  readonly thousandsSeparator?: string;
+  /** The quote character (one ASCII character); `"` when unset. */
+  readonly quote?: string;
+  /** The character that escapes a quote (or itself) inside quotes, e.g. `\\`; the quote when unset (`""`). */
+  readonly escape?: string;
+  /** Lines to skip before the header (a report's title and notes), whatever they hold. Default 0. */
+  readonly skipLines?: number;
+  /** Lines that start with this (outside quotes) are comments, not rows, e.g. `#`. */
+  readonly commentPrefix?: string;
+  /** The first line is the header (default true); false: every line is a row, named by `columnNames`. */
+  readonly header?: boolean;
+  /** With `header: false`, the columns' names in file order; default `column1`, `column2`, ... */
+  readonly columnNames?: readonly string[];
+}
+
+/** The dialect's date settings, compiled. */
+export interface DateSettings {
+  readonly style?: DateStyle;
+  readonly dateFormat?: DateFormat;
+  readonly timestampFormat?: DateFormat;
+}
+
+/** A setting of a dialect that cannot be used: which, and why. */
+export interface DialectProblem {
+  readonly field: keyof CsvDialect;
+  readonly problem: string;
+}
+
+/**
+ * Everything wrong with `dialect`; empty when it can be used. `alone`: each setting by itself only,
+ * leaving out what is wrong with settings together (a decimal separator that is the delimiter, names
+ * for a header line): the check of one setting, whose neighbours are not known yet.
+ */
+export function dialectProblems(dialect: CsvDialect, alone = false): DialectProblem[] {
+  const problems: DialectProblem[] = [];
+  const badDelimiter = dialect.delimiter === undefined ? undefined : delimiterProblem(dialect.delimiter);
+  if (badDelimiter) problems.push({ field: 'delimiter', problem: badDelimiter });
+  if (dialect.dateStyle !== undefined && !(DATE_STYLES as readonly string[]).includes(dialect.dateStyle)) {
+    problems.push({ field: 'dateStyle', problem: `is ${JSON.stringify(dialect.dateStyle)}, not one of ${DATE_STYLES.join(', ')}` });
+  }
+  if (dialect.nullValues !== undefined) {
+    const bad = Array.isArray(dialect.nullValues) ? dialect.nullValues.find((v) => typeof v !== 'string' || /[\r\n"]/.test(v)) : undefined;
+    if (!Array.isArray(dialect.nullValues)) problems.push({ field: 'nullValues', problem: 'is not a list of strings' });
+    else if (bad !== undefined)
+      problems.push({
+        field: 'nullValues',
+        problem: `holds ${JSON.stringify(bad)}, which an unquoted field cannot be (it holds a quote or a line break)`,
+      });
+  }
+  for (const field of ['decimalSeparator', 'thousandsSeparator'] as const) {
+    const value = dialect[field];
+    if (value === undefined) continue;
+    const problem = separatorProblem(value);
+    if (problem) problems.push({ field, problem });
+    else if (!alone && value === (dialect.delimiter ?? ',')) {
+      // Checked when the watcher starts, before it knows whether .csv files will come: a watcher of
+      // .tsv files only (always tab-separated) is told so too, since the default delimiter is the clash.
+      const tsv = dialect.delimiter === undefined ? '; for tab-separated files, .tsv too, --csv-delimiter tab' : '';
+      problems.push({
+        field,
+        problem: `is ${JSON.stringify(value)}, the CSV delimiter too: set another delimiter (csvDelimiter, --csv-delimiter ';'${tsv})`,
+      });
+    }
+  }
+  if (
+    !alone &&
+    dialect.decimalSeparator !== undefined &&
+    dialect.decimalSeparator === (dialect.thousandsSeparator ?? '.') &&
+    dialect.thousandsSeparator !== undefined
+  ) {
+    problems.push({ field: 'thousandsSeparator', problem: `is ${JSON.stringify(dialect.thousandsSeparator)}, the decimal separator too` });
+  }
+  if (!alone && dialect.decimalSeparator === undefined && dialect.thousandsSeparator === '.') {
+    problems.push({
+      field: 'thousandsSeparator',
+      problem: 'is ".", the decimal separator when none is set: set decimalSeparator too (--decimal-separator ,)',
+    });
+  }
+  const delimiter = dialect.delimiter ?? ',';
+  for (const field of ['quote', 'escape'] as const) {
+    const value = dialect[field];
+    if (value === undefined) continue;
+    if (typeof value !== 'string' || value.length !== 1 || value.charCodeAt(0) > 0x7e)
+      problems.push({ field, problem: `must be one ASCII character, got ${JSON.stringify(value)}` });
+    else if ((!alone && value === delimiter) || value === '\n' || value === '\r')
+      problems.push({ field, problem: `cannot be ${JSON.stringify(value)} (the delimiter or a line break)` });
+  }
+  if (dialect.skipLines !== undefined && !(Number.isInteger(dialect.skipLines) && dialect.skipLines >= 0)) {
+    problems.push({ field: 'skipLines', problem: `is ${JSON.stringify(dialect.skipLines)}, not a whole number of lines` });
+  }
+  if (
+    dialect.commentPrefix !== undefined &&
+    (typeof dialect.commentPrefix !== 'string' || dialect.commentPrefix === '' || /[\r\n]/.test(dialect.commentPrefix))
+  ) {
+    problems.push({
+      field: 'commentPrefix',
+      problem: `is ${JSON.stringify(dialect.commentPrefix)}: give the characters a comment line starts with, e.g. "#"`,
+    });
+  }
+  if (dialect.header !== undefined && typeof dialect.header !== 'boolean')
+    problems.push({ field: 'header', problem: `is ${JSON.stringify(dialect.header)}, not true or false` });
+  if (dialect.columnNames !== undefined) {
+    if (
+      !Array.isArray(dialect.columnNames) ||
+      dialect.columnNames.length === 0 ||
+      dialect.columnNames.some((n) => typeof n !== 'string' || n.trim() === '')
+    ) {
+      problems.push({ field: 'columnNames', problem: `is ${JSON.stringify(dialect.columnNames)}: give one non-empty name per column` });
+    } else if (new Set(dialect.columnNames.map((n) => n.toLowerCase())).size !== dialect.columnNames.length) {
+      problems.push({ field: 'columnNames', problem: `names a column twice: ${JSON.stringify(dialect.columnNames)}` });
+    } else if (!alone && dialect.header !== false) {
+      problems.push({ field: 'columnNames', problem: 'is set but the files have a header line (header is not false)' });
+    }
+  }
+
+  for (const field of ['dateFormat', 'timestampFormat'] as const) {
+    const format = dialect[field];
+    if (format === undefined) continue;
+    const compiled = typeof format === 'string' ? compileDateFormat(format) : 'is not a string';
+    if (typeof compiled === 'string') problems.push({ field, problem: `${JSON.stringify(format)} ${compiled}` });
+    else if (field === 'dateFormat' && compiled.hasTime)
+      problems.push({ field, problem: `${JSON.stringify(format)} has a time of day: give it as timestampFormat` });
+  }
+  return problems;
+}
+
+/** How a file's text is split into records and fields: everything the readers of the text need. */
+export interface TextDialect {
+  readonly delimiter: string;
+  readonly quote: string;
+  readonly escape: string;
+  readonly skipLines: number;
+  readonly comment?: string;
+  readonly header: boolean;
+  readonly columnNames?: readonly string[];
+}
+
+export function textDialect(file: ClaimedFile, dialect: CsvDialect): TextDialect {
+  const quote = dialect.quote ?? '"';
+  return {
+    delimiter: delimiterOf(file, dialect),
+    quote,
+    escape: dialect.escape ?? quote,
+    skipLines: dialect.skipLines ?? 0,
+    ...(dialect.commentPrefix ? { comment: dialect.commentPrefix } : {}),
+    header: dialect.header !== false,
+    ...(dialect.columnNames ? { columnNames: dialect.columnNames } : {}),
+  };
+}
+
+/** Files of this dialect are split as the group scan (scan.ts) and the databases' defaults split them. */
+export function plainText(text: TextDialect): boolean {
+  return text.quote === '"' && text.escape === '"' && text.skipLines === 0 && text.comment === undefined && text.header;
+}
+
+/** How numbers are written, when that is not as the databases read them. */
+export function numberFormat(dialect: CsvDialect): NumberFormat | undefined {
+  const decimal = dialect.decimalSeparator ?? '.';
+  if (decimal === '.' && dialect.thousandsSeparator === undefined) return undefined;
+  return { decimal, ...(dialect.thousandsSeparator === undefined ? {} : { thousands: dialect.thousandsSeparator }) };
+}
+
+/** The NULL markers besides the empty field (which is one always). */
+export function nullMarkers(dialect: CsvDialect): string[] {
+  return [...new Set(dialect.nullValues ?? [])].filter((v) => v !== '');
+}
+
+/** The dialect's date settings, compiled (the dialect passed `dialectProblems`). */
+export function dateSettings(dialect: CsvDialect): DateSettings {
+  const compile = (format: string | undefined) => {
+    if (format === undefined) return undefined;
+    const compiled = compileDateFormat(format);
+    if (typeof compiled === 'string') throw new TypeError(`date format ${JSON.stringify(format)} ${compiled}`);
+    return compiled;
+  };
+  const dateFormat = compile(dialect.dateFormat);
+  const timestampFormat = compile(dialect.timestampFormat);
+  return {
+    ...(dialect.dateStyle ? { style: dialect.dateStyle } : {}),
+    ...(dateFormat ? { dateFormat } : {}),
+    ...(timestampFormat ? { timestampFormat } : {}),
+  };
 }
 
 const OTHER_DELIMITERS = [';', '\t', '|'] as const;
@@ -73,8 +275,10 @@ export function wrongDelimiter(file: ClaimedFile, found: string): IngestFailure 
     ingestError(
       'data',
       'CSV_DELIMITER',
-      `${file.name}: its header is one field, and its lines split evenly at ${shown}: the file looks ${shown}-separated, not comma-separated`,
-      `Set the delimiter for this directory (--csv-delimiter ${shown}, or csvDelimiter in the API and the serve config), then replay the file. To load it as one column after all, set --csv-delimiter ','.`,
+      `${file.name}: its header is one field, and its lines split evenly at ${shown}: the file looks ${shown}-separated, ` +
+        `not comma-separated`,
+      `Set the delimiter for this directory (--csv-delimiter ${shown}, or csvDelimiter in the API and the serve config), ` +
+        `then replay the file. To load it as one column after all, set --csv-delimiter ','.`,
       { file: file.name, line: 1 },
     ),
   );

@@ -11,21 +11,20 @@ import type { IngesterPlugin } from '../../src/types.ts';
 import { append, nameColumn } from './append.ts';
 import { appendMany } from './append-many.ts';
 import { streaming } from '../shared/decoded-file.ts';
-import { type CsvDialect, delimiterProblem } from './dialect.ts';
+import { type CsvDialect, dialectProblems } from './dialect.ts';
 import { withLineFeeds } from './line-ends.ts';
 
-export { type CsvDialect, delimiterProblem } from './dialect.ts';
+export { type CsvDialect, type DialectProblem, delimiterProblem, dialectProblems } from './dialect.ts';
 export { type Scan, scanCsv } from './scan.ts';
 
 /**
  * CSV (`.csv`) and tab-separated (`.tsv`) files with a header line; `dialect.delimiter` sets the
- * delimiter of `.csv` files (e.g. `';'` for spreadsheets' exports in locales with a decimal comma).
+ * delimiter of `.csv` files (e.g. `';'` for spreadsheets' exports in locales with a decimal comma),
+ * `dialect.dateStyle` and the formats how dates are written (see CsvDialect).
  */
 export function createCsvIngester(dialect: CsvDialect = {}): IngesterPlugin {
-  if (dialect.delimiter !== undefined) {
-    const problem = delimiterProblem(dialect.delimiter);
-    if (problem) throw new TypeError(`csv delimiter ${problem}`);
-  }
+  const [problem] = dialectProblems(dialect);
+  if (problem) throw new TypeError(`csv ${problem.field} ${problem.problem}`);
   return defineIngester({
     name: 'csv',
     extensions: ['.csv', '.tsv'],

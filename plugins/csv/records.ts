@@ -1,9 +1,11 @@
 /**
  * CSV records one by one, with their fields and the line each starts on: for loading a file row
- * by row when bad rows are skipped (bad-rows.ts). Splits as the databases' COPY does: a quote
- * opens a quoted stretch anywhere in a field (`x"q` opens one that runs on), `""` inside one is a
- * quote, a line break inside one belongs to the field, CRLF ends a line like LF. A field that had
- * a quote in it is never NULL, even when empty.
+ * by row when bad rows are skipped (bad-rows.ts), and the head of a file (head.ts). Splits as the
+ * databases' COPY does: a quote opens a quoted stretch anywhere in a field (`x"q` opens one that
+ * runs on), `""` inside one is a quote (or, with another escape character, the escape before a
+ * quote or itself), a line break inside one belongs to the field, CRLF ends a line like LF. A
+ * field that had a quote in it is never NULL, even when empty. Comment lines and the lines before
+ * the header are no records (their lines still count).
  */
 
 export interface CsvRecord {
@@ -21,9 +23,27 @@ const FIELD = 0;
 const QUOTED = 1;
 /** Just after a quote inside a quoted stretch: an escaped quote, or the closing one. */
 const AFTER_QUOTE = 2;
+/** Just after the escape character inside a quoted stretch (an escape other than the quote). */
+const AFTER_ESCAPE = 3;
+
+/** How records are written: the quote and escape characters, comment lines, lines before the header. */
+export interface RecordSyntax {
+  /** Default `"`. */
+  readonly quote?: string;
+  /** Default: the quote (`""` is a quote inside quotes). */
+  readonly escape?: string;
+  /** A line that starts with this (outside quotes) is no record. */
+  readonly comment?: string;
+  /** Lines skipped at the start, whatever they hold (a report's title, notes). */
+  readonly skipLines?: number;
+}
 
 /** The records of a stream of text (the header first), as they complete. */
-export async function* csvRecords(chunks: AsyncIterable<string>, delimiter: string): AsyncGenerator<CsvRecord> {
+export async function* csvRecords(chunks: AsyncIterable<string>, delimiter: string, syntax: RecordSyntax = {}): AsyncGenerator<CsvRecord> {
+  const quote = syntax.quote ?? '"';
+  const escape = syntax.escape ?? quote;
+  const comment = syntax.comment ?? '';
+  let skip = syntax.skipLines ?? 0;
   let state = FIELD;
   let field = '';
   let fieldQuoted = false;
@@ -33,6 +53,10 @@ export async function* csvRecords(chunks: AsyncIterable<string>, delimiter: stri
   let line = 1;
   let startLine = 1;
   let first = true;
+  // At the start of a record, how much of the comment prefix has been seen (-1: not at a start,
+  // or it is no comment); `inComment`: skipping a comment line.
+  let lead = comment === '' ? -1 : 0;
+  let inComment = false;
   const endField = () => {
     fields.push(field);
     quoted.push(fieldQuoted);
@@ -49,6 +73,7 @@ export async function* csvRecords(chunks: AsyncIterable<string>, delimiter: stri
     quoted = [];
     text = '';
     startLine = line;
+    if (comment !== '') lead = 0;
     return record;
   };
   for await (let chunk of chunks) {
@@ -59,23 +84,69 @@ export async function* csvRecords(chunks: AsyncIterable<string>, delimiter: stri
     let from = 0;
     for (let i = 0; i < chunk.length; i++) {
       const c = chunk[i]!;
+      if (skip > 0 || inComment) {
+        if (c === '\n') {
+          line++;
+          startLine = line;
+          if (skip > 0) skip--;
+          else inComment = false;
+          if (comment !== '') lead = 0;
+        }
+        from = i + 1;
+        continue;
+      }
+      if (lead >= 0) {
+        // The record's first characters: a comment line, or the record itself.
+        if (c === comment[lead]) {
+          lead++;
+          if (lead === comment.length) {
+            inComment = true;
+            lead = -1;
+            text = '';
+            field = '';
+            from = i + 1;
+          }
+          continue;
+        }
+        if (lead > 0) {
+          // Not a comment after all: what was held back is the record's start.
+          const held = comment.slice(0, lead);
+          lead = -1;
+          for (const h of held) {
+            if (h === quote) {
+              state = QUOTED;
+              fieldQuoted = true;
+            } else if (h === delimiter) endField();
+            else field += h;
+          }
+        }
+        lead = -1;
+      }
       if (state === QUOTED) {
-        if (c === '"') state = AFTER_QUOTE;
+        if (c === escape && escape !== quote) state = AFTER_ESCAPE;
+        else if (c === quote) state = AFTER_QUOTE;
         else {
           if (c === '\n') line++;
           field += c;
         }
         continue;
       }
+      if (state === AFTER_ESCAPE) {
+        if (c !== quote && c !== escape) field += escape;
+        if (c === '\n') line++;
+        field += c;
+        state = QUOTED;
+        continue;
+      }
       if (state === AFTER_QUOTE) {
-        if (c === '"') {
-          field += '"';
+        if (c === quote && escape === quote) {
+          field += quote;
           state = QUOTED;
           continue;
         }
         state = FIELD;
       }
-      if (c === '"') {
+      if (c === quote) {
         state = QUOTED;
         fieldQuoted = true;
       } else if (c === delimiter) endField();
@@ -86,9 +157,9 @@ export async function* csvRecords(chunks: AsyncIterable<string>, delimiter: stri
         yield endRecord();
       } else field += c;
     }
-    text += chunk.slice(from);
+    if (!inComment && skip === 0) text += chunk.slice(from);
   }
-  if (state === QUOTED) {
+  if (state === QUOTED || state === AFTER_ESCAPE) {
     endField();
     yield { line: startLine, text, fields, quoted, unterminated: true };
   } else if (text !== '' || fields.length > 0) {

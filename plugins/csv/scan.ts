@@ -24,6 +24,12 @@ export interface Scan {
   /** Byte offset just past the header line. */
   readonly bodyStart: number;
   readonly endsWithNewline: boolean;
+  /**
+   * Every value of the fields asked for (`dateFields`) is empty or starts as an ISO date
+   * (`2018-`), which both databases read the same under every setting; false when one does not
+   * (or is quoted): such a file is read alone, its dates by the watcher.
+   */
+  readonly isoDates: boolean;
 }
 
 // Where the scan is: at the start of a line or of a field, inside an unquoted or a quoted field,
@@ -40,19 +46,35 @@ const QUOTE_IN_QUOTED = 4;
  * also equal the sum of these, or the group is refused, so a wrong count costs a split, never a
  * wrong row count in the ledger.
  */
-export function scanCsv(bytes: Uint8Array, delimiter = 0x2c): Scan {
+export function scanCsv(bytes: Uint8Array, delimiter = 0x2c, dateFields: ReadonlySet<number> = new Set()): Scan {
   const start = bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf ? 3 : 0;
   let lines = 0;
   let headerEnd = -1;
   let irregular = false;
+  let isoDates = true;
+  const checkDates = dateFields.size > 0;
+  let field = 0;
   let at: number = LINE_START;
   const endLine = (i: number) => {
     if (headerEnd === -1) headerEnd = i;
     lines++;
+    field = 0;
     at = LINE_START;
   };
   for (let i = start; i < bytes.length && !irregular; i++) {
     const b = bytes[i]!;
+    if (
+      checkDates &&
+      (at === LINE_START || at === FIELD_START) &&
+      headerEnd !== -1 &&
+      dateFields.has(field) &&
+      b !== delimiter &&
+      b !== LF &&
+      b !== CR &&
+      !isoAt(bytes, i)
+    )
+      isoDates = false;
+    if (b === delimiter && at !== QUOTED) field++;
     if (b === CR && at !== QUOTED) {
       // Only as part of CRLF outside a quoted field.
       if (bytes[i + 1] !== LF || at === LINE_START) irregular = true;
@@ -62,7 +84,8 @@ export function scanCsv(bytes: Uint8Array, delimiter = 0x2c): Scan {
       case LINE_START:
       case FIELD_START:
         if (b === LF) {
-          if (at === LINE_START) irregular = true; // a blank line
+          if (at === LINE_START)
+            irregular = true; // a blank line
           else endLine(i);
         } else if (b === QUOTE) at = QUOTED;
         else if (b === delimiter) at = FIELD_START;
@@ -94,5 +117,13 @@ export function scanCsv(bytes: Uint8Array, delimiter = 0x2c): Scan {
     irregular,
     bodyStart: headerEnd === -1 ? bytes.length : headerEnd + 1,
     endsWithNewline,
+    isoDates,
   };
+}
+
+const isDigit = (b: number | undefined) => b !== undefined && b >= 0x30 && b <= 0x39;
+
+/** `bytes` at `i` start as an ISO date: four digits and a dash. */
+function isoAt(bytes: Uint8Array, i: number): boolean {
+  return isDigit(bytes[i]) && isDigit(bytes[i + 1]) && isDigit(bytes[i + 2]) && isDigit(bytes[i + 3]) && bytes[i + 4] === 0x2d;
 }

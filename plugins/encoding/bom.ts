@@ -38,7 +38,9 @@ async function markedUtf16(file: ClaimedFile): Promise<boolean> {
 export function utf16MarkedIngester(inner: IngesterPlugin, extensions: readonly string[]): IngesterPlugin {
   const decoded = encodedIngester(inner, { encoding: 'utf-16', extensions });
   const one = (conn: DbConnection, file: ClaimedFile, table: TableName, ctx: IngestContext) =>
-    ResultAsync.fromPromise(markedUtf16(file), (error) => fromDbError(error, file.name)).andThen((marked) => (marked ? decoded : inner).append(conn, file, table, ctx));
+    ResultAsync.fromPromise(markedUtf16(file), (error) => fromDbError(error, file.name)).andThen((marked) =>
+      (marked ? decoded : inner).append(conn, file, table, ctx),
+    );
   const many = inner.appendMany?.bind(inner);
   return defineIngester({
     name: inner.name,
@@ -46,18 +48,26 @@ export function utf16MarkedIngester(inner: IngesterPlugin, extensions: readonly 
     append: one,
     ...(many && {
       appendMany(conn: DbConnection, files: readonly ClaimedFile[], table: TableName, ctx: IngestContext) {
-        const marked = files.map((file, index) => markedUtf16(file).catch((error: unknown) => Promise.reject(new IngestFailure(fromDbError(error, file.name), index))));
+        const marked = files.map((file, index) =>
+          markedUtf16(file).catch((error: unknown) => Promise.reject(new IngestFailure(fromDbError(error, file.name), index))),
+        );
         return ResultAsync.fromPromise(Promise.all(marked), groupFailure).andThen((marks) => {
           if (!marks.includes(true)) return many(conn, files, table, ctx);
           // Each file by the reader its mark, already read, chose.
-          return ResultAsync.fromPromise(oneByOne(files, (file, index) => (marks[index] ? decoded : inner).append(conn, file, table, ctx)), groupFailure);
+          return ResultAsync.fromPromise(
+            oneByOne(files, (file, index) => (marks[index] ? decoded : inner).append(conn, file, table, ctx)),
+            groupFailure,
+          );
         });
       },
     }),
   });
 }
 
-async function oneByOne(files: readonly ClaimedFile[], append: (file: ClaimedFile, index: number) => ReturnType<IngesterPlugin['append']>): Promise<AppendResult[]> {
+async function oneByOne(
+  files: readonly ClaimedFile[],
+  append: (file: ClaimedFile, index: number) => ReturnType<IngesterPlugin['append']>,
+): Promise<AppendResult[]> {
   const results: AppendResult[] = [];
   for (const [index, file] of files.entries()) {
     const result = await append(file, index);
@@ -66,4 +76,3 @@ async function oneByOne(files: readonly ClaimedFile[], append: (file: ClaimedFil
   }
   return results;
 }
-

@@ -29,7 +29,10 @@ type Utf16 = 'utf-16le' | 'utf-16be' | 'utf-16';
 
 /** The name a user gives, as iconv-lite knows it (`Latin1` → `latin1`, `CP1252` → `cp1252`). */
 function canonical(label: string): string {
-  return label.trim().toLowerCase().replace(/[^0-9a-z]/g, '');
+  return label
+    .trim()
+    .toLowerCase()
+    .replace(/[^0-9a-z]/g, '');
 }
 
 function utf16Of(label: string): Utf16 | undefined {
@@ -73,9 +76,16 @@ function iconvDecoder(label: string): Decoder {
 
 function invalid(name: string, label: string, at: string): IngestFailure {
   return new IngestFailure(
-    ingestError('data', 'ENCODING_INVALID', `${name}: ${at} is not valid ${label}`, `Check which character set the file is in and set it (--encoding, or encoding in the API and the serve config); a file that mixes character sets must be converted to one (e.g. iconv -f ${label} -t UTF-8), then replayed.`, {
-      file: name,
-    }),
+    ingestError(
+      'data',
+      'ENCODING_INVALID',
+      `${name}: ${at} is not valid ${label}`,
+      `Check which character set the file is in and set it (--encoding, or encoding in the API and the serve config); a ` +
+        `file that mixes character sets must be converted to one (e.g. iconv -f ${label} -t UTF-8), then replayed.`,
+      {
+        file: name,
+      },
+    ),
   );
 }
 
@@ -97,7 +107,14 @@ export async function* toUtf8(bytes: AsyncIterable<Uint8Array>, label: string, n
       throw invalid(name, label, `a character in bytes ${at}-${at + chunk.length - 1}`);
     }
     const bad = utf16 ? -1 : text.indexOf('\ufffd');
-    if (bad >= 0) throw invalid(name, label, decoder.singleByte ? `byte ${at + bad} (0x${chunk[bad]!.toString(16).padStart(2, '0')})` : `a byte in bytes ${at}-${at + chunk.length - 1}`);
+    if (bad >= 0)
+      throw invalid(
+        name,
+        label,
+        decoder.singleByte
+          ? `byte ${at + bad} (0x${chunk[bad]!.toString(16).padStart(2, '0')})`
+          : `a byte in bytes ${at}-${at + chunk.length - 1}`,
+      );
     at += chunk.length;
     if (text.length > 0) yield encoder.encode(text);
   }

@@ -27,7 +27,10 @@ async function open(file: ClaimedFile, encoding: string): Promise<DecodedFile> {
  * @example
  * const latin1Csv = encodedIngester(csvIngester, { encoding: 'windows-1252' });
  */
-export function encodedIngester(inner: IngesterPlugin, options: { readonly encoding: string; readonly extensions?: readonly string[] }): IngesterPlugin {
+export function encodedIngester(
+  inner: IngesterPlugin,
+  options: { readonly encoding: string; readonly extensions?: readonly string[] },
+): IngesterPlugin {
   return decodingIngester({
     name: `${inner.name}-${options.encoding}`,
     extensions: options.extensions ?? inner.extensions,

@@ -22,12 +22,32 @@ const EXPORT = 'Save it from the spreadsheet as CSV (Excel: Save As, "CSV UTF-8"
 
 /** Formats whose first bytes cannot start a text file (each holds a control or non-UTF-8 byte). */
 const KINDS: readonly Kind[] = [
-  { magic: [0x50, 0x4b, 0x03, 0x04], looksLike: 'a ZIP archive (an Excel .xlsx workbook, or a .zip)', fix: () => `${EXPORT} A .zip must be unpacked first.` },
+  {
+    magic: [0x50, 0x4b, 0x03, 0x04],
+    looksLike: 'a ZIP archive (an Excel .xlsx workbook, or a .zip)',
+    fix: () => `${EXPORT} A .zip must be unpacked first.`,
+  },
   { magic: [0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe1], looksLike: 'an old Excel .xls workbook', fix: () => EXPORT },
-  { magic: [0x1f, 0x8b], looksLike: 'gzip-compressed data', fix: (name) => `Drop it again named with .gz at the end (e.g. ${name}.gz): compressed files are read by their extension.` },
-  { magic: [0x28, 0xb5, 0x2f, 0xfd], looksLike: 'zstd-compressed data', fix: (name) => `Drop it again named with .zst at the end (e.g. ${name}.zst): compressed files are read by their extension.` },
-  { magic: bytesOf('PAR1'), looksLike: 'a Parquet file', fix: (name) => `Drop it again named with the .parquet extension (e.g. ${name.replace(/\.[^.]*$/, '')}.parquet).` },
-  { magic: [...bytesOf('ARROW1'), 0, 0], looksLike: 'an Arrow IPC file', fix: (name) => `Drop it again named with the .arrow extension (e.g. ${name.replace(/\.[^.]*$/, '')}.arrow).` },
+  {
+    magic: [0x1f, 0x8b],
+    looksLike: 'gzip-compressed data',
+    fix: (name) => `Drop it again named with .gz at the end (e.g. ${name}.gz): compressed files are read by their extension.`,
+  },
+  {
+    magic: [0x28, 0xb5, 0x2f, 0xfd],
+    looksLike: 'zstd-compressed data',
+    fix: (name) => `Drop it again named with .zst at the end (e.g. ${name}.zst): compressed files are read by their extension.`,
+  },
+  {
+    magic: bytesOf('PAR1'),
+    looksLike: 'a Parquet file',
+    fix: (name) => `Drop it again named with the .parquet extension (e.g. ${name.replace(/\.[^.]*$/, '')}.parquet).`,
+  },
+  {
+    magic: [...bytesOf('ARROW1'), 0, 0],
+    looksLike: 'an Arrow IPC file',
+    fix: (name) => `Drop it again named with the .arrow extension (e.g. ${name.replace(/\.[^.]*$/, '')}.arrow).`,
+  },
 ];
 
 function startsWith(head: Uint8Array, magic: readonly number[]): boolean {
@@ -59,7 +79,9 @@ function failure(name: string, code: string, message: string, hint: string): Ing
  * A NUL later in a file is left to the database (hyperd keeps it in the value, PostgreSQL refuses it).
  */
 export function notTextProblem(name: string, head: Uint8Array, nulIsText: boolean): IngestError | undefined {
-  const kind = nulIsText ? undefined : KINDS.find((k) => startsWith(head, k.magic) && (k.magic.some((b) => b < 0x20 || b > 0x7e) || head.includes(0)));
+  const kind = nulIsText
+    ? undefined
+    : KINDS.find((k) => startsWith(head, k.magic) && (k.magic.some((b) => b < 0x20 || b > 0x7e) || head.includes(0)));
   if (kind) return failure(name, 'NOT_TEXT', `it is not text: it starts as ${kind.looksLike} does`, kind.fix(name));
   if (nulIsText) return undefined;
   const order = unmarkedUtf16(head);
@@ -68,12 +90,19 @@ export function notTextProblem(name: string, head: Uint8Array, nulIsText: boolea
       name,
       'ENCODING_UTF16',
       'every other byte of its start is a NUL (0x00), as in UTF-16 text without a byte order mark; it is not UTF-8',
-      `Set its character set (--encoding ${order}, or encoding: '${order}' in the API and the serve config) and replay the file, or save it as UTF-8 (UTF-16 with a byte order mark is read without a setting).`,
+      `Set its character set (--encoding ${order}, or encoding: '${order}' in the API and the serve config) and replay the ` +
+        `file, or save it as UTF-8 (UTF-16 with a byte order mark is read without a setting).`,
     );
   }
   const nul = head.indexOf(0);
   if (nul >= 0) {
-    return failure(name, 'NOT_TEXT', `it is not text: byte ${nul} is a NUL (0x00)`, 'Check what wrote it: a .csv, .tsv or .json file must be text (UTF-8, UTF-16 with a byte order mark, or the character set --encoding names); binary data goes in a .parquet or .arrow file.');
+    return failure(
+      name,
+      'NOT_TEXT',
+      `it is not text: byte ${nul} is a NUL (0x00)`,
+      'Check what wrote it: a .csv, .tsv or .json file must be text (UTF-8, UTF-16 with a byte order mark, or the character ' +
+        'set --encoding names); binary data goes in a .parquet or .arrow file.',
+    );
   }
   return undefined;
 }

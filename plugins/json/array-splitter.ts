@@ -5,7 +5,19 @@
 import type { IngestFailure } from '../../src/errors.ts';
 import { parseExact } from './exact.ts';
 import { type JsonRecord, MAX_RECORD_CHARS } from './record.ts';
-import { ACCEPTED_SHAPES, dataFailure, describeValue, errorLine, errorText, isComplete, isRecord, NEWLINE, type Splitter } from './splitter.ts';
+import {
+  ACCEPTED_SHAPES,
+  dataFailure,
+  describeValue,
+  errorLine,
+  errorText,
+  isComplete,
+  isRecord,
+  NEWLINE,
+  type Splitter,
+  tooDeep,
+  tooDeepFailure,
+} from './splitter.ts';
 
 /** Where the array tokenizer is (plain numbers: the hot loop compares them per character). */
 const ArrayState = {
@@ -98,7 +110,8 @@ export class ArraySplitter implements Splitter {
           break;
         case ArrayState.Value:
           if (c === RBRACKET) {
-            if (this.#afterComma) throw this.#syntax(`trailing comma before "]" at line ${this.#line} (after element [${this.#index - 1}])`, this.#line);
+            if (this.#afterComma)
+              throw this.#syntax(`trailing comma before "]" at line ${this.#line} (after element [${this.#index - 1}])`, this.#line);
             this.#state = ArrayState.After;
           } else if (c === COMMA) {
             throw this.#syntax(`missing value before "," at line ${this.#line} (element [${this.#index}])`, this.#line);
@@ -119,7 +132,11 @@ export class ArraySplitter implements Splitter {
       if (this.#partsChars > MAX_RECORD_CHARS) {
         const partial = this.#parts.join('');
         this.#parts = [];
-        throw this.#unparsable(partial, `element [${this.#index}] at line ${this.#elementLine} is longer than ${MAX_RECORD_CHARS} characters or is not closed`, 'JSON_RECORD_TOO_LARGE');
+        throw this.#unparsable(
+          partial,
+          `element [${this.#index}] at line ${this.#elementLine} is longer than ${MAX_RECORD_CHARS} characters or is not closed`,
+          'JSON_RECORD_TOO_LARGE',
+        );
       }
     }
   }
@@ -130,9 +147,16 @@ export class ArraySplitter implements Splitter {
       const partial = this.#parts.join('');
       this.#parts = [];
       if (isComplete(partial)) {
-        throw this.#syntax(`unexpected end of file at line ${this.#line}: the array is not closed with "]" (after element [${this.#index}])`, this.#line);
+        throw this.#syntax(
+          `unexpected end of file at line ${this.#line}: the array is not closed with "]" (after element [${this.#index}])`,
+          this.#line,
+        );
       }
-      throw this.#unparsable(partial, `unexpected end of file inside element [${this.#index}] (starting at line ${this.#elementLine}): a bracket or string is not closed`, 'JSON_SYNTAX');
+      throw this.#unparsable(
+        partial,
+        `unexpected end of file inside element [${this.#index}] (starting at line ${this.#elementLine}): a bracket or string is not closed`,
+        'JSON_SYNTAX',
+      );
     }
     throw this.#syntax(`unexpected end of file at line ${this.#line}: the array is not closed with "]"`, this.#line);
   }
@@ -147,7 +171,13 @@ export class ArraySplitter implements Splitter {
         return this.#syntax(`invalid JSON in element [${this.#index}] at line ${line}: ${errorText(error)}`, line);
       }
     }
-    return dataFailure(this.fileName, code, fallback, 'Fix the JSON at the reported line (an unclosed bracket or string?), then replay the file.', this.#elementLine);
+    return dataFailure(
+      this.fileName,
+      code,
+      fallback,
+      'Fix the JSON at the reported line (an unclosed bracket or string?), then replay the file.',
+      this.#elementLine,
+    );
   }
 
   #syntax(message: string, line: number): IngestFailure {
@@ -160,6 +190,8 @@ export class ArraySplitter implements Splitter {
     this.#partsChars = 0;
     const index = this.#index++;
     this.#afterComma = false;
+    if (tooDeep(text) !== undefined)
+      throw tooDeepFailure(this.fileName, `element [${index}] (line ${this.#elementLine})`, this.#elementLine);
     let value: unknown;
     try {
       value = parseExact(text);

@@ -9,7 +9,7 @@
  * not split into bad and good elements: a syntax error there fails the file.
  */
 import { IngestFailure } from '../../src/errors.ts';
-import { parseSqlType } from '../../src/sql-types.ts';
+import { parseSqlType } from '../../src/columns/sql-types.ts';
 import type { ClaimedFile, IngestContext, IngestError, RejectedRow, TableColumn } from '../../src/types.ts';
 import { fileStateMap } from '../shared/file-state.ts';
 import { type ValueCheck, valueCheck } from '../shared/value-check.ts';
@@ -33,7 +33,13 @@ export interface JsonSkip {
    * The database refused COPY row `row`: finds its record (skipping those this attempt left out)
    * and asks for an attempt that checks values and leaves that one out. Undefined when not found.
    */
-  refuse(file: ClaimedFile, failure: IngestError, row: number | undefined, message: string, column: string | undefined): Promise<IngestFailure | undefined>;
+  refuse(
+    file: ClaimedFile,
+    failure: IngestError,
+    row: number | undefined,
+    message: string,
+    column: string | undefined,
+  ): Promise<IngestFailure | undefined>;
 }
 
 function refusedLines(ctx: IngestContext): Map<number, string> {
@@ -50,13 +56,19 @@ function textOf(value: unknown): string {
  * The skip helper for one attempt, or undefined when bad rows fail the file. `columns` and `lookup`
  * (key → column index, negative for none): the table's, when it exists.
  */
-export function jsonSkip(ctx: IngestContext, existing: readonly TableColumn[] | null, lookup: () => ((key: string) => number) | undefined): JsonSkip | undefined {
+export function jsonSkip(
+  ctx: IngestContext,
+  existing: readonly TableColumn[] | null,
+  lookup: () => ((key: string) => number) | undefined,
+): JsonSkip | undefined {
   const sink = ctx.badRows;
   if (!sink) return undefined;
   const unreadable: RejectedRow[] = [];
   const refused = refusedLines(ctx);
   const checking = existing !== null && ctx.fileState.get(CHECKING) === true;
-  const checks: readonly ValueCheck[] | undefined = checking ? existing.map((c) => valueCheck(parseSqlType(c.sqlType), c.nullable)) : undefined;
+  const checks: readonly ValueCheck[] | undefined = checking
+    ? existing.map((c) => valueCheck(parseSqlType(c.sqlType), c.nullable))
+    : undefined;
   const typed = existing?.map((c) => !['text', 'json', 'other'].includes(parseSqlType(c.sqlType).family));
   const check = (record: JsonRecord): string | undefined => {
     const earlier = refused.get(record.line);
@@ -70,12 +82,17 @@ export function jsonSkip(ctx: IngestContext, existing: readonly TableColumn[] | 
       seen.add(index);
       const value = record.value[key];
       if (value === null || value === undefined) continue;
-      if (typeof value === 'object' && typed![index]) return `key "${key}": ${Array.isArray(value) ? 'an array' : 'an object'} cannot load into column "${existing[index]!.name}" (${existing[index]!.sqlType})`;
+      if (typeof value === 'object' && typed![index])
+        return (
+          `key "${key}": ${Array.isArray(value) ? 'an array' : 'an object'} cannot load into column ` +
+          `"${existing[index]!.name}" (${existing[index]!.sqlType})`
+        );
       const why = checks[index]!(textOf(value), true);
       if (why !== undefined) return `key "${key}": ${why}`;
     }
     for (const [index, column] of existing.entries()) {
-      if (!column.nullable && (!seen.has(index) || record.value[column.name] === null)) return `column "${column.name}" is NOT NULL, and the record has no value for it`;
+      if (!column.nullable && (!seen.has(index) || record.value[column.name] === null))
+        return `column "${column.name}" is NOT NULL, and the record has no value for it`;
     }
     return undefined;
   };
@@ -87,19 +104,33 @@ export function jsonSkip(ctx: IngestContext, existing: readonly TableColumn[] | 
     check,
     reject: (record, reason) => sink.reject({ line: record.line, reason, record: JSON.stringify(record.value) }),
     async refuse(file, failure, row, message, column) {
-      if (row === undefined || !failure.sqlState || !(failure.sqlState.startsWith('22') || failure.sqlState.startsWith('23'))) return undefined;
+      if (row === undefined || !failure.sqlState || !(failure.sqlState.startsWith('22') || failure.sqlState.startsWith('23')))
+        return undefined;
       const record = await locateSent(file, row, check);
       if (!record) return undefined;
       refused.set(record.line, `${column === undefined ? '' : `column "${column}": `}${message} (refused by the database)`);
       ctx.fileState.set(CHECKING, true);
-      ctx.logger.info('the database refused a row; the next attempt leaves it out and checks the others', { file: file.name, line: record.line, reason: message });
-      return new IngestFailure({ ...failure, message: `${file.name}: line ${record.line}: ${message}`, line: record.line, retry: { reason: `line ${record.line} refused: ${message}` } });
+      ctx.logger.info('the database refused a row; the next attempt leaves it out and checks the others', {
+        file: file.name,
+        line: record.line,
+        reason: message,
+      });
+      return new IngestFailure({
+        ...failure,
+        message: `${file.name}: line ${record.line}: ${message}`,
+        line: record.line,
+        retry: { reason: `line ${record.line} refused: ${message}` },
+      });
     },
   };
 }
 
 /** The `row`-th record sent to COPY (1-based): records this attempt left out were not sent. */
-async function locateSent(file: ClaimedFile, row: number, leftOut: (record: JsonRecord) => string | undefined): Promise<JsonRecord | undefined> {
+async function locateSent(
+  file: ClaimedFile,
+  row: number,
+  leftOut: (record: JsonRecord) => string | undefined,
+): Promise<JsonRecord | undefined> {
   let sent = 0;
   for await (const batch of readBatches(file, [])) {
     for (const record of batch) {

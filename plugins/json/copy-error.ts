@@ -37,7 +37,14 @@ function messageOf(error: unknown): string {
  * Turns a failed COPY into an error naming the record and column. Hyper reports the row of the
  * CSV stream (`file: 'stdin' line:3 column:2`), and with `HEADER false` row N is the Nth record.
  */
-export async function explainCopyError(error: unknown, file: ClaimedFile, plan: Plan, sql: string, ctx: IngestContext, skip?: JsonSkip): Promise<unknown> {
+export async function explainCopyError(
+  error: unknown,
+  file: ClaimedFile,
+  plan: Plan,
+  sql: string,
+  ctx: IngestContext,
+  skip?: JsonSkip,
+): Promise<unknown> {
   if (isIngestFailure(error)) return error;
   const failure = fromDbError(error, file.name, sql);
   if (failure.kind === 'transient' || !failure.sqlState) return new IngestFailure(failure);
@@ -54,7 +61,15 @@ export async function explainCopyError(error: unknown, file: ClaimedFile, plan: 
     // A string the sample took for a date (or similar) that the database cannot read as one.
     const wider = widen(type, failure.sqlState);
     const where = position ? describePosition(position) : `COPY row ${row ?? '?'}`;
-    return retryWider(ctx, file, column, wider, `column "${column}" was inferred as ${type.kind} from the first ${plan.sampleSize} record(s), but ${where} does not fit (${message}); retrying with ${wider.kind}`, position?.line);
+    return retryWider(
+      ctx,
+      file,
+      column,
+      wider,
+      `column "${column}" was inferred as ${type.kind} from the first ${plan.sampleSize} record(s), but ${where} does not ` +
+        `fit (${message}); retrying with ${wider.kind}`,
+      position?.line,
+    );
   }
 
   if (skip && !plan.inferred) {

@@ -9,10 +9,10 @@
 import { ResultAsync } from 'neverthrow';
 import { fromDbError, ingestError, IngestFailure } from '../../src/errors.ts';
 import { defineIngester } from '../../src/plugins.ts';
-import { columnList } from '../../src/schema.ts';
-import { sourceValues, withSourceFields } from '../../src/source-columns.ts';
-import { qualifiedName, tableLabel } from '../../src/sql.ts';
-import { tableMissing } from '../../src/table-fit.ts';
+import { columnList } from '../../src/columns/schema.ts';
+import { sourceValues, withSourceFields } from '../../src/columns/source-columns.ts';
+import { qualifiedName, tableLabel } from '../../src/columns/sql.ts';
+import { tableMissing } from '../../src/columns/table-fit.ts';
 import type { AppendResult, ClaimedFile, DbConnection, IngestContext, IngesterPlugin, TableName } from '../../src/types.ts';
 import { jsonSkip } from './bad-rows.ts';
 import { explainCopyError } from './copy-error.ts';
@@ -24,9 +24,15 @@ import { takeSample } from './sample.ts';
 async function append(conn: DbConnection, file: ClaimedFile, table: TableName, ctx: IngestContext): Promise<AppendResult> {
   if (file.size === 0) {
     throw new IngestFailure(
-      ingestError('data', 'EMPTY_FILE', `${file.name} is empty (0 bytes)`, 'A JSON file needs an array of objects or JSON lines; write the file completely before creating its .ready, then replay it.', {
-        file: file.name,
-      }),
+      ingestError(
+        'data',
+        'EMPTY_FILE',
+        `${file.name} is empty (0 bytes)`,
+        'A JSON file needs an array of objects or JSON lines; write the file completely before creating its .ready, then replay it.',
+        {
+          file: file.name,
+        },
+      ),
     );
   }
   const existing = await conn.describeTable(table);

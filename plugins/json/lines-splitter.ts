@@ -6,7 +6,18 @@ import type { IngestFailure } from '../../src/errors.ts';
 import type { RejectedRow } from '../../src/types.ts';
 import { parseExact } from './exact.ts';
 import { type JsonRecord, MAX_RECORD_CHARS } from './record.ts';
-import { ACCEPTED_SHAPES, dataFailure, describeValue, errorText, isRecord, type Splitter, WS } from './splitter.ts';
+import {
+  ACCEPTED_SHAPES,
+  dataFailure,
+  describeValue,
+  errorText,
+  isRecord,
+  MAX_JSON_DEPTH,
+  type Splitter,
+  tooDeep,
+  tooDeepFailure,
+  WS,
+} from './splitter.ts';
 
 /** JSON lines: one object per line, blank lines skipped (they still count for line numbers). */
 export class LinesSplitter implements Splitter {
@@ -70,7 +81,8 @@ export class LinesSplitter implements Splitter {
       this.fileName,
       'JSON_RECORD_TOO_LARGE',
       `line ${this.#line + 1} is longer than ${MAX_RECORD_CHARS} characters`,
-      'Each line of a JSON-lines file must be one object of reasonable size; split the record or fix the missing line breaks, then replay the file.',
+      'Each line of a JSON-lines file must be one object of reasonable size; split the record or fix the missing line ' +
+        'breaks, then replay the file.',
       this.#line + 1,
     );
   }
@@ -78,6 +90,10 @@ export class LinesSplitter implements Splitter {
   #emit(text: string, out: JsonRecord[]): void {
     const line = ++this.#line;
     if (!WS.test(text)) return;
+    if (tooDeep(text) !== undefined) {
+      if (this.rejects) return void this.rejects.push({ line, reason: `nested more than ${MAX_JSON_DEPTH} levels deep`, record: text });
+      throw tooDeepFailure(this.fileName, `line ${line}`, line);
+    }
     let value: unknown;
     try {
       value = parseExact(text);
@@ -94,7 +110,13 @@ export class LinesSplitter implements Splitter {
         );
       }
       if (this.rejects) return void this.rejects.push({ line, reason: `invalid JSON: ${errorText(error)}`, record: text });
-      throw dataFailure(this.fileName, 'JSON_SYNTAX', `invalid JSON at line ${line}: ${errorText(error)}`, 'Fix the JSON at the reported line (each line must be one complete JSON object), then replay the file.', line);
+      throw dataFailure(
+        this.fileName,
+        'JSON_SYNTAX',
+        `invalid JSON at line ${line}: ${errorText(error)}`,
+        'Fix the JSON at the reported line (each line must be one complete JSON object), then replay the file.',
+        line,
+      );
     }
     if (!isRecord(value)) {
       if (this.rejects) return void this.rejects.push({ line, reason: `${describeValue(value)}, not a JSON object`, record: text });

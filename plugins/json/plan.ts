@@ -3,9 +3,10 @@
  * keys) or of a table created from the sample.
  */
 import { ingestError, IngestFailure, isIngestFailure } from '../../src/errors.ts';
-import { tableLabel } from '../../src/sql.ts';
-import { parseSqlType } from '../../src/sql-types.ts';
-import { createTableFor, fitTable } from '../../src/table-fit.ts';
+import { tableLabel } from '../../src/columns/sql.ts';
+import { parseSqlType } from '../../src/columns/sql-types.ts';
+import { givenTypes, typesGiven } from '../../src/columns/column-types.ts';
+import { createTableFor, fitTable } from '../../src/columns/table-fit.ts';
 import type { ClaimedFile, ColumnSpec, DbConnection, IngestContext, LogicalType, TableColumn, TableName } from '../../src/types.ts';
 import { inferJsonType } from './infer.ts';
 import { KeyMap } from './key-map.ts';
@@ -44,9 +45,18 @@ export function includeLate(ctx: IngestContext, file: ClaimedFile, column: strin
   const late = namedLate(ctx);
   late.add(column);
   ctx.fileState.set(LATE, late);
-  const reason = `line ${line} names column "${column}", which the first records left to the database's default; retrying with it loaded from the file`;
+  const reason =
+    `line ${line} names column "${column}", which the first records left to the database's default; retrying with it loaded ` +
+    `from the file`;
   ctx.logger.info(reason, { file: file.name });
-  return new IngestFailure(ingestError('schema', 'JSON_KEY_LATE', `${file.name}: ${reason}`, 'The file is retried at once.', { file: file.name, column, line, retry: { reason } }));
+  return new IngestFailure(
+    ingestError('schema', 'JSON_KEY_LATE', `${file.name}: ${reason}`, 'The file is retried at once.', {
+      file: file.name,
+      column,
+      line,
+      retry: { reason },
+    }),
+  );
 }
 
 /**
@@ -54,8 +64,19 @@ export function includeLate(ctx: IngestContext, file: ClaimedFile, column: strin
  * columns is in the COPY, so a key first seen late still finds its column; but the columns the
  * database fills are in it only when a key names them (else they would be loaded NULL).
  */
-export async function planExisting(conn: DbConnection, file: ClaimedFile, table: TableName, found: readonly TableColumn[], sample: Sample, ctx: IngestContext): Promise<Plan> {
-  const inferAdded = (names: readonly string[]) => names.map((name) => ({ name, type: inferJsonType(sample.records.map((r) => r.value[name])) }));
+export async function planExisting(
+  conn: DbConnection,
+  file: ClaimedFile,
+  table: TableName,
+  found: readonly TableColumn[],
+  sample: Sample,
+  ctx: IngestContext,
+): Promise<Plan> {
+  const inferAdded = (names: readonly string[]) =>
+    givenTypes(
+      names.map((name) => ({ name, type: inferJsonType(sample.records.map((r) => r.value[name])) })),
+      ctx.schema,
+    );
   let existing: TableColumn[];
   try {
     existing = (await fitTable(conn, table, found, sample.keys, inferAdded, file, ctx)).columns;
@@ -85,28 +106,45 @@ export async function planNew(conn: DbConnection, file: ClaimedFile, table: Tabl
   const first = sample.records[0]!;
   if (sample.keys.length === 0) {
     throw new IngestFailure(
-      ingestError('data', 'JSON_NO_COLUMNS', `${file.name}: the first ${sample.records.length} record(s) have no keys, so there are no columns to create table ${tableLabel(table)} with`, 'Records must be objects of column names to values; fix the file, then replay it.', {
-        file: file.name,
-        line: first.line,
-      }),
+      ingestError(
+        'data',
+        'JSON_NO_COLUMNS',
+        `${file.name}: the first ${sample.records.length} record(s) have no keys, so there are no columns to create ` +
+          `table ${tableLabel(table)} with`,
+        'Records must be objects of column names to values; fix the file, then replay it.',
+        {
+          file: file.name,
+          line: first.line,
+        },
+      ),
     );
   }
   const empty = sample.firstSeen.get('');
   if (empty) {
     throw new IngestFailure(
-      ingestError('data', 'EMPTY_COLUMN_NAME', `${file.name}: ${describePosition(empty)} has an empty key, which cannot name a column`, 'Give every key a name, then replay the file.', {
-        file: file.name,
-        line: empty.line,
-        column: '',
-      }),
+      ingestError(
+        'data',
+        'EMPTY_COLUMN_NAME',
+        `${file.name}: ${describePosition(empty)} has an empty key, which cannot name a column`,
+        'Give every key a name, then replay the file.',
+        {
+          file: file.name,
+          line: empty.line,
+          column: '',
+        },
+      ),
     );
   }
   const widened = widenedTypes(ctx);
-  const columns: ColumnSpec[] = sample.keys.map((name) => ({
+  const inferred: ColumnSpec[] = sample.keys.map((name) => ({
     name,
     type: widened.get(name) ?? inferJsonType(sample.records.map((r) => r.value[name])),
   }));
+  const columns = givenTypes(inferred, ctx.schema);
   await createTableFor(conn, table, columns, file, ctx);
+  // Types the user gave: values are written for the table as made, as into any existing table.
+  const made = typesGiven(ctx.schema) ? await conn.describeTable(table) : null;
+  if (made) return planExisting(conn, file, table, made, sample, ctx);
   ctx.logger.info('created table from the first records', {
     file: file.name,
     table: tableLabel(table),

@@ -50,7 +50,8 @@ export async function* readBatches(file: ClaimedFile, rejects?: RejectedRow[]): 
       throw dataFailure(
         file.name,
         'JSON_ENCODING',
-        `is not valid UTF-8 (in the ${chunk ? `${chunk.length} bytes from byte offset ${offset}` : 'last bytes of the file'}): ${errorText(error)}`,
+        `is not valid UTF-8 (in ` +
+          `the ${chunk ? `${chunk.length} bytes from byte offset ${offset}` : 'last bytes of the file'}): ${errorText(error)}`,
         'JSON files must be UTF-8; re-encode the file, then replay it.',
       );
     }
@@ -84,7 +85,12 @@ export async function* readBatches(file: ClaimedFile, rejects?: RejectedRow[]): 
   }
   const last = feed(decode());
   if (!splitter) {
-    throw dataFailure(file.name, 'EMPTY_FILE', `holds only whitespace (${file.size} bytes)`, 'Write the records before creating the .ready sentinel, then replay the file.');
+    throw dataFailure(
+      file.name,
+      'EMPTY_FILE',
+      `holds only whitespace (${file.size} bytes)`,
+      'Write the records before creating the .ready sentinel, then replay the file.',
+    );
   }
   splitter.end(last);
   if (last.length > 0) yield last;

@@ -3,7 +3,7 @@
  * against the plan on the way.
  */
 import { ingestError, IngestFailure } from '../../src/errors.ts';
-import { tableLabel } from '../../src/sql.ts';
+import { tableLabel } from '../../src/columns/sql.ts';
 import type { ClaimedFile, IngestContext, IngestError, LogicalType, TableName } from '../../src/types.ts';
 import type { JsonSkip } from './bad-rows.ts';
 import { encodeField } from './csv.ts';
@@ -87,8 +87,10 @@ export class RowEncoder {
     return plan.inferred
       ? schemaFailure(
           'UNKNOWN_COLUMN',
-          `${file.name}: key "${key}" at ${where} is not a column of table ${tableLabel(table)}, which was created from the first ${plan.sampleSize} record(s) (its columns: ${names})`,
-          `Add column "${key}" to the table (ALTER TABLE ... ADD COLUMN), or make sure one of the first ${plan.sampleSize} records has the key, then replay the file.`,
+          `${file.name}: key "${key}" at ${where} is not a column of table ${tableLabel(table)}, which was created from the ` +
+            `first ${plan.sampleSize} record(s) (its columns: ${names})`,
+          `Add column "${key}" to the table (ALTER TABLE ... ADD COLUMN), or make sure one of the first ${plan.sampleSize} ` +
+            `records has the key, then replay the file.`,
           extra,
         )
       : schemaFailure(
@@ -104,13 +106,21 @@ export class RowEncoder {
     const { file, plan, ctx } = this;
     const column = plan.columns[index]!.name;
     const type = plan.inferred![index]!;
-    const reason = `column "${column}" was inferred as ${type.kind} from the first ${plan.sampleSize} record(s), but ${describePosition(record)} holds ${describeValue(value)}; retrying with ${wider.kind}`;
+    const reason =
+      `column "${column}" was inferred as ${type.kind} from the first ${plan.sampleSize} record(s), ` +
+      `but ${describePosition(record)} holds ${describeValue(value)}; retrying with ${wider.kind}`;
     return retryWider(ctx, file, column, wider, reason, record.line);
   }
 }
 
 /** The CSV text of all records, the sample's first, in ~256 KiB chunks. */
-export async function* csvChunks(sample: Sample, batches: AsyncIterator<JsonRecord[]>, encoder: RowEncoder, stop: { stopped: boolean }, skip?: JsonSkip): AsyncGenerator<string> {
+export async function* csvChunks(
+  sample: Sample,
+  batches: AsyncIterator<JsonRecord[]>,
+  encoder: RowEncoder,
+  stop: { stopped: boolean },
+  skip?: JsonSkip,
+): AsyncGenerator<string> {
   let rows: string[] = [];
   let size = 0;
   let batch: readonly JsonRecord[] | undefined = sample.records.concat(sample.rest);

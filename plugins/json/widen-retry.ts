@@ -14,7 +14,14 @@ export function widenedTypes(ctx: IngestContext): Map<string, LogicalType> {
 }
 
 /** Records the wider type for the next attempt (the table is created again with it). */
-export function retryWider(ctx: IngestContext, file: ClaimedFile, column: string, wider: LogicalType, reason: string, line?: number): IngestFailure {
+export function retryWider(
+  ctx: IngestContext,
+  file: ClaimedFile,
+  column: string,
+  wider: LogicalType,
+  reason: string,
+  line?: number,
+): IngestFailure {
   const widened = widenedTypes(ctx);
   widened.set(column, wider);
   ctx.fileState.set(WIDENED, widened);
@@ -24,7 +31,8 @@ export function retryWider(ctx: IngestContext, file: ClaimedFile, column: string
       'schema',
       'JSON_TYPE_CHANGED',
       `${file.name}: ${reason}`,
-      'The file is retried at once with the wider type; if it still fails, create the table with the column types you want, then replay the file.',
+      'The file is retried at once with the wider type; if it still fails, create the table with the column types you want, ' +
+        'then replay the file.',
       { file: file.name, column, retry: { reason }, ...(line === undefined ? {} : { line }) },
     ),
   );

@@ -7,12 +7,20 @@
  * dates, times, timestamps, bytes, decimals); lists, maps and structs are JSON text.
  */
 import { Buffer } from 'node:buffer';
-import type { AsyncBuffer, FileMetaData, ParquetParsers, SchemaElement } from 'hyparquet';
+import type { AsyncBuffer, FileMetaData, SchemaElement } from 'hyparquet';
 import { ingestError, IngestFailure } from '../../src/errors.ts';
 import type { ClaimedFile } from '../../src/types.ts';
 import { type ColumnPages, decoderMessage, decodeRows, openGroup, yieldToEventLoop } from './decode.ts';
 import type { ParquetColumn, TimeUnit, ValueCodec } from './types.ts';
-import { formatDate, formatDecimal as decimalText, formatFloat, formatTimeOfDay, formatTimestamp, hexBytes, quoteCsv } from '../shared/csv-text.ts';
+import {
+  formatDate,
+  formatDecimal as decimalText,
+  formatFloat,
+  formatTimeOfDay,
+  formatTimestamp,
+  hexBytes,
+  quoteCsv,
+} from '../shared/csv-text.ts';
 
 export { formatDate };
 
@@ -30,23 +38,6 @@ export function formatTime(value: number | bigint, unit: TimeUnit): string {
   const micros = unit === 'MILLIS' ? Number(value) * 1000 : unit === 'MICROS' ? Number(value) : Number(BigInt(value) / 1000n);
   return formatTimeOfDay(micros);
 }
-
-/**
- * Parsers hyparquet calls while decoding: dates and timestamps become the text we send (full
- * microsecond precision, where hyparquet's default `Date`s stop at milliseconds), and JSON stays
- * the producer's text instead of being parsed and printed again.
- */
-export const PARSERS: Partial<ParquetParsers> = {
-  timestampFromMilliseconds: (millis: bigint | number) => formatTimestamp(BigInt(millis) * 1000n, false),
-  timestampFromMicroseconds: (micros: bigint | number) => formatTimestamp(BigInt(micros), false),
-  // Toward zero, as hyperd's own reader does, so both paths agree on pre-1970 nanoseconds.
-  timestampFromNanoseconds: (nanos: bigint | number) => formatTimestamp(BigInt(nanos) / 1000n, false),
-  dateFromDays: (days: number) => formatDate(days),
-  jsonFromBytes: (bytes: Uint8Array | undefined) => (bytes === undefined ? undefined : utf8.decode(bytes)),
-  // Well-known binary stays bytes (hyparquet would turn it into GeoJSON).
-  geometryFromBytes: (bytes: Uint8Array) => bytes,
-  geographyFromBytes: (bytes: Uint8Array) => bytes,
-};
 
 // ---------------------------------------------------------------------------------------------
 // Values → CSV fields
@@ -66,6 +57,37 @@ function bytesToBigInt(bytes: Uint8Array): bigint {
   for (const byte of bytes) value = (value << 8n) | BigInt(byte);
   if (bytes[0]! >= 0x80) value -= 1n << BigInt(bytes.length * 8);
   return value;
+}
+
+const JULIAN_EPOCH_DAY = 2440588n;
+const MICROS_PER_DAY = 86_400_000_000n;
+const NANOS_LIMIT = 1n << 63n;
+
+/**
+ * An INT96 timestamp (its 12 bytes: nanoseconds of the day, then the Julian day, little-endian)
+ * as timestamp text, the way Spark, Arrow C++ and DuckDB read it: Julian day (unsigned) less the
+ * epoch's, plus the nanoseconds cut to microseconds. Nanoseconds of 2^63 or more are refused:
+ * readers disagree on them (signed in Arrow C++ and DuckDB, unsigned in hyperd), and no writer
+ * puts more than a day's there.
+ */
+export function int96Text(bytes: Uint8Array): string {
+  if (bytes.length !== 12) throw new RangeError(`an INT96 value of ${bytes.length} bytes`);
+  const view = new DataView(bytes.buffer, bytes.byteOffset, 12);
+  const nanos = view.getBigUint64(0, true);
+  if (nanos >= NANOS_LIMIT)
+    throw new Int96OutOfRange(
+      `an INT96 timestamp holds ${nanos} nanoseconds of the day, which readers disagree on (a day has 86400000000000)`,
+    );
+  const days = BigInt(view.getUint32(8, true)) - JULIAN_EPOCH_DAY;
+  return formatTimestamp(days * MICROS_PER_DAY + nanos / 1000n, false);
+}
+
+/** An INT96 value no reading agrees on (see `int96Text`). */
+export class Int96OutOfRange extends RangeError {
+  constructor(message: string) {
+    super(message);
+    this.name = 'Int96OutOfRange';
+  }
 }
 
 /** The unscaled integer of a DECIMAL and its scale → exact decimal text (`-0.05`). */
@@ -139,6 +161,8 @@ export function encoderFor(codec: ValueCodec): Encoder {
       const { unit } = codec;
       return (v) => (v === null || v === undefined ? '' : formatTime(v as number | bigint, unit));
     }
+    case 'int96':
+      return (v) => (v === null || v === undefined ? '' : int96Text(v as Uint8Array));
     case 'nested':
       return (v) => (v === null || v === undefined ? '' : quoteCsv(toJson(v)));
   }
@@ -156,13 +180,20 @@ export function encoderFor(codec: ValueCodec): Encoder {
  * above 2^31 - 1 unwrapped, which hyparquet's 32-bit reader (and hyperd's) misreads; its 64-bit
  * reader takes it, and the codec wraps the result (see `uint32`).
  */
-export function readableFooter(metadata: FileMetaData, raw: ReadonlySet<SchemaElement>, asInt64: ReadonlySet<SchemaElement>): FileMetaData {
-  if (raw.size === 0 && asInt64.size === 0) return metadata;
+export function readableFooter(
+  metadata: FileMetaData,
+  raw: ReadonlySet<SchemaElement>,
+  asInt64: ReadonlySet<SchemaElement>,
+  int96: ReadonlySet<SchemaElement> = new Set(),
+): FileMetaData {
+  if (raw.size === 0 && asInt64.size === 0 && int96.size === 0) return metadata;
   // The decoder takes the physical type from each column chunk, not from the schema.
   const int64Names = new Set([...asInt64].map((e) => e.name));
+  const int96Names = new Set([...int96].map((e) => e.name));
   return {
     ...metadata,
     schema: metadata.schema.map((element) => {
+      if (int96.has(element)) return { ...element, type: 'FIXED_LEN_BYTE_ARRAY', type_length: 12 };
       if (!raw.has(element) && !asInt64.has(element)) return element;
       const { converted_type: _converted, logical_type: _logical, ...rest } = element;
       return asInt64.has(element) ? { ...rest, type: 'INT64' } : rest;
@@ -171,6 +202,8 @@ export function readableFooter(metadata: FileMetaData, raw: ReadonlySet<SchemaEl
       ...group,
       columns: group.columns.map((chunk) => {
         const meta = chunk.meta_data;
+        if (meta && int96Names.has(meta.path_in_schema[0]!))
+          return { ...chunk, meta_data: { ...meta, type: 'FIXED_LEN_BYTE_ARRAY' as const } };
         return meta && int64Names.has(meta.path_in_schema[0]!) ? { ...chunk, meta_data: { ...meta, type: 'INT64' as const } } : chunk;
       }),
     })),
@@ -190,10 +223,34 @@ export interface CsvSource {
 function corrupt(file: ClaimedFile, group: number, error: unknown): IngestFailure {
   const message = decoderMessage(error, 'a value');
   return new IngestFailure(
-    ingestError('data', 'PARQUET_CORRUPT', `${file.name}: row group ${group} cannot be decoded: ${message}`, 'The file is damaged; write it again from its source, then replay it.', {
-      file: file.name,
-      cause: error,
-    }),
+    ingestError(
+      'data',
+      'PARQUET_CORRUPT',
+      `${file.name}: row group ${group} cannot be decoded: ${message}`,
+      'The file is damaged; write it again from its source, then replay it.',
+      {
+        file: file.name,
+        cause: error,
+      },
+    ),
+  );
+}
+
+function outOfRange(file: ClaimedFile, column: string, row: number, error: Int96OutOfRange): IngestFailure {
+  return new IngestFailure(
+    ingestError(
+      'data',
+      'PARQUET_VALUE_OUT_OF_RANGE',
+      `${file.name}: column "${column}", row ${row + 1}: ${error.message}`,
+      'The value is not a timestamp any reader agrees on: write it again from its source (as a TIMESTAMP column, not ' +
+        'INT96), then replay the file.',
+      {
+        file: file.name,
+        column,
+        line: row + 1,
+        cause: error,
+      },
+    ),
   );
 }
 
@@ -226,13 +283,17 @@ export async function* csvBatches(src: CsvSource, batchChars = BATCH_CHARS): Asy
     const { bytes: groupBytes, window } = await openGroup(src, index);
     for (let windowStart = rowStart; windowStart < rowEnd; windowStart += window) {
       const windowEnd = Math.min(windowStart + window, rowEnd);
-      const cursors = (await decodeRows(src, groupBytes, index, windowStart, windowEnd)).map((pages): Cursor => ({ pages, page: 0, values: pages[0] ?? [], index: 0 }));
+      const cursors = (await decodeRows(src, groupBytes, index, windowStart, windowEnd)).map(
+        (pages): Cursor => ({ pages, page: 0, values: pages[0] ?? [], index: 0 }),
+      );
       for (let row = windowStart; row < windowEnd; row++) {
         let line: string;
+        let at = 0;
         try {
           line = encoders[0]!(nextValue(cursors[0]!));
-          for (let i = 1; i < width; i++) line += `,${encoders[i]!(nextValue(cursors[i]!))}`;
+          for (at = 1; at < width; at++) line += `,${encoders[at]!(nextValue(cursors[at]!))}`;
         } catch (error) {
+          if (error instanceof Int96OutOfRange) throw outOfRange(src.file, src.columns[at]!.name, row, error);
           // A value of a shape its column type cannot have (e.g. a fraction in an INT64 decimal).
           throw corrupt(src.file, index, error);
         }

@@ -9,88 +9,34 @@
  * others for at most one page's decoding (about 0.45 s for a page of 1M strings here).
  */
 import { type AsyncBuffer, type ColumnChunk, type FileMetaData, parquetRead } from 'hyparquet';
-import { compressors } from 'hyparquet-compressors';
-import { parquetHeader } from 'hyparquet/src/column.js';
 import { ingestError, IngestFailure } from '../../src/errors.ts';
+import { canDecompress, CodecError, strictCompressors } from './codecs.ts';
+import { checkPages, decoderMessage } from './pages.ts';
+
+export { decoderMessage, MAX_PAGE_BYTES } from './pages.ts';
 import type { ClaimedFile } from '../../src/types.ts';
-import { PARSERS } from './csv.ts';
+import { PARSERS } from './parsers.ts';
 import type { ParquetColumn } from './types.ts';
 
 /** The most compressed bytes of one row group (the columns loaded) this decoder holds at once. */
 export const MAX_GROUP_BYTES = 1 << 30;
-/** The largest page, uncompressed, this decoder accepts (writers use about 1 MiB). */
-export const MAX_PAGE_BYTES = 1 << 29;
-/** Values per page beyond which the count must be backed by the page's bytes (see `pageValueBound`). */
-const MIN_VALUE_BOUND = 1 << 22;
 
 const CORRUPT_HINT = 'The file is damaged; write it again from its source, then replay it.';
 
 export function corruptColumn(file: ClaimedFile, group: number, column: string, what: string, cause?: unknown): IngestFailure {
   return new IngestFailure(
-    ingestError('data', 'PARQUET_CORRUPT', `${file.name}: column "${column}" of row group ${group} cannot be decoded: ${what}`, CORRUPT_HINT, {
-      file: file.name,
-      column,
-      ...(cause === undefined ? {} : { cause }),
-    }),
+    ingestError(
+      'data',
+      'PARQUET_CORRUPT',
+      `${file.name}: column "${column}" of row group ${group} cannot be decoded: ${what}`,
+      CORRUPT_HINT,
+      {
+        file: file.name,
+        column,
+        ...(cause === undefined ? {} : { cause }),
+      },
+    ),
   );
-}
-
-/**
- * Values a page of `bytes` uncompressed bytes can hold: at least one bit each (a run-length
- * encoded page of nulls or of one repeated value can say more in fewer bytes, hence the floor).
- */
-function pageValueBound(bytes: number): number {
-  return Math.max(MIN_VALUE_BOUND, bytes * 8 + 64);
-}
-
-/**
- * A decoder's error in words about the file: hyparquet's own messages say what it found; a
- * JavaScript TypeError or RangeError from it only says that the bytes did not make sense.
- */
-export function decoderMessage(error: unknown, what: string): string {
-  if (error instanceof TypeError || error instanceof RangeError || !(error instanceof Error)) return `${what} is malformed: its bytes do not decode`;
-  return error.message;
-}
-
-const isCount = (n: unknown): n is number => typeof n === 'number' && Number.isSafeInteger(n) && n >= 0;
-
-/** Walks the page headers of one column chunk and checks each size before hyparquet trusts it; returns the most values a data page holds. */
-function checkPages(bytes: Uint8Array, chunk: ColumnChunk, fail: (what: string, cause?: unknown) => IngestFailure): number {
-  const meta = chunk.meta_data!;
-  const expected = Number(meta.num_values);
-  const reader = { view: new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength), offset: 0 };
-  let values = 0;
-  let largest = 0;
-  while (values < expected && reader.offset < bytes.length - 1) {
-    const at = reader.offset;
-    let header: ReturnType<typeof parquetHeader>;
-    try {
-      header = parquetHeader(reader);
-    } catch (error) {
-      throw fail(`the page header at byte ${at} of the column chunk cannot be read (${decoderMessage(error, 'the header')})`, error);
-    }
-    const { compressed_page_size: compressed, uncompressed_page_size: uncompressed } = header;
-    if (!isCount(compressed) || reader.offset + compressed > bytes.length) {
-      throw fail(`a page at byte ${at} claims ${compressed} bytes, beyond the column chunk's ${bytes.length}`);
-    }
-    if (!isCount(uncompressed) || uncompressed > MAX_PAGE_BYTES) {
-      throw fail(`a page at byte ${at} claims ${uncompressed} bytes uncompressed (at most ${MAX_PAGE_BYTES} are accepted)`);
-    }
-    const page = header.data_page_header ?? header.data_page_header_v2 ?? header.dictionary_page_header;
-    const count = page?.num_values;
-    if (page !== undefined && (!isCount(count) || count > pageValueBound(uncompressed))) {
-      throw fail(`a page at byte ${at} claims ${count} values in ${uncompressed} bytes`);
-    }
-    if (header.type === 'DATA_PAGE' || header.type === 'DATA_PAGE_V2') {
-      if (page === undefined) throw fail(`the data page at byte ${at} has no data page header`);
-      values += count!;
-      largest = Math.max(largest, count!);
-      if (values > expected) throw fail(`its pages hold more values (${values}) than the footer says (${expected})`);
-    }
-    reader.offset += compressed;
-  }
-  if (values < expected) throw fail(`its pages hold ${values} values where the footer says ${expected}`);
-  return largest;
 }
 
 /** The row group's column chunks, read and checked once, served to hyparquet from memory. */
@@ -145,9 +91,15 @@ export async function openGroup(src: GroupSource, index: number): Promise<OpenGr
   const total = chunks.reduce((sum, chunk) => sum + Number(chunk.meta_data!.total_compressed_size), 0);
   if (total > MAX_GROUP_BYTES) {
     throw new IngestFailure(
-      ingestError('data', 'PARQUET_TOO_LARGE', `${file.name}: row group ${index} is ${total} bytes compressed, beyond the ${MAX_GROUP_BYTES} bytes this decoder holds at once`, 'Write the file with smaller row groups, then replay it.', {
-        file: file.name,
-      }),
+      ingestError(
+        'data',
+        'PARQUET_TOO_LARGE',
+        `${file.name}: row group ${index} is ${total} bytes compressed, beyond the ${MAX_GROUP_BYTES} bytes this decoder holds at once`,
+        'Write the file with smaller row groups, then replay it.',
+        {
+          file: file.name,
+        },
+      ),
     );
   }
   const held: { start: number; bytes: ArrayBuffer }[] = [];
@@ -155,17 +107,26 @@ export async function openGroup(src: GroupSource, index: number): Promise<OpenGr
   for (const chunk of chunks) {
     const meta = chunk.meta_data!;
     const name = meta.path_in_schema[0]!;
-    if (meta.codec !== 'UNCOMPRESSED' && !(meta.codec in compressors)) {
+    if (!canDecompress(meta.codec)) {
       throw new IngestFailure(
-        ingestError('data', 'PARQUET_UNSUPPORTED_CODEC', `${file.name}: column "${name}" of row group ${index} is compressed with ${meta.codec}, which this reader cannot decompress`, 'Write the file with snappy, gzip, zstd, brotli or LZ4 compression (or none), then replay it.', {
-          file: file.name,
-          column: name,
-        }),
+        ingestError(
+          'data',
+          'PARQUET_UNSUPPORTED_CODEC',
+          `${file.name}: column "${name}" of row group ${index} is compressed with ${meta.codec}, which this reader cannot decompress`,
+          'Write the file with snappy, gzip, zstd, brotli or LZ4 compression (or none), then replay it.',
+          {
+            file: file.name,
+            column: name,
+          },
+        ),
       );
     }
     const start = Number(chunkStart(chunk));
     const bytes = await src.source.slice(start, start + Number(meta.total_compressed_size));
-    largestPage = Math.max(largestPage, checkPages(new Uint8Array(bytes), chunk, (what, cause) => corruptColumn(file, index, name, what, cause)));
+    largestPage = Math.max(
+      largestPage,
+      checkPages(new Uint8Array(bytes), chunk, metadata.schema, (what, cause) => corruptColumn(file, index, name, what, cause)),
+    );
     held.push({ start, bytes });
     await yieldToEventLoop();
   }
@@ -174,8 +135,35 @@ export async function openGroup(src: GroupSource, index: number): Promise<OpenGr
   return { bytes: chunkCache(src.source, held), window: whole ? rows : WINDOW_ROWS };
 }
 
+/**
+ * Every page of every column chunk checked as `openGroup` checks them, and decompressed too: what
+ * runs before hyperd reads the file itself, whose reader takes damaged pages that ours refuses (a
+ * GZIP page failing its data check, a SNAPPY page shorter than its header says). One column chunk
+ * is in memory at a time; values are not decoded.
+ */
+export async function checkFilePages(file: ClaimedFile, source: AsyncBuffer, metadata: FileMetaData): Promise<void> {
+  for (const [index, group] of metadata.row_groups.entries()) {
+    for (const chunk of group.columns) {
+      const meta = chunk.meta_data!;
+      const name = meta.path_in_schema[0]!;
+      const start = Number(chunkStart(chunk));
+      const bytes = await source.slice(start, start + Number(meta.total_compressed_size));
+      checkPages(new Uint8Array(bytes), chunk, metadata.schema, (what, cause) => corruptColumn(file, index, name, what, cause), {
+        decompress: true,
+      });
+      await yieldToEventLoop();
+    }
+  }
+}
+
 /** Decodes rows `rowStart..rowEnd` (of the file) of row group `index`, column by column. */
-export async function decodeRows(src: GroupSource, group: AsyncBuffer, index: number, rowStart: number, rowEnd: number): Promise<ColumnPages[]> {
+export async function decodeRows(
+  src: GroupSource,
+  group: AsyncBuffer,
+  index: number,
+  rowStart: number,
+  rowEnd: number,
+): Promise<ColumnPages[]> {
   const decoded: ColumnPages[] = [];
   for (const column of src.columns) {
     const fail = (what: string, cause?: unknown) => corruptColumn(src.file, index, column.name, what, cause);
@@ -210,7 +198,7 @@ async function decodeColumn(
       columns: [column.name],
       rowStart,
       rowEnd,
-      compressors,
+      compressors: strictCompressors,
       // Plain BYTE_ARRAY columns are bytes, not text: decode only what the footer calls text.
       utf8: column.codec.kind === 'nested' && column.codec.utf8,
       parsers: PARSERS,
@@ -220,6 +208,7 @@ async function decodeColumn(
     });
   } catch (error) {
     if (error instanceof IngestFailure || typeof (error as { code?: unknown } | null)?.code === 'string') throw error;
+    if (error instanceof CodecError) throw fail(`a page cannot be decompressed: ${error.message}`, error);
     throw fail(decoderMessage(error, 'a page'), error);
   }
   // hyparquet hands out whole pages: keep the part of each inside the rows asked for.
@@ -231,7 +220,11 @@ async function decodeColumn(
     const to = Math.min(page.rowStart + page.values.length, rowEnd);
     if (to <= from) continue;
     if (from !== next) throw fail(`no values for rows ${next}..${from - 1}`);
-    out.push(from === page.rowStart && to === page.rowStart + page.values.length ? page.values : sliceOf(page.values, from - page.rowStart, to - page.rowStart));
+    out.push(
+      from === page.rowStart && to === page.rowStart + page.values.length
+        ? page.values
+        : sliceOf(page.values, from - page.rowStart, to - page.rowStart),
+    );
     next = to;
   }
   if (next !== rowEnd) throw fail(`${next - rowStart} values decoded where the footer says ${rowEnd - rowStart} rows`);
@@ -239,7 +232,10 @@ async function decodeColumn(
 }
 
 function sliceOf(values: ArrayLike<unknown>, from: number, to: number): ArrayLike<unknown> {
-  const sliceable = values as ArrayLike<unknown> & { subarray?: (a: number, b: number) => ArrayLike<unknown>; slice?: (a: number, b: number) => ArrayLike<unknown> };
+  const sliceable = values as ArrayLike<unknown> & {
+    subarray?: (a: number, b: number) => ArrayLike<unknown>;
+    slice?: (a: number, b: number) => ArrayLike<unknown>;
+  };
   if (typeof sliceable.subarray === 'function') return sliceable.subarray(from, to);
   if (typeof sliceable.slice === 'function') return sliceable.slice(from, to);
   return Array.from({ length: to - from }, (_, i) => values[from + i]);

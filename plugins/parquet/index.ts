@@ -13,16 +13,17 @@ import { type FileMetaData, parquetSchema, type SchemaElement } from 'hyparquet'
 import { ResultAsync } from 'neverthrow';
 import { fromDbError, ingestError, IngestFailure, isIngestFailure } from '../../src/errors.ts';
 import { defineIngester } from '../../src/plugins.ts';
-import { columnList } from '../../src/schema.ts';
-import { sourceSelect, sourceValues, withSourceFields } from '../../src/source-columns.ts';
-import { createTableFor, fitTable } from '../../src/table-fit.ts';
-import { describeLogicalType, qualifiedName, quoteIdent, quoteLiteral, tableLabel } from '../../src/sql.ts';
-import { parseSqlType } from '../../src/sql-types.ts';
+import { columnList } from '../../src/columns/schema.ts';
+import { sourceSelect, sourceValues, withSourceFields } from '../../src/columns/source-columns.ts';
+import { createTableFor, fitTable } from '../../src/columns/table-fit.ts';
+import { describeLogicalType, qualifiedName, quoteIdent, quoteLiteral, tableLabel } from '../../src/columns/sql.ts';
+import { parseSqlType } from '../../src/columns/sql-types.ts';
 import type { AppendResult, ClaimedFile, DbConnection, IngestContext, IngestError, IngesterPlugin, TableName } from '../../src/types.ts';
 import { csvBatches, readableFooter } from './csv.ts';
-import { asyncBufferOf, readFooter } from './footer.ts';
+import { asyncBufferOf, readFooter, rowsMended } from './footer.ts';
+import { checkFilePages } from './decode.ts';
 import { mapParquetColumn, type ParquetColumn } from './types.ts';
-import { fitsColumn } from '../../src/type-policy.ts';
+import { fitsColumn } from '../../src/columns/type-policy.ts';
 
 /**
  * `fileState` key: hyperd refused to read this file itself (a type, codec or encoding its reader
@@ -40,8 +41,10 @@ const SERVER_CODECS = new Set(['UNCOMPRESSED', 'SNAPPY', 'GZIP', 'ZSTD', 'LZ4_RA
 
 /** Why hyperd should not be asked to read the file, known from its footer alone. */
 function serverCannotRead(columns: readonly ParquetColumn[], metadata: FileMetaData): string | undefined {
+  if (rowsMended(metadata)) return 'its footer counts other rows than its row groups hold';
   const unreadable = columns.filter((c) => !c.hyperReads);
-  if (unreadable.length > 0) return `the database cannot read some of its column types: ${unreadable.map((c) => `${c.name} (${c.parquetType})`).join(', ')}`;
+  if (unreadable.length > 0)
+    return `the database cannot read some of its column types: ${unreadable.map((c) => `${c.name} (${c.parquetType})`).join(', ')}`;
   const unsigned32 = new Set(columns.filter((c) => c.codec.kind === 'uint32').map((c) => c.name));
   for (const group of metadata.row_groups) {
     for (const chunk of group.columns) {
@@ -50,7 +53,8 @@ function serverCannotRead(columns: readonly ParquetColumn[], metadata: FileMetaD
       if (!SERVER_CODECS.has(meta.codec)) return `the database cannot read its ${meta.codec} compression (column "${name}")`;
       // hyperd reads delta-encoded unsigned 32-bit values above 2^31 - 1 as 2147483647 (DuckDB's
       // v2 files): it would land wrong values without a word.
-      if (unsigned32.has(name) && meta.encodings.includes('DELTA_BINARY_PACKED')) return `the database misreads its delta-encoded unsigned 32-bit column "${name}"`;
+      if (unsigned32.has(name) && meta.encodings.includes('DELTA_BINARY_PACKED'))
+        return `the database misreads its delta-encoded unsigned 32-bit column "${name}"`;
     }
   }
   return undefined;
@@ -64,27 +68,47 @@ interface Target {
 }
 
 function schemaError(file: ClaimedFile, code: string, message: string, hint: string, column?: string): IngestFailure {
-  return new IngestFailure(ingestError('schema', code, `${file.name}: ${message}`, hint, { file: file.name, ...(column === undefined ? {} : { column }) }));
+  return new IngestFailure(
+    ingestError('schema', code, `${file.name}: ${message}`, hint, { file: file.name, ...(column === undefined ? {} : { column }) }),
+  );
 }
 
 /** The file's top-level columns with their types; unsupported types and ambiguous names are errors. */
-function fileColumns(file: ClaimedFile, metadata: FileMetaData): { columns: ParquetColumn[]; decimals: Set<SchemaElement>; asInt64: Set<SchemaElement> } {
+function fileColumns(
+  file: ClaimedFile,
+  metadata: FileMetaData,
+): { columns: ParquetColumn[]; decimals: Set<SchemaElement>; asInt64: Set<SchemaElement>; int96: Set<SchemaElement> } {
   const columns: ParquetColumn[] = [];
   const decimals = new Set<SchemaElement>();
   const asInt64 = new Set<SchemaElement>();
+  const int96 = new Set<SchemaElement>();
   const seen = new Set<string>();
   const root = parquetSchema(metadata);
   if (root.children.length === 0) {
-    throw new IngestFailure(ingestError('data', 'PARQUET_NO_COLUMNS', `${file.name}: the Parquet file has no columns`, 'Write the file with at least one column, then replay it.', { file: file.name }));
+    throw new IngestFailure(
+      ingestError(
+        'data',
+        'PARQUET_NO_COLUMNS',
+        `${file.name}: the Parquet file has no columns`,
+        'Write the file with at least one column, then replay it.',
+        { file: file.name },
+      ),
+    );
   }
   for (const node of root.children) {
     const name = node.element.name;
     if (name.trim() === '' || seen.has(name)) {
       throw new IngestFailure(
-        ingestError('data', name.trim() === '' ? 'EMPTY_COLUMN_NAME' : 'DUPLICATE_COLUMN', `${file.name}: ${name.trim() === '' ? 'a column has no name' : `column "${name}" appears twice`}`, 'Give every column of the file a distinct, non-empty name, then replay it.', {
-          file: file.name,
-          column: name,
-        }),
+        ingestError(
+          'data',
+          name.trim() === '' ? 'EMPTY_COLUMN_NAME' : 'DUPLICATE_COLUMN',
+          `${file.name}: ${name.trim() === '' ? 'a column has no name' : `column "${name}" appears twice`}`,
+          'Give every column of the file a distinct, non-empty name, then replay it.',
+          {
+            file: file.name,
+            column: name,
+          },
+        ),
       );
     }
     seen.add(name);
@@ -94,16 +118,18 @@ function fileColumns(file: ClaimedFile, metadata: FileMetaData): { columns: Parq
         file,
         'PARQUET_UNSUPPORTED_TYPE',
         `column "${name}" has Parquet type ${mapped.parquetType}, which cannot be loaded: ${mapped.reason}`,
-        `Convert column "${name}" to a supported type (integers, floats, decimals, strings, binary, dates, times, timestamps, lists, maps, structs) or drop it, then replay the file.`,
+        `Convert column "${name}" to a supported type (integers, floats, decimals, strings, binary, dates, times, ` +
+          `timestamps, lists, maps, structs) or drop it, then replay the file.`,
         name,
       );
     }
     columns.push(mapped.column);
     if (mapped.column.decimal) decimals.add(node.element);
+    if (mapped.column.codec.kind === 'int96') int96.add(node.element);
     if (mapped.column.codec.kind === 'uint32' && deltaOnly(file, metadata, mapped.column)) asInt64.add(node.element);
     for (const path of mapped.column.nestedUint32 ?? []) refuseNestedDelta(file, metadata, mapped.column, path);
   }
-  return { columns, decimals, asInt64 };
+  return { columns, decimals, asInt64, int96 };
 }
 
 /** Encodings of an INT32 column chunk stored with DELTA_BINARY_PACKED alone (RLE, BIT_PACKED: its levels). */
@@ -121,7 +147,8 @@ function deltaOnly(file: ClaimedFile, metadata: FileMetaData, column: ParquetCol
   throw schemaError(
     file,
     'PARQUET_UNSUPPORTED_ENCODING',
-    `column "${column.name}" (Parquet ${column.parquetType}) mixes DELTA_BINARY_PACKED with other encodings, which this reader cannot decode exactly for unsigned 32-bit values`,
+    `column "${column.name}" (Parquet ${column.parquetType}) mixes DELTA_BINARY_PACKED with other encodings, which this ` +
+      `reader cannot decode exactly for unsigned 32-bit values`,
     `Write column "${column.name}" with one encoding (or as INT64), then replay the file.`,
     column.name,
   );
@@ -129,18 +156,27 @@ function deltaOnly(file: ClaimedFile, metadata: FileMetaData, column: ParquetCol
 
 /** An unsigned 32-bit field inside a list, map or struct cannot be read exactly from delta-encoded pages. */
 function refuseNestedDelta(file: ClaimedFile, metadata: FileMetaData, column: ParquetColumn, path: string): void {
-  const delta = metadata.row_groups.some((g) => g.columns.some((c) => c.meta_data!.path_in_schema.join('.') === path && c.meta_data!.encodings.includes('DELTA_BINARY_PACKED')));
+  const delta = metadata.row_groups.some((g) =>
+    g.columns.some((c) => c.meta_data!.path_in_schema.join('.') === path && c.meta_data!.encodings.includes('DELTA_BINARY_PACKED')),
+  );
   if (!delta) return;
   throw schemaError(
     file,
     'PARQUET_UNSUPPORTED_ENCODING',
-    `column "${column.name}" (Parquet ${column.parquetType}) has an unsigned 32-bit field "${path}" stored with DELTA_BINARY_PACKED, which this reader cannot decode exactly inside a list, map or struct`,
+    `column "${column.name}" (Parquet ${column.parquetType}) has an unsigned 32-bit field "${path}" stored with ` +
+      `DELTA_BINARY_PACKED, which this reader cannot decode exactly inside a list, map or struct`,
     `Write column "${column.name}" with version 1 data pages (or its field as INT64), then replay the file.`,
     column.name,
   );
 }
 
-async function targetsOf(conn: DbConnection, file: ClaimedFile, table: TableName, columns: readonly ParquetColumn[], ctx: IngestContext): Promise<Target[]> {
+async function targetsOf(
+  conn: DbConnection,
+  file: ClaimedFile,
+  table: TableName,
+  columns: readonly ParquetColumn[],
+  ctx: IngestContext,
+): Promise<Target[]> {
   const existing = await conn.describeTable(table);
   if (existing) {
     const { matched } = await fitTable(
@@ -158,8 +194,10 @@ async function targetsOf(conn: DbConnection, file: ClaimedFile, table: TableName
         throw schemaError(
           file,
           'PARQUET_TYPE_MISMATCH',
-          `column "${column.name}" is ${describeLogicalType(column.type)} in the file (Parquet ${column.parquetType}) but ${target.sqlType} in table ${tableLabel(table)}`,
-          `Write column "${column.name}" with a type that fits ${target.sqlType} (or change the table's column type), then replay the file.`,
+          `column "${column.name}" is ${describeLogicalType(column.type)} in the file (Parquet ${column.parquetType}) ` +
+            `but ${target.sqlType} in table ${tableLabel(table)}`,
+          `Write column "${column.name}" with a type that fits ${target.sqlType} (or change the table's column type), then ` +
+            `replay the file.`,
           column.name,
         );
       }
@@ -167,7 +205,12 @@ async function targetsOf(conn: DbConnection, file: ClaimedFile, table: TableName
     });
   }
   if (!ctx.schema.createTable) {
-    throw schemaError(file, 'TABLE_MISSING', `table ${tableLabel(table)} does not exist and creating tables is disabled`, 'Create the table, or enable table creation, then replay the file.');
+    throw schemaError(
+      file,
+      'TABLE_MISSING',
+      `table ${tableLabel(table)} does not exist and creating tables is disabled`,
+      'Create the table, or enable table creation, then replay the file.',
+    );
   }
   // Unlike CSV, a Parquet file carries its types, so even a file without rows defines the table.
   await createTableFor(conn, table, columns, file, ctx);
@@ -191,11 +234,24 @@ async function targetsOf(conn: DbConnection, file: ClaimedFile, table: TableName
  * makes for a JSON column, nor date → timestamp, integer → numeric, anything → text), whereas
  * INSERT ... SELECT reads each column by its name in the file and CASTs it to the table's type.
  */
-async function loadOnServer(conn: DbConnection, file: ClaimedFile, table: TableName, targets: readonly Target[], expected: bigint, ctx: IngestContext): Promise<number> {
+async function loadOnServer(
+  conn: DbConnection,
+  file: ClaimedFile,
+  table: TableName,
+  targets: readonly Target[],
+  metadata: FileMetaData,
+  ctx: IngestContext,
+): Promise<number> {
+  const expected = metadata.num_rows;
   const source = `external(${quoteLiteral(file.stagedPath)}, FORMAT => 'parquet')`;
   const sources = sourceValues(file, ctx);
-  const select = [...targets.map((t) => `CAST(${quoteIdent(t.column.name)} AS ${castType(t.sqlType)})`), ...sourceSelect(sources, ctx.sqlType)].join(', ');
+  const select = [
+    ...targets.map((t) => `CAST(${quoteIdent(t.column.name)} AS ${castType(t.sqlType)})`),
+    ...sourceSelect(sources, ctx.sqlType),
+  ].join(', ');
   const sql = `INSERT INTO ${qualifiedName(table)} (${columnList([...targets, ...sources])}) SELECT ${select} FROM ${source}`;
+  // hyperd's reader is more lenient than ours: the pages are checked here first (see `checkFilePages`).
+  await checkFilePages(file, asyncBufferOf(file), metadata);
   let rows: number;
   try {
     await checkLengths(conn, file, table, targets, source);
@@ -211,7 +267,13 @@ async function loadOnServer(conn: DbConnection, file: ClaimedFile, table: TableN
  * hyperd's INSERT cuts a value too long for a `varchar(n)`/`char(n)` column without a word (its
  * COPY, and so our fallback, rejects it): look for one first, reading just those columns.
  */
-async function checkLengths(conn: DbConnection, file: ClaimedFile, table: TableName, targets: readonly Target[], source: string): Promise<void> {
+async function checkLengths(
+  conn: DbConnection,
+  file: ClaimedFile,
+  table: TableName,
+  targets: readonly Target[],
+  source: string,
+): Promise<void> {
   for (const target of targets) {
     const type = parseSqlType(target.sqlType);
     if (type.family !== 'text' || type.length === undefined) continue;
@@ -223,7 +285,9 @@ async function checkLengths(conn: DbConnection, file: ClaimedFile, table: TableN
         ingestError(
           'data',
           'VALUE_TOO_LONG',
-          `${file.name}: column "${target.column.name}" has a value of ${value.length} characters (${JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}...` : value)}), too long for ${target.sqlType} in table ${tableLabel(table)}`,
+          `${file.name}: column "${target.column.name}" has a value of ${value.length} characters ` +
+            `(${JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}...` : value)}), too long for ${target.sqlType} in ` +
+            `table ${tableLabel(table)}`,
           `Shorten the value (or widen the table's column), then replay the file.`,
           { file: file.name, column: target.column.name },
         ),
@@ -259,43 +323,65 @@ function serverReadError(error: unknown, file: ClaimedFile, sql: string, ctx: In
   }
   if (failure.sqlState === '42804') return new IngestFailure({ ...failure, message });
   return new IngestFailure(
-    ingestError('data', 'PARQUET_CORRUPT', `${file.name}: the database could not read the Parquet data: ${message}`, 'The file is damaged; write it again from its source, then replay it.', {
-      file: file.name,
-      sql,
-      ...(failure.sqlState ? { sqlState: failure.sqlState } : {}),
-      cause: error,
-    }),
+    ingestError(
+      'data',
+      'PARQUET_CORRUPT',
+      `${file.name}: the database could not read the Parquet data: ${message}`,
+      'The file is damaged; write it again from its source, then replay it.',
+      {
+        file: file.name,
+        sql,
+        ...(failure.sqlState ? { sqlState: failure.sqlState } : {}),
+        cause: error,
+      },
+    ),
   );
 }
 
 function rowCountMismatch(file: ClaimedFile, rows: number, expected: bigint | number): IngestFailure {
   return new IngestFailure(
-    ingestError('data', 'PARQUET_ROW_COUNT', `${file.name}: the footer counts ${expected} rows but ${rows} were loaded`, 'The file is damaged; write it again from its source, then replay it.', {
-      file: file.name,
-    }),
+    ingestError(
+      'data',
+      'PARQUET_ROW_COUNT',
+      `${file.name}: the footer counts ${expected} rows but ${rows} were loaded`,
+      'The file is damaged; write it again from its source, then replay it.',
+      {
+        file: file.name,
+      },
+    ),
   );
 }
 
 /** Decoded here, one row group at a time, streamed as CSV into `COPY ... FROM STDIN`. */
-async function loadDecoded(conn: DbConnection, file: ClaimedFile, table: TableName, targets: readonly Target[], metadata: FileMetaData, ctx: IngestContext): Promise<number> {
+async function loadDecoded(
+  conn: DbConnection,
+  file: ClaimedFile,
+  table: TableName,
+  targets: readonly Target[],
+  metadata: FileMetaData,
+  ctx: IngestContext,
+): Promise<number> {
   const counter = { rows: 0 };
   const batches = csvBatches({ file, source: asyncBufferOf(file), metadata, columns: targets.map((t) => t.column), counter });
   const sources = sourceValues(file, ctx);
-  const rows = await conn.copyFrom(`COPY ${qualifiedName(table)} (${columnList([...targets, ...sources])}) FROM STDIN WITH (FORMAT csv)`, sources.length > 0 ? withSourceFields(batches, sources) : batches);
+  const rows = await conn.copyFrom(
+    `COPY ${qualifiedName(table)} (${columnList([...targets, ...sources])}) FROM STDIN WITH (FORMAT csv)`,
+    sources.length > 0 ? withSourceFields(batches, sources) : batches,
+  );
   if (rows !== counter.rows || BigInt(rows) !== metadata.num_rows) throw rowCountMismatch(file, rows, metadata.num_rows);
   return rows;
 }
 
 async function append(conn: DbConnection, file: ClaimedFile, table: TableName, ctx: IngestContext): Promise<AppendResult> {
-  const metadata = await readFooter(file, asyncBufferOf(file));
-  const { columns, decimals, asInt64 } = fileColumns(file, metadata);
+  const metadata = await readFooter(file);
+  const { columns, decimals, asInt64, int96 } = fileColumns(file, metadata);
   const targets = await targetsOf(conn, file, table, columns, ctx);
   if (ctx.capabilities.parquet && ctx.capabilities.readsLocalFiles && !ctx.fileState.has(NO_SERVER_READ)) {
     const reason = serverCannotRead(columns, metadata);
-    if (reason === undefined) return { rows: await loadOnServer(conn, file, table, targets, metadata.num_rows, ctx) };
+    if (reason === undefined) return { rows: await loadOnServer(conn, file, table, targets, metadata, ctx) };
     ctx.logger.info(`decoding the Parquet file here: ${reason}`, { file: file.name });
   }
-  return { rows: await loadDecoded(conn, file, table, targets, readableFooter(metadata, decimals, asInt64), ctx) };
+  return { rows: await loadDecoded(conn, file, table, targets, readableFooter(metadata, decimals, asInt64, int96), ctx) };
 }
 
 function toError(error: unknown, file: ClaimedFile): IngestError {

@@ -33,7 +33,7 @@
  * | INT64                  | TIMESTAMP(unit, isAdjustedToUTC=true)   | timestamptz      | yes             |
  * | INT64                  | TIMESTAMP(unit, isAdjustedToUTC=false)  | timestamp        | yes             |
  * | INT64                  | TIMESTAMP_MILLIS, TIMESTAMP_MICROS (1)  | timestamptz      | yes             |
- * | INT96                  | none (legacy Impala/Spark timestamps)   | timestamp        | yes             |
+ * | INT96                  | none (legacy Impala/Spark timestamps)   | timestamp        | no (4)          |
  * | group                  | LIST, MAP, or a plain group (struct)    | json             | no              |
  * | any, REPEATED          | (a legacy list without LIST annotation) | json             | no              |
  * | any                    | NULL / UNKNOWN (always-null column)     | text             | no              |
@@ -45,6 +45,8 @@
  *
  * (1) The legacy converted types mean instants in UTC (the Parquet spec's compatibility rules).
  * (2) The spec says a reader that does not know a logical type reads the physical type.
+ * (4) hyperd reads INT96 nanoseconds as unsigned, where Arrow C++ and DuckDB read them signed:
+ *     decoded here, where a value the two readings disagree on is refused (see `int96Text`).
  * (3) Inside lists, maps and structs the decoder hands out TIME as bare integers, decimals as
  *     floats and cannot read INTERVAL or BSON: such a column is refused, never landed altered.
  *
@@ -55,7 +57,6 @@
  */
 import type { SchemaTree } from 'hyparquet';
 import type { LogicalType } from '../../src/types.ts';
-
 
 /** How the fallback turns one decoded value of a column into CSV text (see `csv.ts`). */
 export type ValueCodec =
@@ -76,6 +77,11 @@ export type ValueCodec =
   /** the unscaled integer (number, bigint or big-endian two's complement bytes) */
   | { readonly kind: 'decimal'; readonly scale: number }
   | { readonly kind: 'time'; readonly unit: TimeUnit }
+  /**
+   * INT96 (Impala, Spark): read as its 12 bytes (see `readableFooter`), nanoseconds of the day
+   * then the Julian day, and turned into an instant here
+   */
+  | { readonly kind: 'int96' }
   /**
    * lists, maps, structs, as hyparquet assembles them; `utf8`: decode the byte arrays inside as
    * text (so ENUM fields read as text), false when a field holds raw binary (kept as base64)
@@ -102,12 +108,19 @@ export interface ParquetColumn {
   readonly nestedUint32?: readonly string[];
 }
 
-export type MapResult = { readonly ok: true; readonly column: ParquetColumn } | { readonly ok: false; readonly parquetType: string; readonly reason: string };
+export type MapResult =
+  | { readonly ok: true; readonly column: ParquetColumn }
+  | { readonly ok: false; readonly parquetType: string; readonly reason: string };
 
 /** `INT64 TIMESTAMP(MICROS, UTC)`, `BYTE_ARRAY STRING`, `group LIST`: for error messages. */
 export function describeParquetType(node: SchemaTree): string {
   const e = node.element;
-  const physical = node.children.length > 0 ? 'group' : e.type === 'FIXED_LEN_BYTE_ARRAY' ? `FIXED_LEN_BYTE_ARRAY(${e.type_length ?? '?'})` : (e.type ?? 'unknown');
+  const physical =
+    node.children.length > 0
+      ? 'group'
+      : e.type === 'FIXED_LEN_BYTE_ARRAY'
+        ? `FIXED_LEN_BYTE_ARRAY(${e.type_length ?? '?'})`
+        : (e.type ?? 'unknown');
   const repeated = e.repetition_type === 'REPEATED' ? 'REPEATED ' : '';
   const lt = e.logical_type;
   let annotation = '';
@@ -144,12 +157,31 @@ const MAX_DECIMAL_DIGITS = 38;
 /** Digits a double holds exactly: the most a decimal inside a nested column may have. */
 const NESTED_DECIMAL_DIGITS = 15;
 /** Logical types this table knows; any other is read as its physical type (the spec's rule). */
-const KNOWN_LOGICAL_TYPES = new Set(['STRING', 'MAP', 'LIST', 'ENUM', 'DECIMAL', 'DATE', 'TIME', 'TIMESTAMP', 'INTEGER', 'NULL', 'JSON', 'BSON', 'UUID', 'FLOAT16', 'VARIANT', 'GEOMETRY', 'GEOGRAPHY']);
+const KNOWN_LOGICAL_TYPES = new Set([
+  'STRING',
+  'MAP',
+  'LIST',
+  'ENUM',
+  'DECIMAL',
+  'DATE',
+  'TIME',
+  'TIMESTAMP',
+  'INTEGER',
+  'NULL',
+  'JSON',
+  'BSON',
+  'UUID',
+  'FLOAT16',
+  'VARIANT',
+  'GEOMETRY',
+  'GEOGRAPHY',
+]);
 const STRING: ValueCodec = { kind: 'string' };
 
 function integerType(node: SchemaTree, bitWidth: number, signed: boolean): MapResult {
   const physical = node.element.type;
-  if (physical !== (bitWidth === 64 ? 'INT64' : 'INT32')) return unsupported(node, `an INT(${bitWidth}) annotation on ${physical ?? 'a group'} is inconsistent`);
+  if (physical !== (bitWidth === 64 ? 'INT64' : 'INT32'))
+    return unsupported(node, `an INT(${bitWidth}) annotation on ${physical ?? 'a group'} is inconsistent`);
   if (signed) {
     if (bitWidth <= 16) return column(node, { kind: 'smallint' }, true, PLAIN);
     return column(node, { kind: bitWidth === 32 ? 'integer' : 'bigint' }, true, PLAIN);
@@ -164,14 +196,38 @@ function integerType(node: SchemaTree, bitWidth: number, signed: boolean): MapRe
 function decimalType(node: SchemaTree, precision: number | undefined, scale: number | undefined): MapResult {
   const physical = node.element.type;
   if (!precision || precision < 1 || (scale ?? 0) < 0 || (scale ?? 0) > precision) {
-    return unsupported(node, `DECIMAL needs a precision of at least 1 and a scale between 0 and the precision (found ${precision ?? 'none'}, ${scale ?? 0})`);
+    return unsupported(
+      node,
+      `DECIMAL needs a precision of at least 1 and a scale between 0 and the precision (found ${precision ?? 'none'}, ${scale ?? 0})`,
+    );
   }
   if (physical !== 'INT32' && physical !== 'INT64' && physical !== 'FIXED_LEN_BYTE_ARRAY' && physical !== 'BYTE_ARRAY') {
     return unsupported(node, `a DECIMAL annotation on ${physical ?? 'a group'} is inconsistent`);
   }
+  const capacity =
+    physical === 'INT32'
+      ? 9
+      : physical === 'INT64'
+        ? 18
+        : physical === 'FIXED_LEN_BYTE_ARRAY'
+          ? Math.floor((8 * (node.element.type_length ?? 0) - 1) * Math.log10(2))
+          : Infinity;
+  if (precision > capacity)
+    return unsupported(
+      node,
+      `DECIMAL(${precision},${scale ?? 0}) needs more digits ` +
+        `than ${describeParquetType({ ...node, element: { ...node.element, logical_type: undefined, converted_type: undefined } })} ` +
+        `holds (${capacity})`,
+    );
   // No database column holds more than 38 digits: the exact digits land as text.
   if (precision > MAX_DECIMAL_DIGITS) return column(node, { kind: 'text' }, false, { kind: 'decimal', scale: scale ?? 0 }, true);
-  return column(node, { kind: 'decimal', precision, scale: scale ?? 0 }, physical !== 'BYTE_ARRAY', { kind: 'decimal', scale: scale ?? 0 }, true);
+  return column(
+    node,
+    { kind: 'decimal', precision, scale: scale ?? 0 },
+    physical !== 'BYTE_ARRAY',
+    { kind: 'decimal', scale: scale ?? 0 },
+    true,
+  );
 }
 
 function timeType(node: SchemaTree, unit: TimeUnit): MapResult {
@@ -186,7 +242,14 @@ function timestampType(node: SchemaTree, utc: boolean): MapResult {
   return column(node, { kind: utc ? 'timestamptz' : 'timestamp' }, true, utc ? { kind: 'string', suffix: '+00' } : STRING);
 }
 
-function requirePhysical(node: SchemaTree, physical: string, type: LogicalType, hyperReads: boolean, codec: ValueCodec, what: string): MapResult {
+function requirePhysical(
+  node: SchemaTree,
+  physical: string,
+  type: LogicalType,
+  hyperReads: boolean,
+  codec: ValueCodec,
+  what: string,
+): MapResult {
   if (node.element.type !== physical) return unsupported(node, `${what} must be stored as ${physical}`);
   return column(node, type, hyperReads, codec);
 }
@@ -204,7 +267,10 @@ export function mapParquetColumn(node: SchemaTree): MapResult {
     const leaves = nestedLeaves(fields);
     const rawBytes = leaves.some((c) => c.codec.kind === 'bytes');
     if (rawBytes && leaves.some((c) => c.codec.kind === 'utf8')) {
-      return unsupported(node, 'it holds both raw binary and ENUM fields, which the decoder cannot tell apart inside a list, map or struct');
+      return unsupported(
+        node,
+        'it holds both raw binary and ENUM fields, which the decoder cannot tell apart inside a list, map or struct',
+      );
     }
     const mapped = column(node, { kind: 'json' }, false, { kind: 'nested', utf8: !rawBytes });
     const uint32 = leaves.filter((c) => c.codec.kind === 'uint32').map((c) => c.name);
@@ -227,7 +293,10 @@ function nestedRefusal(fields: readonly SchemaTree[]): string | undefined {
     const { type, codec } = mapped.column;
     if (codec.kind === 'time') return `its field "${path}" is a TIME, which inside a list, map or struct cannot be loaded exactly`;
     if (codec.kind === 'decimal' && (type.kind !== 'decimal' || type.precision > NESTED_DECIMAL_DIGITS)) {
-      return `its field "${path}" is a decimal of more than ${NESTED_DECIMAL_DIGITS} digits, which inside a list, map or struct cannot be loaded exactly`;
+      return (
+        `its field "${path}" is a decimal of more than ${NESTED_DECIMAL_DIGITS} digits, which inside a list, map or struct ` +
+        `cannot be loaded exactly`
+      );
     }
   }
   return undefined;
@@ -317,7 +386,9 @@ function mapLeaf(node: SchemaTree): MapResult {
     case 'INT64':
       return column(node, { kind: 'bigint' }, true, PLAIN);
     case 'INT96':
-      return column(node, { kind: 'timestamp' }, true, STRING);
+      // Readers disagree on nanoseconds past 2^63 (signed in Arrow C++ and DuckDB, unsigned in
+      // hyperd) and hyparquet misreads them: decoded here, where such a value is refused.
+      return column(node, { kind: 'timestamp' }, false, { kind: 'int96' });
     case 'FLOAT':
       return column(node, { kind: 'real' }, true, { kind: 'float' });
     case 'DOUBLE':

@@ -25,4 +25,3 @@ export function formatDate(days: number): string {
   const { text, bc } = civil(days);
   return bc ? `${text} BC` : text;
 }
-

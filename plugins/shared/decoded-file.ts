@@ -6,7 +6,7 @@
  * file is decoded again as the plugin streams it, and a fault found there fails the transaction it
  * is in. The database never reads such a file from its path: what is on disk is not what loads.
  */
-import { concatBytes } from '../../src/bytes.ts';
+import { concatBytes } from '../../src/util/bytes.ts';
 import type { ClaimedFile, IngestContext } from '../../src/types.ts';
 
 /** Decoded bytes read ahead and kept: what a CSV header and type sample need (256 KiB). */
@@ -65,7 +65,8 @@ export class DecodedFile implements ClaimedFile {
 
   async read(position: number, length: number): Promise<Uint8Array> {
     const end = position + Math.max(0, length);
-    if (this.complete || end <= this.head.length) return this.head.subarray(Math.min(position, this.head.length), Math.min(end, this.head.length));
+    if (this.complete || end <= this.head.length)
+      return this.head.subarray(Math.min(position, this.head.length), Math.min(end, this.head.length));
     const parts: Uint8Array[] = [];
     for await (const part of this.stream({ start: position, end })) parts.push(part);
     return concatBytes(parts);

@@ -17,7 +17,13 @@ export interface DecodingIngester {
   readonly open: (file: ClaimedFile) => Promise<DecodedFile>;
 }
 
-async function appendMany(spec: DecodingIngester, conn: DbConnection, files: readonly ClaimedFile[], table: TableName, ctx: IngestContext): Promise<AppendResult[]> {
+async function appendMany(
+  spec: DecodingIngester,
+  conn: DbConnection,
+  files: readonly ClaimedFile[],
+  table: TableName,
+  ctx: IngestContext,
+): Promise<AppendResult[]> {
   const { inner } = spec;
   const views: DecodedFile[] = [];
   for (const [index, file] of files.entries()) {
@@ -48,7 +54,9 @@ export function decodingIngester(spec: DecodingIngester): IngesterPlugin {
     name: spec.name,
     extensions: spec.extensions,
     append(conn, file, table, ctx) {
-      return ResultAsync.fromPromise(spec.open(file), (error) => fromDbError(error, file.name)).andThen((view) => spec.inner.append(conn, view, table, streaming(ctx)));
+      return ResultAsync.fromPromise(spec.open(file), (error) => fromDbError(error, file.name)).andThen((view) =>
+        spec.inner.append(conn, view, table, streaming(ctx)),
+      );
     },
     appendMany(conn, files, table, ctx) {
       return ResultAsync.fromPromise(appendMany(spec, conn, files, table, streaming(ctx)), groupFailure);

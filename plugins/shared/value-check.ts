@@ -6,7 +6,7 @@
  * them might take (`1.0` as bigint is fine on Hyper, `tr` as boolean on PostgreSQL). What the
  * database still refuses is found by its COPY, and that row is left out on the next attempt.
  */
-import { INTEGER_DIGITS, isIntegerFamily, type SqlType, wholeDigits } from '../../src/sql-types.ts';
+import { INTEGER_DIGITS, isIntegerFamily, type SqlType, wholeDigits } from '../../src/columns/sql-types.ts';
 
 /** A value's check: `undefined` when it may load, else why it cannot. `quoted`: `""` is not NULL. */
 export type ValueCheck = (value: string, quoted: boolean) => string | undefined;
@@ -40,7 +40,8 @@ function integerCheck(family: 'smallint' | 'integer' | 'bigint'): (v: string) =>
   return (v) => {
     if (INTEGER.test(v)) {
       const digits = v.replace(/^[+-]?0*/, '');
-      if (digits.length > INTEGER_DIGITS[family] || (digits.length === INTEGER_DIGITS[family] && (BigInt(v) < min || BigInt(v) > max))) return `${shown(v)} is out of range for ${family}`;
+      if (digits.length > INTEGER_DIGITS[family] || (digits.length === INTEGER_DIGITS[family] && (BigInt(v) < min || BigInt(v) > max)))
+        return `${shown(v)} is out of range for ${family}`;
       return undefined;
     }
     return /\d/.test(v) && INTEGER_CHARS.test(v) ? undefined : `${shown(v)} is not a ${family}`;

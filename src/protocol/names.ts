@@ -1,9 +1,31 @@
 /** Names of the sentinel protocol: which entries are sentinels, which are ignored, claim names. */
 import { READY_SUFFIX } from '../constants.ts';
 
-/** In-progress files by convention: dot-files (the watcher's own folder too) and `*.tmp`. */
+/**
+ * In-progress files by convention: dot-files (the watcher's own folder too) and `*.tmp`. A name
+ * in a subfolder (`recursive`, `a/b/x.csv`) is judged by its last segment; discovery never goes
+ * into a dot-folder, so only that one can start with a dot.
+ */
 export function isIgnoredName(name: string): boolean {
-  return name.startsWith('.') || name.toLowerCase().endsWith('.tmp');
+  return baseName(name).startsWith('.') || name.toLowerCase().endsWith('.tmp');
+}
+
+/** The last `/`-separated segment of a relative name (the name itself in the watched directory). */
+export function baseName(name: string): string {
+  const slash = name.lastIndexOf('/');
+  return slash < 0 ? name : name.slice(slash + 1);
+}
+
+/**
+ * `readyWhen: 'stable'`: names of files still being written by convention, besides the ignored
+ * ones: `*.part`, `*.partial`, `*.crdownload`, `*.filepart` (browsers, WinSCP, rsync-like uploads),
+ * `*.swp` and `*~` (editors), `~$*` (Office's lock files); and the protocol's own `.ready`/`.error`.
+ */
+const IN_PROGRESS = /(\.(part|partial|crdownload|filepart|swp|ready|error)|~)$/i;
+
+/** A name `readyWhen: 'stable'` may take once it stops changing. */
+export function isStableCandidate(name: string): boolean {
+  return !isIgnoredName(name) && !baseName(name).startsWith('~$') && !IN_PROGRESS.test(name);
 }
 
 /** `X.ready` → `X`; undefined for anything that is not a sentinel of a usable data name. */
@@ -37,15 +59,22 @@ export function newClaimId(now = Date.now()): string {
   return `${now.toString(36).padStart(9, '0')}-${randomHex(8)}`;
 }
 
-/** Staged name of a claimed file: `<claimId>~<original name>`. */
+/**
+ * Staged name of a claimed file: `<claimId>~<original name>`. Staging is one flat folder, so a
+ * name in a subfolder (`recursive`: `a/b/x.csv`) is staged as `<claimId>^a%2Fb%2Fx.csv`, `%` and
+ * `/` escaped: a claim id holds neither `~` nor `^`, so the first of them tells the two forms
+ * apart, and two files `a/x.csv` and `b/x.csv` never share a staged name.
+ */
 export function stagedName(claimId: string, name: string): string {
-  return `${claimId}~${name}`;
+  return name.includes('/') ? `${claimId}^${name.replaceAll('%', '%25').replaceAll('/', '%2F')}` : `${claimId}~${name}`;
 }
 
 export function parseStagedName(staged: string): { claimId: string; name: string } | undefined {
-  const at = staged.indexOf('~');
+  const at = staged.search(/[~^]/);
   if (at <= 0 || at === staged.length - 1) return undefined;
-  return { claimId: staged.slice(0, at), name: staged.slice(at + 1) };
+  const rest = staged.slice(at + 1);
+  if (staged[at] === '~') return { claimId: staged.slice(0, at), name: rest };
+  return { claimId: staged.slice(0, at), name: rest.replaceAll('%2F', '/').replaceAll('%25', '%') };
 }
 
 /**

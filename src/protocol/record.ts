@@ -3,7 +3,7 @@
  * a record and return the next one; nothing about a file is kept anywhere else.
  */
 import { READY_SUFFIX } from '../constants.ts';
-import type { OpenedFile } from '../files.ts';
+import type { OpenedFile } from './files.ts';
 import type { PluginMatch } from '../plugins.ts';
 import type { IngestError } from '../types.ts';
 import type { FileState } from './states.ts';
@@ -86,10 +86,28 @@ export type RecordIn<S extends FileState> = Extract<FileRecord, { state: S }>;
 
 /** A claimed file's record as it fails with `error`. */
 export function failedClaim(file: OpenedFile, error: IngestError): FailedFile {
-  return { state: 'failed', name: file.name, claimId: file.claimId, extension: file.extension, dataPath: file.stagedPath, readyPath: file.stagedPath + READY_SUFFIX, error };
+  return {
+    state: 'failed',
+    name: file.name,
+    claimId: file.claimId,
+    extension: file.extension,
+    dataPath: file.stagedPath,
+    readyPath: file.stagedPath + READY_SUFFIX,
+    error,
+  };
 }
 
 /** A claimed file's record once its transaction committed `rows` rows. */
 export function committedClaim(file: OpenedFile, rows: number, epoch: number, duplicate = false, rejected?: number): CommittedFile {
-  return { state: 'committed', stagedPath: file.stagedPath, name: file.name, claimId: file.claimId, epoch, rows, bytes: file.size, ...(duplicate ? { duplicate } : {}), ...(rejected === undefined ? {} : { rejected }) };
+  return {
+    state: 'committed',
+    stagedPath: file.stagedPath,
+    name: file.name,
+    claimId: file.claimId,
+    epoch,
+    rows,
+    bytes: file.size,
+    ...(duplicate ? { duplicate } : {}),
+    ...(rejected === undefined ? {} : { rejected }),
+  };
 }

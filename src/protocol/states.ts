@@ -63,7 +63,7 @@ export const STEPS = {
   durability: 'watcher/durability.ts: committed → settled (now, or after a checkpoint); watcher/archive.ts with onSuccess archive',
   recover: 'watcher/recover.ts: claims an earlier run left → settled | claimed again',
   takeover: "watcher/takeover.ts: a dead process's claims (its staging folder) → this process's, then recover",
-  lease: 'watcher/lease.ts: this process\'s lease, and the fence every commit passes',
+  lease: "watcher/lease.ts: this process's lease, and the fence every commit passes",
   fail: 'watcher/fail.ts: → failed/ with a .error report',
 } as const;
 

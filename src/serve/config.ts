@@ -8,53 +8,17 @@ import { dirname, join, resolve } from 'node:path';
 import process from 'node:process';
 import { fileURLToPath } from 'node:url';
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
-import type { OnBadRows } from '../bad-rows.ts';
-import type { AdapterName } from '../compose.ts';
-import type { SchemaEvolution, SourceColumns } from '../types.ts';
+import type { ServedSettings } from '../options/serve.ts';
 import { type Confinement, confineWatcher } from './confine.ts';
 import { directoryIssue, watcherIssues } from './watcher-issues.ts';
 
-export interface RetryDelayConfig {
-  readonly initial?: number;
-  readonly max?: number;
-}
-
-/** One watcher of the config file (`watchers[i]`), and the body of `POST /watchers`. */
-export interface WatcherConfig {
+/**
+ * One watcher of the config file (`watchers[i]`), and the body of `POST /watchers`: its directory
+ * and table, and the settings of the option table (options/table.ts) that a config can give.
+ */
+export interface WatcherConfig extends ServedSettings {
   readonly dir: string;
   readonly table: string;
-  readonly adapter?: AdapterName;
-  readonly database?: string;
-  readonly endpoint?: string;
-  readonly endpointReadsFiles?: 'auto' | 'yes' | 'no';
-  readonly url?: string;
-  readonly maxConcurrent?: number;
-  readonly fs?: string;
-  readonly createTable?: boolean;
-  readonly rescanIntervalMs?: number;
-  readonly orphanGraceMs?: number;
-  readonly stopTimeoutMs?: number;
-  readonly retryDelayMs?: RetryDelayConfig;
-  readonly queueLimit?: number;
-  readonly checkpointDelayMs?: number;
-  readonly checkpointEvery?: number;
-  readonly batchFiles?: number;
-  readonly skipDuplicateContent?: boolean;
-  readonly schemaEvolution?: SchemaEvolution;
-  readonly sourceColumns?: SourceColumns;
-  readonly onBadRows?: OnBadRows;
-  readonly maxBadRows?: number;
-  readonly onSuccess?: 'delete' | 'archive';
-  /** Relative to `dir`. */
-  readonly archiveDir?: string;
-  readonly archiveByDate?: boolean;
-  readonly compression?: boolean;
-  readonly maxDecompressedBytes?: number;
-  readonly csvDelimiter?: string;
-  readonly encoding?: string;
-  readonly leaseMs?: number;
-  /** Hyper: let go of the `.hyper` file after this long idle (see `DbChoice.releaseIdleMs`). */
-  readonly releaseIdleMs?: number;
 }
 
 export interface HttpConfig {
@@ -163,12 +127,20 @@ function issueOf(error: ErrorObject, prefix: string): ConfigIssue {
   switch (error.keyword) {
     case 'required': {
       const missing = (error.params as { missingProperty: string }).missingProperty;
-      return { path: pathOf(error.instancePath, missing, prefix), problem: 'is missing', fix: fieldFix(parent?.properties?.[missing]) ?? `Add ${missing}.` };
+      return {
+        path: pathOf(error.instancePath, missing, prefix),
+        problem: 'is missing',
+        fix: fieldFix(parent?.properties?.[missing]) ?? `Add ${missing}.`,
+      };
     }
     case 'additionalProperties': {
       const extra = (error.params as { additionalProperty: string }).additionalProperty;
       const known = Object.keys(parent?.properties ?? {}).filter((k) => k !== '$schema');
-      return { path: pathOf(error.instancePath, extra, prefix), problem: 'is not a known setting', fix: `Remove it or correct its spelling (known here: ${known.join(', ')}).` };
+      return {
+        path: pathOf(error.instancePath, extra, prefix),
+        problem: 'is not a known setting',
+        fix: `Remove it or correct its spelling (known here: ${known.join(', ')}).`,
+      };
     }
     case 'enum':
       return {
@@ -177,7 +149,11 @@ function issueOf(error: ErrorObject, prefix: string): ConfigIssue {
         fix: fieldFix(parent) ?? 'Use one of the allowed values.',
       };
     default:
-      return { path: pathOf(error.instancePath, undefined, prefix), problem: `${error.message ?? 'is invalid'}${got}`, fix: fieldFix(parent) ?? 'See schema/hyperwatch.config.schema.json.' };
+      return {
+        path: pathOf(error.instancePath, undefined, prefix),
+        problem: `${error.message ?? 'is invalid'}${got}`,
+        fix: fieldFix(parent) ?? 'See schema/hyperwatch.config.schema.json.',
+      };
   }
 }
 
@@ -244,29 +220,60 @@ export async function validateConfig(raw: unknown, source: string, options: Vali
   let token = file.http?.token;
   if (file.http?.tokenEnv !== undefined) {
     token = env[file.http.tokenEnv] || undefined;
-    if (!token) issues.push({ path: 'http.tokenEnv', problem: `names ${file.http.tokenEnv}, which is not set`, fix: `Set ${file.http.tokenEnv} in the environment of hyperwatch serve.` });
-    else if (token.length < 16) issues.push({ path: 'http.tokenEnv', problem: `${file.http.tokenEnv} holds fewer than 16 characters`, fix: 'Use a random token of at least 16 characters, e.g. `openssl rand -hex 24`.' });
+    if (!token)
+      issues.push({
+        path: 'http.tokenEnv',
+        problem: `names ${file.http.tokenEnv}, which is not set`,
+        fix: `Set ${file.http.tokenEnv} in the environment of hyperwatch serve.`,
+      });
+    else if (token.length < 16)
+      issues.push({
+        path: 'http.tokenEnv',
+        problem: `${file.http.tokenEnv} holds fewer than 16 characters`,
+        fix: 'Use a random token of at least 16 characters, e.g. `openssl rand -hex 24`.',
+      });
   }
   if (file.http?.token !== undefined && file.http.tokenEnv !== undefined) {
-    issues.push({ path: 'http.token', problem: 'is given together with http.tokenEnv', fix: 'Keep one of them (tokenEnv keeps the secret out of the file).' });
+    issues.push({
+      path: 'http.token',
+      problem: 'is given together with http.tokenEnv',
+      fix: 'Keep one of them (tokenEnv keeps the secret out of the file).',
+    });
   }
   if (file.http?.tokenFile !== undefined && token !== undefined) {
-    issues.push({ path: 'http.tokenFile', problem: 'is given together with a configured token', fix: 'Keep one of them: tokenFile is where serve keeps the token it makes when none is configured.' });
+    issues.push({
+      path: 'http.tokenFile',
+      problem: 'is given together with a configured token',
+      fix: 'Keep one of them: tokenFile is where serve keeps the token it makes when none is configured.',
+    });
   }
   for (const field of ['host', 'port'] as const) {
     if (file.http?.socket !== undefined && file.http[field] !== undefined) {
-      issues.push({ path: `http.${field}`, problem: 'is given together with http.socket', fix: 'Keep http.socket (a Unix socket) or host and port (TCP), not both.' });
+      issues.push({
+        path: `http.${field}`,
+        problem: 'is given together with http.socket',
+        fix: 'Keep http.socket (a Unix socket) or host and port (TCP), not both.',
+      });
     }
   }
   if (!isLoopback(host) && token === undefined && file.http?.tokenEnv === undefined) {
-    issues.push({ path: 'http.token', problem: `is required when the API listens on ${host}, which is not a loopback address`, fix: 'Set http.tokenEnv (or http.token), or listen on "127.0.0.1".' });
+    issues.push({
+      path: 'http.token',
+      problem: `is required when the API listens on ${host}, which is not a loopback address`,
+      fix: 'Set http.tokenEnv (or http.token), or listen on "127.0.0.1".',
+    });
   }
   const watchers = file.watchers.map((w) => resolvePaths(w, options.baseDir));
   const firstAt = new Map<string, number>();
   for (const [i, w] of watchers.entries()) {
     issues.push(...watcherIssues(w, `watchers[${i}]`, env));
     const earlier = firstAt.get(w.dir);
-    if (earlier !== undefined) issues.push({ path: `watchers[${i}].dir`, problem: `${w.dir} is also watched by watchers[${earlier}]`, fix: 'One watcher per directory: remove one of them, or give each its own directory.' });
+    if (earlier !== undefined)
+      issues.push({
+        path: `watchers[${i}].dir`,
+        problem: `${w.dir} is also watched by watchers[${earlier}]`,
+        fix: 'One watcher per directory: remove one of them, or give each its own directory.',
+      });
     else firstAt.set(w.dir, i);
     const dirIssue = await directoryIssue(w.dir, `watchers[${i}].dir`);
     if (dirIssue) issues.push(dirIssue);
@@ -288,10 +295,19 @@ interface HttpFileSettings {
   readonly allowedServers?: readonly string[];
 }
 
-function httpConfig(http: HttpFileSettings, host: string, token: string | undefined, watchers: readonly WatcherConfig[], baseDir: string): HttpConfig {
+function httpConfig(
+  http: HttpFileSettings,
+  host: string,
+  token: string | undefined,
+  watchers: readonly WatcherConfig[],
+  baseDir: string,
+): HttpConfig {
   const roots = http.allowedRoots?.map((r) => resolve(baseDir, r)) ?? watchers.map((w) => dirname(w.dir));
   // The servers the config itself uses may serve watchers added over HTTP too.
-  const servers = [...(http.allowedServers ?? []), ...watchers.flatMap((w) => [w.url, w.endpoint].filter((s): s is string => s !== undefined))];
+  const servers = [
+    ...(http.allowedServers ?? []),
+    ...watchers.flatMap((w) => [w.url, w.endpoint].filter((s): s is string => s !== undefined)),
+  ];
   return {
     host,
     port: http.port ?? DEFAULT_HTTP_PORT,
@@ -310,13 +326,25 @@ export async function loadConfig(path: string, env: Record<string, string | unde
   try {
     text = readFileSync(path, 'utf8');
   } catch (error) {
-    throw new ConfigError(path, [{ path: '', problem: `cannot be read (${(error as { code?: string }).code ?? String(error)})`, fix: 'Check the path given to --config.' }]);
+    throw new ConfigError(path, [
+      {
+        path: '',
+        problem: `cannot be read (${(error as { code?: string }).code ?? String(error)})`,
+        fix: 'Check the path given to --config.',
+      },
+    ]);
   }
   let raw: unknown;
   try {
     raw = JSON.parse(text);
   } catch (error) {
-    throw new ConfigError(path, [{ path: '', problem: `is not valid JSON (${(error as Error).message})`, fix: 'Correct the JSON syntax (no comments, no trailing commas).' }]);
+    throw new ConfigError(path, [
+      {
+        path: '',
+        problem: `is not valid JSON (${(error as Error).message})`,
+        fix: 'Correct the JSON syntax (no comments, no trailing commas).',
+      },
+    ]);
   }
   return validateConfig(raw, path, { baseDir: dirname(resolve(path)), env });
 }

@@ -62,26 +62,37 @@ async function underRoots(what: string, path: string, roots: readonly string[]):
   const realRoots = await Promise.all(roots.map((r) => realPathOf(r).catch(() => undefined)));
   if (realRoots.some((root) => root !== undefined && isUnder(real, root))) return real;
   const shown = real === path ? path : `${path} (really ${real})`;
-  const allowed = roots.length === 0 ? 'none are allowed: set http.allowedRoots in the config' : `allowed: ${roots.join(', ')}; the config's http.allowedRoots widens this`;
+  const allowed =
+    roots.length === 0
+      ? 'none are allowed: set http.allowedRoots in the config'
+      : `allowed: ${roots.join(', ')}; the config's http.allowedRoots widens this`;
   throw new Refused(`${what} ${shown} is outside the allowed roots (${allowed})`);
 }
 
 function checkServer(field: 'url' | 'endpoint', value: string | undefined, allowed: readonly string[]): void {
   if (value === undefined || allowed.includes(value)) return;
-  throw new Refused(`${field} ${JSON.stringify(value)} is not a server the config uses or lists (add it to http.allowedServers to allow it)`);
+  throw new Refused(
+    `${field} ${JSON.stringify(value)} is not a server the config uses or lists (add it to http.allowedServers to allow it)`,
+  );
 }
 
 /**
  * `watcher` (paths resolved, body already valid) with its dir and database replaced by their real
  * paths; or the reason it is refused. Nothing is created either way.
  */
-export async function confineWatcher(watcher: WatcherConfig, limits: Confinement): Promise<{ watcher: WatcherConfig } | { refused: string }> {
+export async function confineWatcher(
+  watcher: WatcherConfig,
+  limits: Confinement,
+): Promise<{ watcher: WatcherConfig } | { refused: string }> {
   try {
     checkServer('url', watcher.url, limits.allowedServers);
     checkServer('endpoint', watcher.endpoint, limits.allowedServers);
     const dir = await underRoots('dir', watcher.dir, limits.allowedRoots);
     // The archive receives the watcher's files: it must lie under the allowed roots too.
-    const archived = watcher.archiveDir === undefined ? {} : { archiveDir: await underRoots('archiveDir', resolve(dir, watcher.archiveDir), limits.allowedRoots) };
+    const archived =
+      watcher.archiveDir === undefined
+        ? {}
+        : { archiveDir: await underRoots('archiveDir', resolve(dir, watcher.archiveDir), limits.allowedRoots) };
     if (watcher.adapter === 'postgres') return { watcher: { ...watcher, dir, ...archived } };
     // The database file is checked on this machine's paths, with an endpoint too; the default
     // is resolved as the adapter resolves it (against the working directory).

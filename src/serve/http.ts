@@ -81,11 +81,18 @@ function authorize(req: IncomingMessage, config: ApiConfig): void {
   if (match && sameSecret(match[1]!.trim(), config.token)) return;
   if (req.method === 'GET' && !config.protectReads) {
     if (req.headers.origin !== undefined || !loopbackHost(req.headers.host)) {
-      throw new HttpError(403, 'requests from web pages are refused; use a loopback address (127.0.0.1) as the host, without an Origin header');
+      throw new HttpError(
+        403,
+        'requests from web pages are refused; use a loopback address (127.0.0.1) as the host, without an Origin header',
+      );
     }
     return;
   }
-  throw new HttpError(401, `${req.method === 'GET' ? 'reading' : 'changing'} needs the bearer token: send Authorization: Bearer <token> (serve logs the path of its token file at start)`);
+  throw new HttpError(
+    401,
+    `${req.method === 'GET' ? 'reading' : 'changing'} needs the bearer token: send Authorization: Bearer <token> (serve ` +
+      `logs the path of its token file at start)`,
+  );
 }
 
 async function route(serve: ServeInstance, req: IncomingMessage, res: ServerResponse, config: ApiConfig, baseDir: string): Promise<void> {
@@ -124,7 +131,8 @@ async function route(serve: ServeInstance, req: IncomingMessage, res: ServerResp
     if (!summary) throw new HttpError(404, `${dir} is not being watched`);
     return send(res, 200, { stopped: summary });
   }
-  if (path === '/watchers' || path.startsWith('/watchers/') || path === '/metrics') throw new HttpError(405, `${req.method} is not allowed on ${path}`);
+  if (path === '/watchers' || path.startsWith('/watchers/') || path === '/metrics')
+    throw new HttpError(405, `${req.method} is not allowed on ${path}`);
   throw new HttpError(404, `no such endpoint: ${path} (endpoints: GET /watchers, POST /watchers, DELETE /watchers/:dir, GET /metrics)`);
 }
 

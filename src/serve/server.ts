@@ -5,8 +5,9 @@
  */
 import { resolve } from 'node:path';
 import { findWatcher, openWatcher } from '../api.ts';
-import { createDbAdapter, fsAdapterByName, readersEndpoint } from '../compose.ts';
-import type { ActiveFile } from '../progress.ts';
+import { createDbAdapter, readersEndpoint } from '../compose.ts';
+import { watchOptionsOf } from '../options/serve.ts';
+import type { ActiveFile } from '../observe/progress.ts';
 import { WatcherRegistry, type WatcherStatus } from '../registry.ts';
 import type { DbAdapter, Logger } from '../types.ts';
 import type { WatcherHandle, WatchSummary } from '../watcher/handle.ts';
@@ -65,36 +66,12 @@ export class ServeInstance {
     const signal = this.#signal;
     const logger = withFields(this.#logger, { dir: config.dir });
     const db = createDbAdapter(config, logger);
-    const fs = config.fs === undefined ? undefined : fsAdapterByName(config.fs);
     try {
       const handle = await openWatcher(config.dir, config.table, {
         db,
         registry: this.#registry,
         logger,
-        ...(fs ? { fs } : {}),
-        maxConcurrent: config.maxConcurrent,
-        createTable: config.createTable,
-        rescanIntervalMs: config.rescanIntervalMs,
-        orphanGraceMs: config.orphanGraceMs,
-        stopTimeoutMs: config.stopTimeoutMs,
-        retryDelayMs: config.retryDelayMs,
-        queueLimit: config.queueLimit,
-        checkpointDelayMs: config.checkpointDelayMs,
-        checkpointEvery: config.checkpointEvery,
-        batchFiles: config.batchFiles,
-        skipDuplicateContent: config.skipDuplicateContent,
-        schemaEvolution: config.schemaEvolution,
-        sourceColumns: config.sourceColumns,
-        onBadRows: config.onBadRows,
-        maxBadRows: config.maxBadRows,
-        onSuccess: config.onSuccess,
-        archiveDir: config.archiveDir,
-        archiveByDate: config.archiveByDate,
-        compression: config.compression,
-        maxDecompressedBytes: config.maxDecompressedBytes,
-        csvDelimiter: config.csvDelimiter,
-        encoding: config.encoding,
-        leaseMs: config.leaseMs,
+        ...watchOptionsOf(config),
         ...(signal ? { signal } : {}),
       });
       this.#served.set(handle, { handle, db, config });
@@ -149,7 +126,13 @@ export class ServeInstance {
   metricsSources(): MetricsSource[] {
     return [...this.#served.values()].map(({ handle }) => {
       const s = handle.summary();
-      return { directory: s.directory, table: s.table, stats: handle.stats, oldestQueuedAt: handle.oldestQueuedAt(), processes: handle.processes().length };
+      return {
+        directory: s.directory,
+        table: s.table,
+        stats: handle.stats,
+        oldestQueuedAt: handle.oldestQueuedAt(),
+        processes: handle.processes().length,
+      };
     });
   }
 

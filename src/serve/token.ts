@@ -44,12 +44,19 @@ export function readTokenFile(path: string): string | undefined {
     throw new TokenFileError(`the token file ${path} cannot be read (${String((error as { code?: unknown }).code ?? error)})`);
   }
   if (process.platform !== 'win32') {
-    if ((mode & 0o170000) !== 0o100000) throw new TokenFileError(`the token file ${path} is not a regular file. Fix: remove it; serve makes a new one`);
-    if ((mode & 0o077) !== 0) throw new TokenFileError(`the token file ${path} may be read by other users (mode ${(mode & 0o777).toString(8)}). Fix: remove it (serve makes a new one), or chmod 600 it if nobody else has read it`);
-    if (process.getuid && uid !== process.getuid()) throw new TokenFileError(`the token file ${path} belongs to another user (uid ${uid}). Fix: remove it, or run as its owner`);
+    if ((mode & 0o170000) !== 0o100000)
+      throw new TokenFileError(`the token file ${path} is not a regular file. Fix: remove it; serve makes a new one`);
+    if ((mode & 0o077) !== 0)
+      throw new TokenFileError(
+        `the token file ${path} may be read by other users (mode ${(mode & 0o777).toString(8)}). Fix: remove it (serve ` +
+          `makes a new one), or chmod 600 it if nobody else has read it`,
+      );
+    if (process.getuid && uid !== process.getuid())
+      throw new TokenFileError(`the token file ${path} belongs to another user (uid ${uid}). Fix: remove it, or run as its owner`);
   }
   const token = readFileSync(path, 'utf8').trim();
-  if (token.length < MIN_TOKEN) throw new TokenFileError(`the token file ${path} holds fewer than ${MIN_TOKEN} characters. Fix: remove it; serve makes a new one`);
+  if (token.length < MIN_TOKEN)
+    throw new TokenFileError(`the token file ${path} holds fewer than ${MIN_TOKEN} characters. Fix: remove it; serve makes a new one`);
   return token;
 }
 

@@ -17,6 +17,32 @@ export interface DbCapabilities {
    * when it is unloaded), the core keeps committed files until `DbAdapter.checkpoint` resolves.
    */
   readonly durableCommit: boolean;
+  /**
+   * A transaction that rolls back keeps the DDL it ran (Hyper: its CREATE TABLE and ADD COLUMN
+   * stay). Absent or false: DDL rolls back with the rest (PostgreSQL); the core then never drops
+   * a table after a failed file, since one there now was made by someone else.
+   */
+  readonly ddlSurvivesRollback?: boolean;
+  /**
+   * A table a large COPY just filled reads back only in part inside that same transaction
+   * (hyperd 9.1: 68,928 of 200,000 rows). The keyed load modes then stage a file in a transaction
+   * of its own and apply it from there. Absent or false: one transaction does both.
+   */
+  readonly partialReadBack?: boolean;
+  /**
+   * A staging table's rows read back in the order they were loaded (`ORDER BY ctid`, PostgreSQL):
+   * the last of two rows with one key can win, and a NULL key can be named by its line.
+   */
+  readonly rowsInLoadOrder?: boolean;
+}
+
+/** Rows of one table picked by one column's value, for `DbAdapter.endRowLockHolders`. */
+export interface RowsOf {
+  /** The table as SQL names it (quoted, and qualified when it has a schema). */
+  readonly table: string;
+  /** A column of it (unquoted). */
+  readonly column: string;
+  readonly value: string;
 }
 
 export type Row = Record<string, unknown>;
@@ -31,6 +57,12 @@ export interface DbConnection {
    * Resolves with the number of rows the server reports; rejects with the server's error.
    */
   copyFrom(sql: string, source: AsyncIterable<Uint8Array | string>): Promise<number>;
+  /**
+   * Runs a `COPY (...) TO STDOUT` statement and yields what the server sends as it arrives; the
+   * iteration returns the number of rows the server reports. Optional: the adapters that speak
+   * the PostgreSQL wire protocol have it (`hyperwatch export` reads a table through it).
+   */
+  copyTo?(sql: string): AsyncGenerator<Uint8Array, number>;
   /** The table's columns, or `null` when it does not exist. */
   describeTable(table: TableName): Promise<TableColumn[] | null>;
 }
@@ -95,6 +127,20 @@ export interface DbAdapter {
    */
   endSessionsOf?(owner: string): Promise<number>;
   /**
+   * Bounds how long the statements of the transaction on `conn` wait for a row lock another
+   * transaction holds: past `ms` they fail. Present where an UPDATE of a row another open
+   * transaction has updated waits for it to end (PostgreSQL); absent where it fails at once
+   * (Hyper: a serialization failure, 40001). The core bounds its takeover of a dead process's
+   * lease this way, so that a frozen transaction of that process cannot hold the takeover.
+   */
+  limitLockWait?(conn: DbConnection, ms: number): Promise<void>;
+  /**
+   * Ends the sessions, other than the caller's, whose open transaction holds a row lock on one
+   * of `rows` (a transaction frozen between its update of such a row and its COMMIT), through
+   * `pool`; returns how many it ended. Present with `limitLockWait`.
+   */
+  endRowLockHolders?(pool: DbPool, rows: RowsOf): Promise<number>;
+  /**
    * Makes every commit so far durable (required when `capabilities.durableCommit` is false).
    * The core calls it with none of its transactions open, before deleting the files it covers.
    */
@@ -110,6 +156,12 @@ export interface DbAdapter {
    * being wrong (e.g. another program has the `.hyper` file open); undefined otherwise.
    */
   waitingFor?(): string | undefined;
+  /**
+   * The file format version of the database, known once a pool was opened: a `.hyper` file's
+   * version decides which Tableau releases open it. Undefined when unknown; absent where a
+   * database has none (PostgreSQL).
+   */
+  databaseVersion?(): number | undefined;
   /** Human-readable description for logs and summaries, e.g. the `.hyper` path. */
   describe(): string;
   /** Releases everything the adapter started (pools, an embedded server). Idempotent. */

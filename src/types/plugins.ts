@@ -26,6 +26,15 @@ export interface SchemaPolicy {
   readonly evolution?: SchemaEvolution;
   /** Columns the watcher fills itself on every row (none by default). */
   readonly sourceColumns?: SourceColumns;
+  /**
+   * `partitionColumns`: the `key=value` folders of a file's path are columns the watcher fills
+   * on its rows too (see `fileColumnSpecs` and `sourceValues` in the plugin kit).
+   */
+  readonly partitionColumns?: boolean;
+  /** Types given for columns by name (`zip: 'TEXT'`), in place of inferred ones, for new tables and added columns. */
+  readonly columnTypes?: Readonly<Record<string, string>>;
+  /** Every new column (of a new table, or added) TEXT, but those of `columnTypes`. */
+  readonly allText?: boolean;
 }
 
 export const SCHEMA_EVOLUTIONS = ['fail', 'addColumns'] as const;
@@ -100,12 +109,7 @@ export interface IngesterPlugin {
   readonly name: string;
   /** Lower-case, with the dot: `['.csv', '.tsv']`. Longest match wins (`.csv.gz` over `.gz`). */
   readonly extensions: readonly string[];
-  append(
-    conn: DbConnection,
-    file: ClaimedFile,
-    table: TableName,
-    ctx: IngestContext,
-  ): ResultAsync<AppendResult, IngestError>;
+  append(conn: DbConnection, file: ClaimedFile, table: TableName, ctx: IngestContext): ResultAsync<AppendResult, IngestError>;
   /**
    * Optional: appends several small claimed files at once (e.g. one multi-file COPY) inside one
    * transaction the core opens, with one ledger row per file. Resolves with each file's result,

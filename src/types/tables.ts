@@ -32,6 +32,11 @@ export type LogicalType =
 export interface ColumnSpec {
   readonly name: string;
   readonly type: LogicalType;
+  /**
+   * A type the user gave for the column (`columnTypes`), written into the DDL as given instead of
+   * `type`'s SQL; `type` is then the logical type closest to it (TEXT when none is).
+   */
+  readonly sql?: string;
 }
 
 /** A column of an existing table, as the database describes it. */

@@ -2,15 +2,15 @@
  * `onSuccess: 'archive'`: a committed file and its sentinel go to the archive folder instead of
  * being removed, once their commit is durable (the same moment a delete would happen, so a crash
  * in between is finished by recovery the same way). The archive is never watched: discovery reads
- * only the watched directory itself, never its subfolders.
+ * only the watched directory itself, or with `recursive` its subfolders but the archive's.
  */
 import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { ARCHIVE_DIR, READY_SUFFIX } from '../constants.ts';
-import { exists, moveWithoutReplacing } from '../files.ts';
+import { ensureParentOf, exists, moveWithoutReplacing } from '../protocol/files.ts';
 import { failedNameCandidates } from '../protocol/names.ts';
 import type { SettledFile } from '../protocol/record.ts';
-import type { WatchContext } from './context.ts';
+import type { WatchEnv } from './env.ts';
 
 /** The archive folder of a watched directory (`archiveDir`, default `<dir>/archive`). */
 export function archiveRoot(dir: string, archiveDir: string | undefined): string {
@@ -23,14 +23,15 @@ export function archiveRoot(dir: string, archiveDir: string | undefined): string
  */
 export function archiveDirProblem(dir: string, archiveDir: string | undefined): string | undefined {
   const root = archiveRoot(dir, archiveDir);
-  if (root === resolve(dir)) return `archiveDir ${JSON.stringify(archiveDir)} is the watched directory itself: archived files would be ingested again`;
+  if (root === resolve(dir))
+    return `archiveDir ${JSON.stringify(archiveDir)} is the watched directory itself: archived files would be ingested again`;
   return undefined;
 }
 
 /** Where a file archived at `now` goes: the archive, or its subfolder of the day (UTC). */
-export function archiveFolder(ctx: WatchContext, now = new Date()): string {
-  const root = archiveRoot(ctx.dir, ctx.options.archiveDir);
-  return ctx.options.archiveByDate ? join(root, now.toISOString().slice(0, 10)) : root;
+export function archiveFolder(env: WatchEnv, now = new Date()): string {
+  const root = archiveRoot(env.dir, env.options.archiveDir);
+  return env.options.archiveByDate ? join(root, now.toISOString().slice(0, 10)) : root;
 }
 
 /**
@@ -39,23 +40,31 @@ export function archiveFolder(ctx: WatchContext, now = new Date()): string {
  * first, as everywhere. A failure to move leaves both in staging, committed: the next start
  * archives them (recovery finds them in the ledger).
  */
-export function archiveStaged(ctx: WatchContext, committed: { readonly stagedPath: string; readonly name: string; readonly claimId: string }): SettledFile {
+export function archiveStaged(
+  env: WatchEnv,
+  committed: { readonly stagedPath: string; readonly name: string; readonly claimId: string },
+): SettledFile {
   const { name, claimId, stagedPath } = committed;
   const settled: SettledFile = { state: 'settled', name, claimId };
   try {
-    const folder = archiveFolder(ctx);
+    const folder = archiveFolder(env);
     mkdirSync(folder, { recursive: true });
-    const [plain, unique] = failedNameCandidates(name, claimId, ctx.plugins.match(name)?.extension ?? '');
+    const [plain, unique] = failedNameCandidates(name, claimId, env.plugins.match(name)?.extension ?? '');
     const taken = (n: string) => exists(join(folder, n)) || exists(join(folder, n + READY_SUFFIX));
     let target = taken(plain) ? unique : plain;
+    ensureParentOf(folder, name); // a file of a subfolder keeps its path: archive/a/b/x.csv
     if (moveWithoutReplacing(stagedPath + READY_SUFFIX, join(folder, target + READY_SUFFIX)) === 'taken') {
       target = unique;
       moveWithoutReplacing(stagedPath + READY_SUFFIX, join(folder, target + READY_SUFFIX));
     }
     if (moveWithoutReplacing(stagedPath, join(folder, target)) === 'taken') moveWithoutReplacing(stagedPath, join(folder, unique));
-    ctx.log.debug('archived', { file: name, claimId, to: join(folder, target) });
+    env.log.debug('archived', { file: name, claimId, to: join(folder, target) });
   } catch (error) {
-    ctx.log.error('could not archive an ingested file; it stays in staging until the next start archives it', { file: name, claimId, error: String(error) });
+    env.log.error('could not archive an ingested file; it stays in staging until the next start archives it', {
+      file: name,
+      claimId,
+      error: String(error),
+    });
   }
   return settled;
 }

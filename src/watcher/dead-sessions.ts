@@ -21,10 +21,11 @@ import { readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import process from 'node:process';
 import { SESSIONS_DIR } from '../constants.ts';
-import { within } from '../within.ts';
-import { type LeaseRow, readLeases } from '../lease.ts';
-import { poolOf, type WatchContext } from './context.ts';
-import { expiryTrusted, heartbeatMs, type LeaseState } from './lease.ts';
+import { within } from '../util/within.ts';
+import { type LeaseRow, readLeases } from '../store/lease.ts';
+import type { WatchEnv } from './env.ts';
+import { expiryTrusted, heartbeatMs, type LeaseState, leasePoolOf, noteLeases } from './lease.ts';
+import type { Watch } from './watch.ts';
 
 /** Whether `pid` runs on this host (EPERM: it runs, as another user). */
 export function pidAlive(pid: number): boolean {
@@ -45,36 +46,45 @@ export function goneFromThisHost(lease: LeaseState, owner: string): boolean {
 }
 
 /** Gone, taken over, or expired while the database answered heartbeats: none of its transactions may commit from here on. */
-export function looksDead(ctx: WatchContext, row: LeaseRow | undefined): boolean {
+export function looksDead(lease: LeaseState, row: LeaseRow | undefined): boolean {
   if (!row || row.takenBy !== null) return true;
-  if (row.expired && expiryTrusted(ctx.lease)) return true;
-  return row.host === ctx.lease.me.host && row.pid !== ctx.lease.me.pid && !pidAlive(row.pid);
+  if (row.expired && expiryTrusted(lease)) return true;
+  return row.host === lease.me.host && row.pid !== lease.me.pid && !pidAlive(row.pid);
 }
 
 /** Ends the sessions `owner` left (when the database can and needs to), logging what it did. */
-async function endSessions(ctx: WatchContext, owner: string): Promise<void> {
+async function endSessions(env: WatchEnv, owner: string): Promise<void> {
   const started = performance.now();
-  const ended = await ctx.db.endSessionsOf?.(owner).catch((error: unknown) => {
-    ctx.log.warn('could not end the database sessions of a dead process', { owner, error: String(error) });
+  const ended = await env.db.endSessionsOf?.(owner).catch((error: unknown) => {
+    env.log.warn('could not end the database sessions of a dead process', { owner, error: String(error) });
     return 0;
   });
-  if (ended) ctx.log.info('ended the database sessions a dead process left open', { owner, sessions: ended, ms: Math.round(performance.now() - started) });
+  if (ended)
+    env.log.info('ended the database sessions a dead process left open', {
+      owner,
+      sessions: ended,
+      ms: Math.round(performance.now() - started),
+    });
 }
 
 /** Ends the sessions of every owner in `rows` that looks dead, and of `ownerless` (folders without a lease row). */
-export async function endDeadSessions(ctx: WatchContext, rows: Iterable<LeaseRow>, ownerless: readonly string[] = []): Promise<void> {
-  if (!ctx.db.endSessionsOf) return;
+export async function endDeadSessions(
+  w: Pick<Watch, 'env' | 'lease'>,
+  rows: Iterable<LeaseRow>,
+  ownerless: readonly string[] = [],
+): Promise<void> {
+  if (!w.env.db.endSessionsOf) return;
   const owners = new Set(ownerless);
-  for (const row of rows) if (row.owner !== ctx.lease.me.owner && looksDead(ctx, row)) owners.add(row.owner);
-  for (const owner of owners) await endSessions(ctx, owner);
+  for (const row of rows) if (row.owner !== w.lease.me.owner && looksDead(w.lease, row)) owners.add(row.owner);
+  for (const owner of owners) await endSessions(w.env, owner);
 }
 
 /**
  * Where the Hyper adapter lists each process's session keys (`.hyperwatch/sessions/<owner>`, beside
  * the staging folder): a dead owner's file is removed once its files are taken over.
  */
-export function keysFileOf(ctx: WatchContext, owner: string): string {
-  return join(keysDirOf(ctx.lease), owner);
+export function keysFileOf(lease: LeaseState, owner: string): string {
+  return join(keysDirOf(lease), owner);
 }
 
 function keysDirOf(lease: LeaseState): string {
@@ -82,63 +92,71 @@ function keysDirOf(lease: LeaseState): string {
 }
 
 /** Removes a dead owner's keys file (see `keysFileOf`). */
-export async function forgetKeys(ctx: WatchContext, owner: string): Promise<void> {
-  await rm(keysFileOf(ctx, owner), { force: true }).catch(() => {});
+export async function forgetKeys(lease: LeaseState, owner: string): Promise<void> {
+  await rm(keysFileOf(lease, owner), { force: true }).catch(() => {});
 }
 
 /** How soon the reaper cancels an owner's sessions again (it looks every half heartbeat). */
 const AGAIN_MS = 2000;
 
-/**
- * Starts the reaper (see above) and runs its first pass, before the first CREATE TABLE IF NOT
- * EXISTS, which a dead COPY would block. `endLease` stops it.
- */
-export async function endDeadSessionsAtStart(ctx: WatchContext): Promise<void> {
-  if (!ctx.db.endSessionsOf) return;
-  const { lease } = ctx;
-  const everyMs = Math.max(100, Math.floor(heartbeatMs(lease.leaseMs) / 2));
-  /** Per owner: a pass running for it, or when its sessions were last cancelled. */
-  const last = new Map<string, number | 'running'>();
-  /** The lease rows into `lease.seen`, one read at a time (the heartbeat reads them once there is one). */
-  let reading: Promise<void> | undefined;
-  const read = () =>
-    (reading ??= readLeases(lease.pool ?? poolOf(ctx))
-      .then((rows) => void (lease.seen = rows))
-      .catch(() => {})
-      .finally(() => (reading = undefined)));
-  const tick = async (): Promise<unknown> => {
-    if (ctx.life.stopping) return;
-    // Never awaited here: it may stall.
-    if (!lease.registered) void read();
-    const folders = (await readdir(lease.stagingRoot, { withFileTypes: true }).catch(() => [])).filter((e) => e.isDirectory()).map((e) => e.name);
-    // Also owners that died before their folder existed (their start-up's statements can block too).
-    const listed = (await readdir(keysDirOf(lease)).catch(() => [])).filter((name) => !name.endsWith('.tmp'));
-    const owners = new Set([...folders, ...listed, ...lease.seen.map((r) => r.owner)]);
-    const rows = new Map(lease.seen.map((r) => [r.owner, r]));
-    const now = performance.now();
-    const passes: Promise<void>[] = [];
-    for (const owner of owners) {
-      if (owner === lease.me.owner) continue;
-      const at = last.get(owner);
-      if (at === 'running' || (at !== undefined && now - at < AGAIN_MS)) continue;
-      const row = rows.get(owner);
-      if (!goneFromThisHost(lease, owner) && !(row && looksDead(ctx, row))) continue;
-      last.set(owner, 'running');
-      // Nothing of a dead owner without a folder or a lease is left to take over: its keys file goes.
-      const orphan = listed.includes(owner) && !folders.includes(owner) && !row && goneFromThisHost(lease, owner);
-      passes.push(
-        endSessions(ctx, owner)
-          .then(() => (orphan ? forgetKeys(ctx, owner) : undefined))
-          .finally(() => last.set(owner, performance.now())),
-      );
-    }
-    return Promise.all(passes);
-  };
-  lease.reaper = setInterval(() => void tick(), everyMs);
-  lease.reaper.unref?.();
-  // The lease rows for the first pass (none yet on a new database: nobody to be dead). A server
-  // stalled by dead sessions holds this read up, so it waits a while at most: the pass then goes
-  // by the folders and keys files, and the ticks go on meanwhile.
-  await within(read(), everyMs * 2);
-  await tick();
+/** The reaper (see above): started by the start, before its first CREATE TABLE IF NOT EXISTS; stopped by the stop. */
+export class Reaper {
+  #timer: ReturnType<typeof setInterval> | undefined;
+
+  /** Starts the ticks and runs the first pass (which a dead COPY would otherwise block). */
+  async start(w: Watch): Promise<void> {
+    if (!w.env.db.endSessionsOf) return;
+    const { lease, env, life } = w;
+    const everyMs = Math.max(100, Math.floor(heartbeatMs(lease.leaseMs) / 2));
+    /** Per owner: a pass running for it, or when its sessions were last cancelled. */
+    const last = new Map<string, number | 'running'>();
+    /** The lease rows into `lease.seen`, one read at a time (the heartbeat reads them once there is one). */
+    let reading: Promise<void> | undefined;
+    const read = () =>
+      (reading ??= readLeases(leasePoolOf(w))
+        .then((rows) => noteLeases(lease, rows))
+        .catch(() => {})
+        .finally(() => (reading = undefined)));
+    const tick = async (): Promise<unknown> => {
+      if (life.stopping) return;
+      // Never awaited here: it may stall.
+      if (!lease.registered) void read();
+      const folders = (await readdir(lease.stagingRoot, { withFileTypes: true }).catch(() => []))
+        .filter((e) => e.isDirectory())
+        .map((e) => e.name);
+      // Also owners that died before their folder existed (their start-up's statements can block too).
+      const listed = (await readdir(keysDirOf(lease)).catch(() => [])).filter((name) => !name.endsWith('.tmp'));
+      const owners = new Set([...folders, ...listed, ...lease.seen.map((r) => r.owner)]);
+      const rows = new Map(lease.seen.map((r) => [r.owner, r]));
+      const now = performance.now();
+      const passes: Promise<void>[] = [];
+      for (const owner of owners) {
+        if (owner === lease.me.owner) continue;
+        const at = last.get(owner);
+        if (at === 'running' || (at !== undefined && now - at < AGAIN_MS)) continue;
+        const row = rows.get(owner);
+        if (!goneFromThisHost(lease, owner) && !(row && looksDead(lease, row))) continue;
+        last.set(owner, 'running');
+        // Nothing of a dead owner without a folder or a lease is left to take over: its keys file goes.
+        const orphan = listed.includes(owner) && !folders.includes(owner) && !row && goneFromThisHost(lease, owner);
+        passes.push(
+          endSessions(env, owner)
+            .then(() => (orphan ? forgetKeys(lease, owner) : undefined))
+            .finally(() => last.set(owner, performance.now())),
+        );
+      }
+      return Promise.all(passes);
+    };
+    this.#timer = setInterval(() => void tick(), everyMs);
+    this.#timer.unref?.();
+    // The lease rows for the first pass (none yet on a new database: nobody to be dead). A server
+    // stalled by dead sessions holds this read up, so it waits a while at most: the pass then goes
+    // by the folders and keys files, and the ticks go on meanwhile.
+    await within(read(), everyMs * 2);
+    await tick();
+  }
+
+  stop(): void {
+    clearInterval(this.#timer);
+  }
 }

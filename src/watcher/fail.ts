@@ -5,25 +5,29 @@
 import { join } from 'node:path';
 import { ERROR_SUFFIX, FAILED_DIR, READY_SUFFIX } from '../constants.ts';
 import { errorReport, ingestError } from '../errors.ts';
-import { exists, type OpenedFile, renameIfPresent, writeNewFile } from '../files.ts';
+import { ensureParentOf, exists, type OpenedFile, renameIfPresent, writeNewFile } from '../protocol/files.ts';
 import { failedNameCandidates } from '../protocol/names.ts';
 import type { FailedFile } from '../protocol/record.ts';
-import { lastErrorOf } from '../stats.ts';
+import { lastErrorOf } from '../observe/stats.ts';
 import type { IngestError } from '../types.ts';
-import type { WatchContext } from './context.ts';
+import type { Watch } from './watch.ts';
 
 /**
  * Moves a failed file and its sentinel into failed/, under a name no earlier failure holds, and
  * writes the `.error` report next to them. Serialized, so two failures never pick one name.
  */
-export async function fail(ctx: WatchContext, failed: FailedFile): Promise<void> {
+export async function fail(w: Pick<Watch, 'env' | 'failLock'>, failed: FailedFile): Promise<void> {
+  const { env } = w;
   const { error } = failed;
-  const release = await ctx.failLock.acquire();
+  const release = await w.failLock.acquire();
   try {
     const [plain, unique] = failedNameCandidates(failed.name, failed.claimId, failed.extension);
-    const taken = (n: string) => exists(join(ctx.failedDir, n)) || exists(join(ctx.failedDir, n + ERROR_SUFFIX)) || exists(join(ctx.failedDir, n + READY_SUFFIX));
+    const taken = (n: string) =>
+      exists(join(env.failedDir, n)) || exists(join(env.failedDir, n + ERROR_SUFFIX)) || exists(join(env.failedDir, n + READY_SUFFIX));
     const name = taken(plain) ? unique : plain;
-    const target = join(ctx.failedDir, name);
+    const target = join(env.failedDir, name);
+    // A file of a subfolder keeps its path: failed/a/b/x.csv, its .error beside it.
+    ensureParentOf(env.failedDir, name);
     // Sentinel before data, as everywhere: a sentinel alone in staging means an unfinished claim.
     renameIfPresent(failed.readyPath, target + READY_SUFFIX);
     if (failed.dataPath) renameIfPresent(failed.dataPath, target);
@@ -32,27 +36,44 @@ export async function fail(ctx: WatchContext, failed: FailedFile): Promise<void>
       file: failed.name,
       failedAs: name,
       claimId: failed.claimId,
-      table: ctx.target,
-      directory: ctx.dir,
+      table: env.target,
+      directory: env.dir,
       time: new Date().toISOString(),
     };
     await writeNewFile(target + ERROR_SUFFIX, `${JSON.stringify(report, null, 2)}\n`);
-    ctx.stats.filesFailed++;
-    ctx.stats.lastError = lastErrorOf(error, failed.name);
-    ctx.log.error('failed', { file: failed.name, movedTo: join(FAILED_DIR, name), code: error.code, error: error.message, hint: error.hint });
+    env.stats.filesFailed++;
+    env.stats.lastError = lastErrorOf(error, failed.name);
+    env.log.error('failed', {
+      file: failed.name,
+      movedTo: join(FAILED_DIR, name),
+      code: error.code,
+      error: error.message,
+      hint: error.hint,
+    });
   } catch (moveError) {
-    ctx.log.error('could not move a failed file aside', { file: failed.name, error: String(moveError), cause: error.message });
+    env.log.error('could not move a failed file aside', { file: failed.name, error: String(moveError), cause: error.message });
   } finally {
     release();
   }
 }
 
-export function changedAfterReady(file: OpenedFile, how: string): IngestError {
+/** `stableMs`: the file was taken as stable (`readyWhen: 'stable'`), not by its `.ready`. */
+export function changedAfterReady(file: OpenedFile, how: string, stableMs?: number): IngestError {
+  if (stableMs !== undefined)
+    return ingestError(
+      'data',
+      'CHANGED_AFTER_READY',
+      `${file.name} changed after it had stayed the same for ${stableMs} ms (${how}); nothing was committed`,
+      'Its producer paused longer than stableMs while writing: raise stableMs (--stable-ms), or have it write to a temporary ' +
+        'name (*.tmp, *.part) and rename the file when done; then drop the complete file again.',
+      { file: file.name },
+    );
   return ingestError(
     'data',
     'CHANGED_AFTER_READY',
     `${file.name} changed after its .ready appeared (${how}); nothing was committed`,
-    'Producers must finish writing (write to a temporary name, then rename) before creating the .ready file; then drop the complete file again.',
+    'Producers must finish writing (write to a temporary name, then rename) before creating the .ready file; then drop the ' +
+      'complete file again.',
     { file: file.name },
   );
 }

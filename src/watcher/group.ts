@@ -4,14 +4,15 @@
  * has failed alone, with the report it would get on its own.
  */
 import { BATCH_FILE_MAX_BYTES } from '../constants.ts';
-import type { OpenedFile } from '../files.ts';
+import type { OpenedFile } from '../protocol/files.ts';
 import type { ClaimedFile } from '../protocol/record.ts';
 import type { IngesterPlugin } from '../types.ts';
-import { attemptGroup, tableIsThere } from './attempt.ts';
-import type { WatchContext } from './context.ts';
+import { attemptGroup } from './attempt.ts';
 import { checksum, withoutDuplicates } from './duplicates.ts';
+import type { EarlyBegin } from './early.ts';
 import { finishOne, landedTogether } from './ingest.ts';
 import { POISON_GROUP_ATTEMPTS, withRetries } from './retry.ts';
+import type { Watch } from './watch.ts';
 
 /**
  * A group that fails without naming its bad file is split into this many parts, tried at once:
@@ -33,37 +34,65 @@ export function splitInto<T>(items: readonly T[], ways: number): T[][] {
   return out;
 }
 
-/**
- * Ingests claimed files: small ones of one plugin together, in groups of up to `batchFiles` (one
- * transaction each), the rest one by one. Until the table exists, every file goes alone (the
- * first one creates it, under the schema lock).
- */
-export async function finishAll(ctx: WatchContext, all: readonly ClaimedFile[]): Promise<void> {
-  await checksum(ctx, all);
-  if (!ctx.options.skipDuplicateContent) return finishDistinct(ctx, all);
-  await withoutDuplicates(ctx, all, (fresh) => finishDistinct(ctx, fresh));
+/** How a batch of claimed files is ingested: these one by one, those in groups (one transaction each, of one plugin). */
+export interface Grouping {
+  readonly alone: readonly ClaimedFile[];
+  readonly groups: readonly { readonly plugin: IngesterPlugin; readonly files: readonly OpenedFile[] }[];
 }
 
-/** `finishAll` for files whose content is not a duplicate (or not checked). */
-async function finishDistinct(ctx: WatchContext, claimed: readonly ClaimedFile[]): Promise<void> {
-  const { options, known } = ctx;
-  // A table created by an earlier run (recovery, the initial sweep): groups from the start.
-  if (!known.exists && claimed.length > 1 && options.batchFiles > 1) known.exists = await tableIsThere(ctx).catch(() => false);
-  const groups = new Map<IngesterPlugin, OpenedFile[]>();
+/**
+ * Small files of one plugin go together, in groups of up to `batchFiles`; the rest alone (a file
+ * no plugin takes, a large one, or any file while the table is not known to exist: the first one
+ * creates it, under the schema lock).
+ */
+export function grouping(claimed: readonly ClaimedFile[], tableExists: boolean, batchFiles: number): Grouping {
+  const byPlugin = new Map<IngesterPlugin, OpenedFile[]>();
   const alone: ClaimedFile[] = [];
   for (const c of claimed) {
-    if (c.match && known.exists && options.batchFiles > 1 && c.file.size <= BATCH_FILE_MAX_BYTES) {
-      const group = groups.get(c.match.plugin) ?? [];
+    if (c.match && tableExists && batchFiles > 1 && c.file.size <= BATCH_FILE_MAX_BYTES) {
+      const group = byPlugin.get(c.match.plugin) ?? [];
       group.push(c.file);
-      groups.set(c.match.plugin, group);
+      byPlugin.set(c.match.plugin, group);
     } else {
       alone.push(c);
     }
   }
-  for (const c of alone) await finishOne(ctx, c);
-  for (const [plugin, group] of groups) {
-    for (let i = 0; i < group.length; i += options.batchFiles) await finishGroup(ctx, group.slice(i, i + options.batchFiles), plugin);
+  const groups: { plugin: IngesterPlugin; files: OpenedFile[] }[] = [];
+  for (const [plugin, files] of byPlugin) {
+    for (let i = 0; i < files.length; i += batchFiles) groups.push({ plugin, files: files.slice(i, i + batchFiles) });
   }
+  return { alone, groups };
+}
+
+/**
+ * How a failed group goes on: the file the failure belongs to (`index`) alone and the others as a
+ * group; else `GROUP_SPLIT_WAYS` parts (single files once it is `SPLIT_TO_SINGLES` or fewer).
+ */
+export function splitAfterFailure<T>(files: readonly T[], index: number | undefined): { readonly alone?: T; readonly parts: T[][] } {
+  if (index !== undefined && index >= 0 && index < files.length)
+    return { alone: files[index]!, parts: [[...files.slice(0, index), ...files.slice(index + 1)]] };
+  return { parts: splitInto(files, files.length <= SPLIT_TO_SINGLES ? files.length : GROUP_SPLIT_WAYS) };
+}
+
+/**
+ * Ingests claimed files, as `grouping` says; a table created by an earlier run (recovery, the
+ * initial sweep) is looked up first, so that they can form groups from the start. `early`: the
+ * task's early BEGIN (see early.ts), for whichever transaction comes first.
+ */
+export async function finishAll(w: Watch, all: readonly ClaimedFile[], early?: EarlyBegin): Promise<void> {
+  await checksum(w, all);
+  if (!w.env.options.skipDuplicateContent) return finishDistinct(w, all, early);
+  await withoutDuplicates(w, all, (fresh) => finishDistinct(w, fresh, early));
+}
+
+/** `finishAll` for files whose content is not a duplicate (or not checked). */
+async function finishDistinct(w: Watch, claimed: readonly ClaimedFile[], early: EarlyBegin | undefined): Promise<void> {
+  const { known } = w;
+  const { batchFiles } = w.env.options;
+  if (!known.exists && claimed.length > 1 && batchFiles > 1) await known.lookUp(w.pool.get());
+  const { alone, groups } = grouping(claimed, known.exists, batchFiles);
+  for (const c of alone) await finishOne(w, c, early);
+  for (const { plugin, files } of groups) await finishGroup(w, files, plugin, early);
 }
 
 /**
@@ -78,36 +107,44 @@ async function finishDistinct(ctx: WatchContext, claimed: readonly ClaimedFile[]
  * cached table description: the group is split at once, and each part, the cache dropped,
  * describes the table afresh (a group of 100 tried whole twice cost 100 ms or more).
  */
-async function finishGroup(ctx: WatchContext, files: readonly OpenedFile[], plugin: IngesterPlugin): Promise<void> {
+async function finishGroup(w: Watch, files: readonly OpenedFile[], plugin: IngesterPlugin, early?: EarlyBegin): Promise<void> {
   if (files.length === 0) return;
-  if (files.length === 1) return finishOne(ctx, { state: 'claimed', file: files[0]!, match: { plugin, extension: files[0]!.extension } });
+  if (files.length === 1)
+    return finishOne(w, { state: 'claimed', file: files[0]!, match: { plugin, extension: files[0]!.extension } }, early);
   const started = performance.now();
   const outcome = await withRetries(
-    ctx,
-    { claimId: files[0]!.claimId, rowsIfCommittedEarlier: files.map(() => 0), pluginRetries: 0, poisonAttempts: POISON_GROUP_ATTEMPTS, fields: { files: files.length }, label: `${files.length} files` },
-    (attempt) => attemptGroup(ctx, files, plugin, attempt),
+    w,
+    {
+      claimId: files[0]!.claimId,
+      rowsIfCommittedEarlier: files.map(() => 0),
+      pluginRetries: 0,
+      poisonAttempts: POISON_GROUP_ATTEMPTS,
+      fields: { files: files.length },
+      label: `${files.length} files`,
+    },
+    (attempt) => attemptGroup(w, files, plugin, attempt, early),
   );
   switch (outcome.state) {
     case 'committed':
       for (const f of files) f.close();
-      landedTogether(ctx, files, outcome.rows, outcome.epoch, performance.now() - started);
+      landedTogether(w, files, outcome.rows, outcome.epoch, performance.now() - started);
       return;
     case 'claimed':
       for (const f of files) f.close();
-      ctx.log.info('stopping: files left claimed for the next start', { files: files.length });
+      w.env.log.info('stopping: files left claimed for the next start', { files: files.length });
       return;
     case 'failed': {
-      ctx.log.debug('group failed; splitting it', { files: files.length, first: files[0]!.name, index: outcome.index, error: outcome.error.message });
-      const { index } = outcome;
-      if (index !== undefined && index >= 0 && index < files.length) {
-        await Promise.all([
-          finishOne(ctx, { state: 'claimed', file: files[index]!, match: { plugin, extension: files[index]!.extension } }),
-          finishGroup(ctx, [...files.slice(0, index), ...files.slice(index + 1)], plugin),
-        ]);
-      } else {
-        const ways = files.length <= SPLIT_TO_SINGLES ? files.length : GROUP_SPLIT_WAYS;
-        await Promise.all(splitInto(files, ways).map((part) => finishGroup(ctx, part, plugin)));
-      }
+      w.env.log.debug('group failed; splitting it', {
+        files: files.length,
+        first: files[0]!.name,
+        index: outcome.index,
+        error: outcome.error.message,
+      });
+      const { alone, parts } = splitAfterFailure(files, outcome.index);
+      await Promise.all([
+        ...(alone ? [finishOne(w, { state: 'claimed', file: alone, match: { plugin, extension: alone.extension } })] : []),
+        ...parts.map((part) => finishGroup(w, part, plugin)),
+      ]);
     }
   }
 }

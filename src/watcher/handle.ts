@@ -4,29 +4,44 @@
  * The protocol itself is in protocol/states.ts; each of its steps in its own file beside this one.
  */
 import { setImmediate } from 'node:timers';
-import { join } from 'node:path';
-import { FAILED_DIR } from '../constants.ts';
+import { ContentGate } from './content-gate.ts';
+import { Mutex } from '../util/mutex.ts';
 import type { ResolvedOptions } from '../options.ts';
 import type { PluginRegistry } from '../plugins.ts';
-import { tableLabel } from '../sql.ts';
-import { emptyStats, type WatcherStats } from '../stats.ts';
+import { tableLabel } from '../columns/sql.ts';
+import { emptyStats, type WatcherStats } from '../observe/stats.ts';
 import type { DbAdapter, FsAdapter, FsSubscription, TableName } from '../types.ts';
-import { newTableKnowledge } from './attempt.ts';
-import { claimAll, EarlyBegin } from './claim.ts';
-import { batchLimit, type Life, newSharedState, type WatchContext } from './context.ts';
-import { dequeue, newInbox, onNames, released, rescan } from './discover.ts';
-import { afterTask, checkpoint, finalCheckpoint, newCheckpoints, stopCheckpoints } from './durability.ts';
+import { startLedgerRetention } from './retention.ts';
+import { within } from '../util/within.ts';
+import { ActiveFiles } from './active.ts';
+import { claimAll } from './claim.ts';
+import { Reaper } from './dead-sessions.ts';
+import { onNames, rescan } from './discover.ts';
+import { takeDue } from './discover-stable.ts';
+import { Checkpoints } from './durability.ts';
+import { EarlyBegin } from './early.ts';
+import { batchLimit, watchEnv } from './env.ts';
 import { finishAll } from './group.ts';
-import { endLease, newLeaseState, heartbeatMs } from './lease.ts';
+import { Inbox } from './inbox.ts';
+import { endLease, heartbeatMs, newLeaseState } from './lease.ts';
+import { Lifecycle } from './life.ts';
+import { WatcherPool } from './pool.ts';
+import { recoverClaims } from './recover.ts';
+import { Settling } from './settling.ts';
+import { Subfolders } from './subfolders.ts';
+import { archiveRoot } from './archive.ts';
 import { startUp } from './start-up.ts';
+import { TableKnowledge } from './table-knowledge.ts';
 import { startTakeoverChecks } from './takeover.ts';
-import { within } from '../within.ts';
+import type { Watch } from './watch.ts';
 
 /** What `stopWatching` returns. */
 export interface WatchSummary {
   readonly directory: string;
   readonly table: string;
   readonly database: string;
+  /** The database's file format version (Hyper), once known: it decides which Tableau releases open it. */
+  readonly databaseVersion?: number;
   readonly startedAt: string;
   readonly stoppedAt: string | null;
   readonly stats: WatcherStats;
@@ -51,10 +66,12 @@ export class WatcherHandle {
   readonly startedAt: string = new Date().toISOString();
   #stoppedAt: string | null = null;
   readonly #deps: WatcherDeps;
-  readonly #ctx: WatchContext;
+  readonly #w: Watch;
   #subscription: FsSubscription | undefined;
+  readonly #onFsError: (error: unknown) => void;
   #timer: ReturnType<typeof setInterval> | undefined;
   #takeover: ReturnType<typeof setInterval> | undefined;
+  #retention: ReturnType<typeof setInterval> | undefined;
   /** Tasks at once: 1 during the start-up sweep, then `maxConcurrent`. */
   #limit = 1;
   #idleWaiters: (() => void)[] = [];
@@ -68,38 +85,43 @@ export class WatcherHandle {
     this.dir = deps.dir;
     this.table = deps.table;
     this.stats = emptyStats(deps.options.maxConcurrent);
-    const lease = newLeaseState(deps.dir, tableLabel(deps.table), deps.options.leaseMs, deps.options.maxConcurrent);
+    const { options } = deps;
     // Taken over by another process: stop at once, leaving the claims to it.
-    lease.onFenced = () => void this.stop();
-    const life: Life = {
-      stopping: false,
-      pool: undefined,
-      wake: new AbortController(),
-      tasks: new Set(),
-      paused: false,
-      pumpSoon: () => this.#pumpSoon(),
-      nudge: () => {
-        this.#pump();
-        this.#notifyIdle();
-      },
+    const lease = newLeaseState(deps.dir, tableLabel(deps.table), options.leaseMs, options.maxConcurrent, () => void this.stop());
+    const env = watchEnv({ ...deps, stats: this.stats, me: lease.me, stagingRoot: lease.stagingRoot });
+    const life = new Lifecycle(() => {
+      this.#pump();
+      this.#notifyIdle();
+    });
+    const pool = new WatcherPool();
+    const onFsError = (error: unknown): void => {
+      this.stats.lostEvents++;
+      env.log.warn('filesystem events failed; rescanning', { dir: this.dir, error: String(error) });
+      void this.rescan();
     };
-    this.#ctx = {
-      dir: deps.dir,
-      table: deps.table,
-      target: tableLabel(deps.table),
-      db: deps.db,
-      plugins: deps.plugins,
-      options: deps.options,
-      log: deps.options.logger,
-      staging: join(lease.stagingRoot, lease.me.owner),
-      lease,
-      failedDir: join(deps.dir, FAILED_DIR),
-      stats: this.stats,
+    const folders = new Subfolders(
+      deps.dir,
+      archiveRoot(deps.dir, options.archiveDir),
+      deps.fs,
+      (names) => onNames(this.#w, names),
+      onFsError,
+      env.log,
+    );
+    this.#onFsError = onFsError;
+    this.#w = {
+      env,
       life,
-      inbox: newInbox(),
-      known: newTableKnowledge(),
-      checkpoints: newCheckpoints(),
-      ...newSharedState(),
+      pool,
+      inbox: new Inbox(options.queueLimit, this.stats, () => this.#pumpSoon(), options.order === 'name'),
+      folders,
+      settling: new Settling(options.stableMs, options.queueLimit, this.stats, () => takeDue(this.#w)),
+      known: new TableKnowledge(deps.table),
+      checkpoints: new Checkpoints(env, life, pool, (claims) => recoverClaims(this.#w, claims)),
+      lease,
+      reaper: new Reaper(),
+      active: new ActiveFiles(),
+      contentGate: new ContentGate(),
+      failLock: new Mutex(),
     };
   }
 
@@ -111,11 +133,11 @@ export class WatcherHandle {
 
   /** Stopped itself because another process took its files over (see lease.ts). */
   get fenced(): boolean {
-    return this.#ctx.lease.fenced;
+    return this.#w.lease.fenced;
   }
 
   get stopping(): boolean {
-    return this.#ctx.life.stopping;
+    return this.#w.life.stopping;
   }
 
   /**
@@ -131,19 +153,11 @@ export class WatcherHandle {
 
   /** Each step first looks whether a stop came meanwhile (see `stop`): then it ends there. */
   async #start(): Promise<void> {
-    const ctx = this.#ctx;
+    const w = this.#w;
     const { options, db, fs } = this.#deps;
-    const { life } = ctx;
-    if (!(await startUp(ctx))) return;
-    this.#subscription = await fs.subscribe(
-      this.dir,
-      (names) => onNames(ctx, names),
-      (error) => {
-        this.stats.lostEvents++;
-        ctx.log.warn('filesystem events failed; rescanning', { dir: this.dir, error: String(error) });
-        void this.rescan();
-      },
-    );
+    const { life, env } = w;
+    if (!(await startUp(w))) return;
+    this.#subscription = await fs.subscribe(this.dir, (names) => onNames(w, names), this.#onFsError);
     if (life.stopping) return;
     await this.rescan();
     await this.whenIdle();
@@ -151,35 +165,49 @@ export class WatcherHandle {
     this.#limit = options.maxConcurrent;
     this.#pump();
     this.#timer = setInterval(() => void this.rescan(), options.rescanIntervalMs);
-    this.#takeover = startTakeoverChecks(ctx, heartbeatMs(options.leaseMs));
-    ctx.log.info('watching', { dir: this.dir, table: ctx.target, database: db.describe(), fs: fs.name, owner: ctx.lease.me.owner });
+    this.#takeover = startTakeoverChecks(w, heartbeatMs(options.leaseMs));
+    this.#retention = startLedgerRetention(w);
+    env.log.info('watching', {
+      dir: this.dir,
+      table: env.target,
+      database: db.describe(),
+      databaseVersion: db.databaseVersion?.(),
+      fs: fs.name,
+      owner: env.me.owner,
+    });
   }
 
   /** When the longest-waiting queued ready file was found (epoch ms), or undefined when none waits. */
   oldestQueuedAt(): number | undefined {
-    const first = this.#ctx.inbox.queue.values().next();
-    return first.done ? undefined : first.value;
+    return this.#w.inbox.oldestQueuedAt();
   }
 
   /** The live processes watching this directory (this one too), from the lease table at the last heartbeat. */
   processes(): { owner: string; host: string; pid: number; holding: number; expiresAt: string; self: boolean }[] {
-    const me = this.#ctx.lease.me.owner;
-    return this.#ctx.lease.peers.map((r) => ({ owner: r.owner, host: r.host, pid: r.pid, holding: r.holding, expiresAt: r.expiresAt, self: r.owner === me }));
+    const me = this.#w.env.me.owner;
+    return this.#w.lease.peers.map((r) => ({
+      owner: r.owner,
+      host: r.host,
+      pid: r.pid,
+      holding: r.holding,
+      expiresAt: r.expiresAt,
+      self: r.owner === me,
+    }));
   }
 
   /** Files being ingested right now: name, size, bytes read so far and when the ingest began. */
   activeFiles(): { name: string; size: number; bytesRead: number; startedAt: number }[] {
-    return [...this.#ctx.active].map(([file, startedAt]) => ({ name: file.name, size: file.size, bytesRead: Math.min(file.bytesRead, file.size), startedAt }));
+    return this.#w.active.list();
   }
 
   /** Lists the directory and queues every sentinel; reports orphans past their grace period. */
   rescan(): Promise<void> {
-    return rescan(this.#ctx);
+    return rescan(this.#w);
   }
 
   /** Makes the commits so far durable and removes their staged files (see durability.ts). */
   checkpoint(): Promise<void> {
-    return checkpoint(this.#ctx);
+    return this.#w.checkpoints.checkpoint();
   }
 
   /** Resolves when nothing is queued or in flight. */
@@ -189,8 +217,8 @@ export class WatcherHandle {
   }
 
   #isIdle(): boolean {
-    const { inbox, life, checkpoints } = this.#ctx;
-    return (inbox.queue.size === 0 || life.stopping) && life.tasks.size === 0 && !inbox.overflow && !inbox.rescanning && !checkpoints.running;
+    const { inbox, life, checkpoints } = this.#w;
+    return (inbox.size === 0 || life.stopping) && life.running === 0 && !inbox.overflow && !inbox.rescanning && !checkpoints.running;
   }
 
   #notifyIdle(): void {
@@ -217,30 +245,32 @@ export class WatcherHandle {
    * a lone file goes at once, on its own; a backlog is split into groups across the free slots.
    */
   #pump(): void {
-    const ctx = this.#ctx;
-    const { inbox, life, known } = ctx;
-    while (!life.stopping && !life.paused && life.tasks.size < this.#limit && inbox.queue.size > 0) {
+    const { inbox, life, known, checkpoints, env } = this.#w;
+    while (!life.stopping && !checkpoints.paused && life.running < this.#limit && inbox.size > 0) {
       // Until the table exists, one file at a time: the first creates it, and files claimed
       // meanwhile would each go alone (see group.ts) instead of waiting to form groups.
-      if (!known.exists && life.tasks.size > 0) break;
-      const free = this.#limit - life.tasks.size;
-      const names = dequeue(ctx, known.exists ? Math.min(batchLimit(ctx), Math.ceil(inbox.queue.size / free)) : 1);
+      if (!known.exists && life.running > 0) break;
+      const free = this.#limit - life.running;
+      const names = inbox.dequeue(known.exists ? Math.min(batchLimit(env.options), Math.ceil(inbox.size / free)) : 1);
       const task: Promise<void> = this.#task(names)
         .catch((error: unknown) => {
-          ctx.log.error('unexpected error processing files; they stay where they are and are retried on the next rescan', { files: names.slice(0, 10), error: String(error) });
+          env.log.error('unexpected error processing files; they stay where they are and are retried on the next rescan', {
+            files: names.slice(0, 10),
+            error: String(error),
+          });
         })
         .finally(() => {
-          released(ctx, names);
-          life.tasks.delete(task);
-          this.stats.inFlight = life.tasks.size;
-          afterTask(ctx);
+          inbox.released(names);
+          life.remove(task);
+          this.stats.inFlight = life.running;
+          checkpoints.afterTask(inbox.size);
           this.#pump();
           this.#notifyIdle();
         });
-      life.tasks.add(task);
-      this.stats.inFlight = life.tasks.size;
+      life.add(task);
+      this.stats.inFlight = life.running;
     }
-    if (inbox.overflow && inbox.queue.size <= ctx.options.queueLimit / 2 && !inbox.rescanning && !life.stopping) void this.rescan();
+    if (inbox.overflow && inbox.size <= env.options.queueLimit / 2 && !inbox.rescanning && !life.stopping) void this.rescan();
   }
 
   /**
@@ -251,15 +281,15 @@ export class WatcherHandle {
    * duplicate check against the ledger.
    */
   async #task(readyNames: readonly string[]): Promise<void> {
-    const ctx = this.#ctx;
+    const w = this.#w;
+    const { env, known, life, inbox } = w;
     const sentAt = performance.now();
-    const early = new EarlyBegin(ctx.known.exists && !ctx.options.skipDuplicateContent ? ctx.life.pool?.begin?.() : undefined, sentAt);
+    const early = new EarlyBegin(known.exists && !env.options.skipDuplicateContent ? w.pool.ifOpen?.begin?.() : undefined, sentAt);
     try {
-      ctx.log.debug('claiming', { files: readyNames.length, first: readyNames[0], inFlight: ctx.life.tasks.size, queued: ctx.inbox.queue.size });
-      const claimed = await claimAll(ctx, readyNames);
-      ctx.log.debug('claimed', { files: claimed.length });
-      for (const c of claimed) ctx.early.set(c.file, early);
-      await finishAll(ctx, claimed);
+      env.log.debug('claiming', { files: readyNames.length, first: readyNames[0], inFlight: life.running, queued: inbox.size });
+      const claimed = await claimAll(w, readyNames);
+      env.log.debug('claimed', { files: claimed.length });
+      await finishAll(w, claimed, early);
     } finally {
       early.release();
     }
@@ -275,42 +305,47 @@ export class WatcherHandle {
   }
 
   async #stop(): Promise<WatchSummary> {
-    const ctx = this.#ctx;
-    const { life } = ctx;
-    life.stopping = true;
-    life.wake.abort();
+    const w = this.#w;
+    const { life, env } = w;
+    life.stop();
     // Stopped while starting (a signal during a long recovery or initial sweep): the start ends
     // at its next step (its sweep's tasks leave their files claimed), then the stop goes on.
     this.#notifyIdle();
     await this.#starting?.catch(() => {});
     if (this.#timer) clearInterval(this.#timer);
     clearInterval(this.#takeover);
-    stopCheckpoints(ctx);
-    ctx.inbox.queue.clear();
-    this.stats.queued = 0;
+    clearInterval(this.#retention);
+    w.checkpoints.stop();
+    w.settling.stop();
+    w.inbox.clear();
     await this.#subscription?.close().catch(() => {});
-    const drained = Promise.allSettled([...life.tasks]);
+    await w.folders.close();
+    const drained = Promise.allSettled(life.tasks());
     const timedOut = (await within(drained, this.#deps.options.stopTimeoutMs)) === undefined;
-    if (timedOut) ctx.log.warn('stop timeout: rolling back in-flight files; they stay claimed for the next start', { inFlight: life.tasks.size });
-    else if (!ctx.lease.fenced) await finalCheckpoint(ctx);
-    await endLease(ctx, !timedOut);
-    await life.pool?.close();
+    if (timedOut)
+      env.log.warn('stop timeout: rolling back in-flight files; they stay claimed for the next start', { inFlight: life.running });
+    else if (!w.lease.fenced) await w.checkpoints.final();
+    w.reaper.stop();
+    await endLease(w, !timedOut);
+    await w.pool.close();
     await drained;
-    await ctx.inbox.rescanning;
+    await w.inbox.rescanning;
     if (this.#deps.ownsDb) await this.#deps.db.close();
     this.#stoppedAt = new Date().toISOString();
     this.#deps.onStopped();
     for (const resolve of this.#stoppedWaiters.splice(0)) resolve();
     this.#notifyIdle();
-    ctx.log.info('stopped', { dir: this.dir, ...this.stats, lastError: this.stats.lastError?.message, ingestSeconds: undefined });
+    env.log.info('stopped', { dir: this.dir, ...this.stats, lastError: this.stats.lastError?.message, ingestSeconds: undefined });
     return this.summary();
   }
 
   summary(): WatchSummary {
+    const version = this.#deps.db.databaseVersion?.();
     return {
       directory: this.dir,
       table: tableLabel(this.table),
       database: this.#deps.db.describe(),
+      ...(version !== undefined ? { databaseVersion: version } : {}),
       startedAt: this.startedAt,
       stoppedAt: this.#stoppedAt,
       stats: { ...this.stats },

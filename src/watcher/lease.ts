@@ -8,42 +8,45 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import process from 'node:process';
 import { STAGING_DIR } from '../constants.ts';
-import { checkFence, ensureLeaseTables, type Identity, type LeaseRow, readLeases, registerLease, releaseLease, renewLease } from '../lease.ts';
+import { checkFence, type Identity, type LeaseRow, readLeases, registerLease, releaseLease, renewLease } from '../store/lease.ts';
 import { randomHex } from '../protocol/names.ts';
 import type { DbConnection, DbPool } from '../types.ts';
-import { poolOf, type WatchContext } from './context.ts';
+import type { Watch } from './watch.ts';
 
-/** What the watcher knows of its own lease. */
+/**
+ * What the watcher knows of its own lease. Changed only by the functions of this file (through
+ * `own`); the other steps read it. Its renewal clock (`renewingSince`, `stalledUntil`) is plain
+ * data that unit tests set to stage a case.
+ */
 export interface LeaseState {
   readonly me: Identity;
   /** `.hyperwatch/staging`: every process's folder is in here. */
   readonly stagingRoot: string;
   readonly leaseMs: number;
-  /** Fence slots not in use by a transaction, least recently used first. */
+  /** Fence slots not in use by a transaction, least recently used first (see `takeSlot`). */
   readonly freeSlots: number[];
   /** When each slot's last transaction ended (`performance.now()`); -Infinity for never. */
   readonly releasedAt: number[];
   readonly slots: number;
   /** Taken over: nothing more is committed; the watcher stops. */
-  fenced: boolean;
-  registered: boolean;
+  readonly fenced: boolean;
+  readonly registered: boolean;
   /** The live processes of this directory (this one too), as the last heartbeat read them. */
-  peers: LeaseRow[];
+  readonly peers: readonly LeaseRow[];
   /** Every lease row (all directories), as last read: the reaper judges by them without waiting for a read. */
-  seen: LeaseRow[];
+  readonly seen: readonly LeaseRow[];
   /** Removed on stop: a transaction still in flight then fails its fence, as meant. */
-  released: boolean;
-  heartbeat: ReturnType<typeof setInterval> | undefined;
+  readonly released: boolean;
+  readonly heartbeat: ReturnType<typeof setInterval> | undefined;
   /**
    * Connections of its own for heartbeats and takeovers: they must never wait behind file
    * transactions (a long COPY, or one blocked on a table by a dead process's session that only
    * a takeover can end).
    */
-  pool: DbPool | undefined;
-  /** Cancels dead processes' sessions (see dead-sessions.ts) until the lease ends. */
-  reaper: ReturnType<typeof setInterval> | undefined;
-  /** The renewal in flight, and when it was sent (`performance.now()`), or undefined. */
-  renewal: Promise<boolean> | undefined;
+  readonly pool: DbPool | undefined;
+  /** The renewal in flight, or undefined. */
+  readonly renewal: Promise<boolean> | undefined;
+  /** When the renewal in flight was sent (`performance.now()`), or undefined. */
   renewingSince: number | undefined;
   /**
    * Until then (`performance.now()`) other processes' expired leases are not taken as a sign of
@@ -51,7 +54,14 @@ export interface LeaseState {
    */
   stalledUntil: number;
   /** Told once when the lease is lost. */
-  onFenced: () => void;
+  readonly onFenced: () => void;
+}
+
+/** The lease as this file changes it. */
+type Own = { -readonly [K in keyof LeaseState]: LeaseState[K] };
+
+function own(lease: LeaseState): Own {
+  return lease;
 }
 
 /** Host names can hold anything; an owner id is also a folder name. */
@@ -59,7 +69,14 @@ function safe(text: string): string {
   return text.replace(/[^A-Za-z0-9.-]/g, '_').slice(0, 64) || 'host';
 }
 
-export function newLeaseState(dir: string, target: string, leaseMs: number, maxConcurrent: number): LeaseState {
+/** `onFenced`: told once when the lease is lost (the watcher then stops). */
+export function newLeaseState(
+  dir: string,
+  target: string,
+  leaseMs: number,
+  maxConcurrent: number,
+  onFenced: () => void = () => {},
+): LeaseState {
   const host = hostname();
   const pid = process.pid;
   // Twice the transactions that can be open at once: a slot is reused only well after its last
@@ -79,12 +96,11 @@ export function newLeaseState(dir: string, target: string, leaseMs: number, maxC
     released: false,
     heartbeat: undefined,
     pool: undefined,
-    reaper: undefined,
     renewal: undefined,
     renewingSince: undefined,
     // Nothing known of the database yet: see `expiryTrusted`.
     stalledUntil: Number.POSITIVE_INFINITY,
-    onFenced: () => {},
+    onFenced,
   };
 }
 
@@ -94,21 +110,27 @@ export function heartbeatMs(leaseMs: number): number {
 }
 
 /** The lease's own connection (the watcher's pool before it is open). */
-export function leasePoolOf(ctx: WatchContext): DbPool {
-  return ctx.lease.pool ?? poolOf(ctx);
+export function leasePoolOf(w: Pick<Watch, 'lease' | 'pool'>): DbPool {
+  return w.lease.pool ?? w.pool.get();
+}
+
+/** Every lease row, as just read (by a takeover, or the reaper): kept for the reaper's next judgement. */
+export function noteLeases(lease: LeaseState, rows: readonly LeaseRow[]): void {
+  own(lease).seen = rows;
 }
 
 /** Registers the lease (before the staging folder exists, see takeover.ts) and starts heartbeats. */
-export async function startLease(ctx: WatchContext): Promise<void> {
-  const { lease } = ctx;
+export async function startLease(w: Watch): Promise<void> {
+  const lease = own(w.lease);
+  const { env } = w;
   // Two: a takeover's transaction may wait (on Hyper, for a dead process's COMMIT to be let
   // through) while the heartbeat must go on.
-  lease.pool ??= await ctx.db.openPool({ maxConnections: 2, owner: lease.me.owner });
-  await ensureLeaseTables(leasePoolOf(ctx));
-  await registerLease(leasePoolOf(ctx), lease.me, lease.leaseMs, lease.slots);
+  lease.pool ??= await env.db.openPool({ maxConnections: 2, owner: lease.me.owner });
+  // The lease tables exist: start-up made them (own-layout.ts).
+  await registerLease(leasePoolOf(w), lease.me, lease.leaseMs, lease.slots);
   lease.registered = true;
-  ctx.log.info('lease taken', { owner: lease.me.owner, leaseMs: lease.leaseMs, dir: ctx.dir });
-  lease.heartbeat = setInterval(() => void beat(ctx), heartbeatMs(lease.leaseMs));
+  env.log.info('lease taken', { owner: lease.me.owner, leaseMs: lease.leaseMs, dir: env.dir });
+  lease.heartbeat = setInterval(() => void beat(w), heartbeatMs(lease.leaseMs));
 }
 
 /**
@@ -137,19 +159,19 @@ export function heldUpMs(leaseMs: number): number {
  * time (two of ours on the same row would conflict with each other): a caller while one is in
  * flight gets its answer.
  */
-function renew(ctx: WatchContext): Promise<boolean> {
-  const { lease } = ctx;
-  lease.renewal ??= renewOnce(ctx).finally(() => (lease.renewal = undefined));
+function renew(w: Watch): Promise<boolean> {
+  const lease = own(w.lease);
+  lease.renewal ??= renewOnce(w).finally(() => (lease.renewal = undefined));
   return lease.renewal;
 }
 
-async function renewOnce(ctx: WatchContext): Promise<boolean> {
-  const { lease } = ctx;
+async function renewOnce(w: Watch): Promise<boolean> {
+  const lease = own(w.lease);
   const started = performance.now();
   lease.renewingSince = started;
   let answered = false;
   try {
-    const ours = await renewLease(leasePoolOf(ctx), lease.me.owner, lease.leaseMs, ctx.active.size + ctx.checkpoints.unsettled.length);
+    const ours = await renewLease(leasePoolOf(w), lease.me.owner, lease.leaseMs, w.active.size + w.checkpoints.unsettledCount);
     answered = true;
     return ours;
   } finally {
@@ -159,27 +181,29 @@ async function renewOnce(ctx: WatchContext): Promise<boolean> {
     // Held up, or failed (the database away): the others could not renew either.
     if (!answered || now - started > heldUpMs(lease.leaseMs)) {
       lease.stalledUntil = Math.max(lease.stalledUntil, now + beat * 1.5);
-      ctx.log.debug('the lease renewal waited on the database; expired leases of others are not trusted for now', { ms: Math.round(now - started) });
+      w.env.log.debug('the lease renewal waited on the database; expired leases of others are not trusted for now', {
+        ms: Math.round(now - started),
+      });
     } else if (lease.stalledUntil === Number.POSITIVE_INFINITY) {
       lease.stalledUntil = now + beat * 1.5;
     }
   }
 }
 
-async function beat(ctx: WatchContext): Promise<void> {
-  const { lease } = ctx;
+async function beat(w: Watch): Promise<void> {
+  const lease = own(w.lease);
   // The last one still waits for the database: no second one behind it.
-  if (lease.fenced || !ctx.life.pool || lease.renewal) return;
+  if (lease.fenced || !w.pool.opened || lease.renewal) return;
   try {
-    const ours = await renew(ctx);
-    if (!ours) return fenced(ctx, 'the lease was taken over by another process');
-    const rows = await readLeases(leasePoolOf(ctx));
+    const ours = await renew(w);
+    if (!ours) return fenced(w, 'the lease was taken over by another process');
+    const rows = await readLeases(leasePoolOf(w));
     lease.seen = rows;
-    lease.peers = rows.filter((r) => r.directory === ctx.dir && !r.expired && r.takenBy === null);
+    lease.peers = rows.filter((r) => r.directory === w.env.dir && !r.expired && r.takenBy === null);
   } catch (error) {
     // The database is away: keep trying. If it stays away past the lease, another process may
     // take our files over; the next renewal then finds out and the watcher stops.
-    ctx.log.warn('could not renew the lease; retrying', { owner: lease.me.owner, error: String(error) });
+    w.env.log.warn('could not renew the lease; retrying', { owner: lease.me.owner, error: String(error) });
   }
 }
 
@@ -188,23 +212,27 @@ async function beat(ctx: WatchContext): Promise<void> {
  * lease, every lease looks expired, and a process whose own lease was taken meanwhile must not
  * take anyone else's. False (and fenced) when ours is gone.
  */
-export async function stillOurs(ctx: WatchContext): Promise<boolean> {
-  const { lease } = ctx;
-  if (lease.fenced) return false;
-  if (await renew(ctx)) return true;
-  fenced(ctx, 'the lease was taken over by another process');
+export async function stillOurs(w: Watch): Promise<boolean> {
+  if (w.lease.fenced) return false;
+  if (await renew(w)) return true;
+  fenced(w, 'the lease was taken over by another process');
   return false;
 }
 
 /** The lease is lost: stop, leaving every claim to the process that took them. */
-export function fenced(ctx: WatchContext, why: string): void {
-  const { lease } = ctx;
+function fenced(w: Watch, why: string): void {
+  const lease = own(w.lease);
   if (lease.fenced) return;
   lease.fenced = true;
   if (lease.released) return;
-  ctx.log.error(`lease lost (${why}): stopping without committing anything more; the files this process had claimed are finished by the process that took them over. Restart it (it starts with a new identity). A process that pauses longer than the lease (a stopped VM, a long GC) loses its files this way: raise the lease if that is expected.`, {
-    owner: lease.me.owner,
-  });
+  w.env.log.error(
+    `lease lost (${why}): stopping without committing anything more; the files this process had claimed are finished by the ` +
+      `process that took them over. Restart it (it starts with a new identity). A process that pauses longer than the lease (a ` +
+      `stopped VM, a long GC) loses its files this way: raise the lease if that is expected.`,
+    {
+      owner: lease.me.owner,
+    },
+  );
   lease.onFenced();
 }
 
@@ -213,19 +241,21 @@ export function fenced(ctx: WatchContext, why: string): void {
  * commits after that (a transaction still in flight fails its fence), so whatever it left in
  * its folder may be taken over at once, by another process or the next start of this one.
  */
-export async function endLease(ctx: WatchContext, clean: boolean): Promise<void> {
-  const { lease } = ctx;
+export async function endLease(w: Watch, clean: boolean): Promise<void> {
+  const lease = own(w.lease);
   clearInterval(lease.heartbeat);
-  clearInterval(lease.reaper);
   try {
-    if (!lease.registered || lease.fenced || !ctx.life.pool) return;
+    // A renewal still in flight is let finish first: on hyperd an UPDATE racing the DELETE
+    // below could leave the row behind (seen: about one stop in eight kept its lease).
+    await lease.renewal?.catch(() => {});
+    if (!lease.registered || lease.fenced || !w.pool.opened) return;
     // Empty after a clean stop: one folder less for the others to look at.
-    if (clean) await rmdir(ctx.staging).catch(() => {});
+    if (clean) await rmdir(w.env.staging).catch(() => {});
     try {
-      await releaseLease(leasePoolOf(ctx), lease.me.owner);
+      await releaseLease(leasePoolOf(w), lease.me.owner);
       lease.released = true;
     } catch (error) {
-      ctx.log.warn('could not remove the lease; it expires on its own', { owner: lease.me.owner, error: String(error) });
+      w.env.log.warn('could not remove the lease; it expires on its own', { owner: lease.me.owner, error: String(error) });
     }
   } finally {
     const { pool } = lease;
@@ -269,15 +299,17 @@ export function takeSlot(lease: LeaseState, begunAt = performance.now()): { slot
  * The fence, run inside a file's transaction just before its commit: throws (and stops the
  * watcher) when this process was taken over, so the transaction rolls back.
  */
-export async function fence(ctx: WatchContext, conn: DbConnection, slot: number): Promise<void> {
-  const { lease } = ctx;
+export async function fence(w: Watch, conn: DbConnection, slot: number): Promise<void> {
+  const { lease } = w;
   if (lease.fenced) throw leaseLost();
   if (!(await checkFence(conn, lease.me.owner, slot))) {
-    fenced(ctx, 'a file transaction found the fence token changed');
+    fenced(w, 'a file transaction found the fence token changed');
     throw leaseLost();
   }
 }
 
 export function leaseLost(): Error {
-  return Object.assign(new Error('this process was taken over by another (its lease expired); nothing was committed'), { code: 'LEASE_LOST' });
+  return Object.assign(new Error('this process was taken over by another (its lease expired); nothing was committed'), {
+    code: 'LEASE_LOST',
+  });
 }

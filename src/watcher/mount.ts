@@ -5,16 +5,24 @@
  * two processes can both win: refused before anything is claimed.
  */
 import { stat } from 'node:fs/promises';
-import type { WatchContext } from './context.ts';
+import type { WatchEnv } from './env.ts';
 
-export async function checkSameMount(ctx: WatchContext): Promise<void> {
-  const [inbox, staging] = await Promise.all([stat(ctx.dir), stat(ctx.lease.stagingRoot)]);
-  const problem = otherMountProblem(ctx.dir, ctx.lease.stagingRoot, inbox.dev, staging.dev);
+export async function checkSameMount(env: WatchEnv): Promise<void> {
+  const [inbox, staging] = await Promise.all([stat(env.dir), stat(env.stagingRoot)]);
+  const problem = otherMountProblem(env.dir, env.stagingRoot, inbox.dev, staging.dev);
   if (problem) throw Object.assign(new Error(problem), { code: 'STAGING_OTHER_MOUNT' });
 }
 
 /** The refusal for a staging folder on device `stagingDev` under an inbox on `inboxDev`; undefined when they match. */
-export function otherMountProblem(dir: string, stagingRoot: string, inboxDev: number | bigint, stagingDev: number | bigint): string | undefined {
+export function otherMountProblem(
+  dir: string,
+  stagingRoot: string,
+  inboxDev: number | bigint,
+  stagingDev: number | bigint,
+): string | undefined {
   if (inboxDev === stagingDev) return undefined;
-  return `${stagingRoot} is on another filesystem than ${dir} (device ${stagingDev} vs ${inboxDev}): claiming a file must be an atomic rename within one filesystem. Remove the mount over ${stagingRoot} so that it lives on the inbox's own filesystem.`;
+  return (
+    `${stagingRoot} is on another filesystem than ${dir} (device ${stagingDev} vs ${inboxDev}): claiming a file must be an ` +
+    `atomic rename within one filesystem. Remove the mount over ${stagingRoot} so that it lives on the inbox's own filesystem.`
+  );
 }

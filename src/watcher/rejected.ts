@@ -12,9 +12,9 @@
 import { linkSync, renameSync, statSync, unlinkSync } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
-import { type BadRowLimit, pastCount, rejectedFormat, rejectedHeader, rejectedLine, tooManyBadRows } from '../bad-rows.ts';
+import { type BadRowLimit, pastCount, rejectedFormat, rejectedHeader, rejectedLine, tooManyBadRows } from '../columns/bad-rows.ts';
 import { IngestFailure } from '../errors.ts';
-import { exists, isGone, removeIfPresent } from '../files.ts';
+import { ensureParentOf, exists, isGone, removeIfPresent } from '../protocol/files.ts';
 import type { BadRowSink, Logger, RejectedRow } from '../types.ts';
 
 /** Suffix of the rejected-rows file after the data file's name: `orders.csv.rejected.csv`. */
@@ -93,12 +93,16 @@ export function rejectedRows(path: string, file: string, limit: BadRowLimit): Re
  * Moves a settled file's rejected rows from staging into failed/, as `<name>.rejected.csv`, or with
  * the claim id in the name when that is taken. Idempotent: nothing to do once it has moved.
  */
-export function moveRejected(failedDir: string, settled: { readonly stagedPath: string; readonly name: string; readonly claimId: string }): string | undefined {
+export function moveRejected(
+  failedDir: string,
+  settled: { readonly stagedPath: string; readonly name: string; readonly claimId: string },
+): string | undefined {
   const { name, claimId } = settled;
   const suffix = rejectedSuffix(name);
   const staged = settled.stagedPath + suffix;
   if (!exists(staged)) return undefined;
   const plain = join(failedDir, name + suffix);
+  ensureParentOf(failedDir, name);
   try {
     // A link never replaces a file of that name (a rename would): an earlier drop's report stays.
     linkSync(staged, plain);
@@ -138,13 +142,25 @@ function sameFile(a: string, b: string): boolean {
  * Before a settled file leaves staging: its rejected rows into failed/ (logged). A failure to move
  * them is logged and leaves them in staging, where the next start's recovery tries again.
  */
-export function settleRejected(ctx: { readonly failedDir: string; readonly log: Logger }, settled: { readonly stagedPath: string; readonly name: string; readonly claimId: string }): boolean {
+export function settleRejected(
+  env: { readonly failedDir: string; readonly log: Logger },
+  settled: { readonly stagedPath: string; readonly name: string; readonly claimId: string },
+): boolean {
   try {
-    const moved = moveRejected(ctx.failedDir, settled);
-    if (moved) ctx.log.info('rejected rows set aside', { file: settled.name, claimId: settled.claimId, to: join(basename(dirname(moved)), basename(moved)) });
+    const moved = moveRejected(env.failedDir, settled);
+    if (moved)
+      env.log.info('rejected rows set aside', {
+        file: settled.name,
+        claimId: settled.claimId,
+        to: join(basename(dirname(moved)), basename(moved)),
+      });
     return true;
   } catch (error) {
-    ctx.log.error('could not move rejected rows into failed/; they stay in staging until the next start', { file: settled.name, claimId: settled.claimId, error: String(error) });
+    env.log.error('could not move rejected rows into failed/; they stay in staging until the next start', {
+      file: settled.name,
+      claimId: settled.claimId,
+      error: String(error),
+    });
     return false;
   }
 }

@@ -4,11 +4,12 @@
  * connection while the database answers everything else is a poison file, and fails.
  */
 import { ingestError } from '../errors.ts';
-import { committedClaims } from '../ledger.ts';
+import { committedClaims } from '../store/ledger.ts';
 import type { IngestError } from '../types.ts';
 import type { Attempted } from './attempt.ts';
-import { epochOf, poolOf, sleep, type WatchContext } from './context.ts';
+import { epochOf } from './env.ts';
 import { stillOurs } from './lease.ts';
+import type { Watch } from './watch.ts';
 
 /** How many times in a row a plugin may ask for a fresh transaction (e.g. widening types). */
 export const MAX_PLUGIN_RETRIES = 8;
@@ -50,44 +51,71 @@ export interface RetryPolicy<R> {
  * that used the cached table description (once) is tried again at once; a transient one after
  * a backoff.
  */
-export async function withRetries<R>(ctx: WatchContext, policy: RetryPolicy<R>, attempt: (n: number) => Promise<Attempted<R>>): Promise<Retried<R>> {
-  let delay = ctx.options.retryInitialMs;
-  let retried = 0;
-  let freshRetried = false;
+export async function withRetries<R>(w: Watch, policy: RetryPolicy<R>, attempt: (n: number) => Promise<Attempted<R>>): Promise<Retried<R>> {
+  let delay = w.env.options.retryInitialMs;
+  const tally: RetryTally = { retried: 0, freshRetried: false };
   let poisoned = 0;
   for (let n = 1; ; n++) {
     if (n > 1) {
       // The epoch is read first: if the server restarts after answering, the answer is re-checked.
-      const epoch = epochOf(ctx);
-      if ((await alreadyCommitted(ctx, policy.claimId)) === true) return { state: 'committed', rows: policy.rowsIfCommittedEarlier, epoch };
+      const epoch = epochOf(w.env);
+      if ((await alreadyCommitted(w, policy.claimId)) === true) return { state: 'committed', rows: policy.rowsIfCommittedEarlier, epoch };
     }
-    const epochBefore = epochOf(ctx);
+    const epochBefore = epochOf(w.env);
     const result = await attempt(n);
     if (result.state === 'committed') return result;
     // Taken over by another process: the files are its now; leave them where they are.
-    if (ctx.lease.fenced) return { state: 'claimed' };
+    if (w.lease.fenced) return { state: 'claimed' };
     const { error } = result;
-    if (error.retry && retried < policy.pluginRetries) {
-      retried++;
-      continue;
+    switch (afterFailure(result, tally, policy.pluginRetries)) {
+      case 'plugin':
+        tally.retried++;
+        continue;
+      case 'fresh':
+        tally.freshRetried = true;
+        continue;
+      case 'final':
+        return (await takenOver(w)) ? { state: 'claimed' } : result;
+      case 'transient':
+        break;
     }
-    if (result.usedCache && error.kind !== 'transient' && !freshRetried) {
-      // It used the cached description of the table: the table may have changed since.
-      freshRetried = true;
-      continue;
-    }
-    if (error.kind !== 'transient') return (await takenOver(ctx)) ? { state: 'claimed' } : result;
     if (lostConnection(error)) {
-      const probe = await probeAfterLoss(ctx, policy.claimId, epochBefore);
+      const probe = await probeAfterLoss(w, policy.claimId, epochBefore);
       if (probe === 'committed') return { state: 'committed', rows: policy.rowsIfCommittedEarlier, epoch: epochBefore };
       if (probe === 'answers' && ++poisoned >= policy.poisonAttempts) {
         return { state: 'failed', error: poisonFile(policy.label, poisoned, error) };
       }
     }
-    const next = await backoff(ctx, delay, { ...policy.fields, attempt: n }, error.message);
+    const next = await backoff(w, delay, { ...policy.fields, attempt: n }, error.message);
     if (next === undefined) return { state: 'claimed' };
     delay = next;
   }
+}
+
+/** What a file's (or group's) retries have used so far. */
+export interface RetryTally {
+  /** Fresh transactions the plugin asked for, in a row. */
+  retried: number;
+  /** Tried again once with a fresh table description. */
+  freshRetried: boolean;
+}
+
+/**
+ * After a failed attempt, before anything is asked of the database: `plugin`, again at once (the
+ * plugin asked for a fresh transaction, `error.retry`, and has retries left); `fresh`, again at
+ * once, once, with a fresh table description (it failed using the cached one: the table may have
+ * changed since); `final`, the file fails (unless taken over meanwhile); `transient`, the
+ * database was away: wait and try again.
+ */
+export function afterFailure(
+  failed: { readonly error: IngestError; readonly usedCache: boolean },
+  tally: Readonly<RetryTally>,
+  pluginRetries: number,
+): 'plugin' | 'fresh' | 'final' | 'transient' {
+  const { error } = failed;
+  if (error.retry && tally.retried < pluginRetries) return 'plugin';
+  if (failed.usedCache && error.kind !== 'transient' && !tally.freshRetried) return 'fresh';
+  return error.kind === 'transient' ? 'transient' : 'final';
 }
 
 /**
@@ -97,13 +125,15 @@ export async function withRetries<R>(ctx: WatchContext, policy: RetryPolicy<R>, 
  * file's, and reporting it in failed/ would contradict the taker's commit: the lease is renewed
  * first (fencing this process when it is gone). When the database cannot answer, the failure stands.
  */
-async function takenOver(ctx: WatchContext): Promise<boolean> {
-  return !(await stillOurs(ctx).catch(() => true));
+async function takenOver(w: Watch): Promise<boolean> {
+  return !(await stillOurs(w).catch(() => true));
 }
 
 /** The connection broke under the attempt (as opposed to a lock conflict or a server shutdown). */
-function lostConnection(error: IngestError): boolean {
-  return ['CONNECTION_CLOSED', 'CONNECTION_DESTROYED', 'ECONNRESET', 'EPIPE'].includes(error.code) || (error.sqlState?.startsWith('08') ?? false);
+export function lostConnection(error: IngestError): boolean {
+  return (
+    ['CONNECTION_CLOSED', 'CONNECTION_DESTROYED', 'ECONNRESET', 'EPIPE'].includes(error.code) || (error.sqlState?.startsWith('08') ?? false)
+  );
 }
 
 /**
@@ -111,9 +141,9 @@ function lostConnection(error: IngestError): boolean {
  * broken one was replaced), from the same server run? `committed`: the attempt had committed.
  * `away`: no answer, or the server restarted, so the loss is the database's, not the file's.
  */
-async function probeAfterLoss(ctx: WatchContext, claimId: string, epochBefore: number): Promise<'committed' | 'answers' | 'away'> {
-  const answer = await alreadyCommitted(ctx, claimId);
-  if (answer === undefined || epochOf(ctx) !== epochBefore) return 'away';
+async function probeAfterLoss(w: Watch, claimId: string, epochBefore: number): Promise<'committed' | 'answers' | 'away'> {
+  const answer = await alreadyCommitted(w, claimId);
+  if (answer === undefined || epochOf(w.env) !== epochBefore) return 'away';
   return answer ? 'committed' : 'answers';
 }
 
@@ -121,8 +151,11 @@ function poisonFile(label: string, attempts: number, last: IngestError): IngestE
   return ingestError(
     'data',
     'POISON_FILE',
-    `${label}: each of ${attempts} attempts to ingest it ended with the database connection closing (${last.code}: ${last.message}), while the database answered other queries: something in this file breaks the connection`,
-    'The file is likely malformed in a way its reader does not catch, or it meets a database bug: check it with another tool, write it again, then replay it. If the database was in fact restarting each time, replay the file as it is.',
+    `${label}: each of ${attempts} attempts to ingest it ended with the database connection closing ` +
+      `(${last.code}: ${last.message}), while the database answered other queries: something in this file breaks the ` +
+      `connection`,
+    'The file is likely malformed in a way its reader does not catch, or it meets a database bug: check it with another ' +
+      'tool, write it again, then replay it. If the database was in fact restarting each time, replay the file as it is.',
     { file: label },
   );
 }
@@ -131,20 +164,26 @@ function poisonFile(label: string, attempts: number, last: IngestError): IngestE
  * After a transient failure: counts and logs the retry, waits `delay` (cut short by stop) and
  * returns the next, doubled up to `retryMaxMs`; `undefined` once the watcher is stopping.
  */
-export async function backoff(ctx: WatchContext, delay: number, fields: Record<string, unknown>, error: string): Promise<number | undefined> {
-  if (ctx.life.stopping) return undefined;
-  ctx.stats.retries++;
+export async function backoff(
+  w: Pick<Watch, 'env' | 'life'>,
+  delay: number,
+  fields: Record<string, unknown>,
+  error: string,
+): Promise<number | undefined> {
+  const { env, life } = w;
+  if (life.stopping) return undefined;
+  env.stats.retries++;
   // While the database says what it waits for (said once, e.g. a file another program holds), retries are debug lines.
-  ctx.log[ctx.db.waitingFor?.() ? 'debug' : 'warn']('database unavailable; retrying', { ...fields, delayMs: delay, error });
-  await sleep(ctx, delay);
-  if (ctx.life.stopping) return undefined;
-  return Math.min(delay * 2, ctx.options.retryMaxMs);
+  env.log[env.db.waitingFor?.() ? 'debug' : 'warn']('database unavailable; retrying', { ...fields, delayMs: delay, error });
+  await life.sleep(delay);
+  if (life.stopping) return undefined;
+  return Math.min(delay * 2, env.options.retryMaxMs);
 }
 
 /** Whether the ledger lists `claimId`; `undefined` when the database does not answer. */
-async function alreadyCommitted(ctx: WatchContext, claimId: string): Promise<boolean | undefined> {
+async function alreadyCommitted(w: Watch, claimId: string): Promise<boolean | undefined> {
   try {
-    return (await committedClaims(poolOf(ctx), [claimId])).has(claimId);
+    return (await committedClaims(w.pool.get(), [claimId])).has(claimId);
   } catch {
     return undefined;
   }

@@ -8,28 +8,28 @@
  */
 import { readdir, rm, rmdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { renameIfPresent } from '../files.ts';
-import { dropLease, endFrozenSessions, type LeaseRow, readLeases, takeLease } from '../lease.ts';
-import { isLedgerScratch } from '../ledger.ts';
+import { renameIfPresent } from '../protocol/files.ts';
+import { dropLease, endFrozenSessions, type LeaseRow, readLeases, takeLease } from '../store/lease.ts';
+import { isLedgerScratch } from '../store/ledger.ts';
 import { parseStagedName } from '../protocol/names.ts';
-import type { WatchContext } from './context.ts';
 import { endDeadSessions, forgetKeys, pidAlive } from './dead-sessions.ts';
-import { expiryTrusted, heartbeatMs, leasePoolOf, stillOurs } from './lease.ts';
+import { expiryTrusted, heartbeatMs, leasePoolOf, noteLeases, stillOurs } from './lease.ts';
 import { claimsOf, recoverClaims } from './recover.ts';
+import type { Watch } from './watch.ts';
 
 /** The entries of the staging root: other owners' folders, and claims staged by a version without owners. */
-async function stagingEntries(ctx: WatchContext): Promise<{ folders: string[]; loose: string[] }> {
+async function stagingEntries(w: Watch): Promise<{ folders: string[]; loose: string[] }> {
   const folders: string[] = [];
   const loose: string[] = [];
   let entries;
   try {
-    entries = await readdir(ctx.lease.stagingRoot, { withFileTypes: true });
+    entries = await readdir(w.env.stagingRoot, { withFileTypes: true });
   } catch {
     return { folders, loose };
   }
   for (const e of entries) {
     if (e.isDirectory()) {
-      if (e.name !== ctx.lease.me.owner) folders.push(e.name);
+      if (e.name !== w.env.me.owner) folders.push(e.name);
     } else if (parseStagedName(e.name)) {
       loose.push(e.name);
     }
@@ -38,29 +38,36 @@ async function stagingEntries(ctx: WatchContext): Promise<{ folders: string[]; l
 }
 
 /** Why a folder may be taken now, or undefined while its owner may still be alive. */
-async function verdict(ctx: WatchContext, owner: string, rows: ReadonlyMap<string, LeaseRow>): Promise<string | undefined> {
-  const me = ctx.lease.me;
+async function verdict(w: Watch, owner: string, rows: ReadonlyMap<string, LeaseRow>): Promise<string | undefined> {
+  const me = w.env.me;
   const row = rows.get(owner);
   if (!row) return 'its lease is gone';
   if (row.takenBy !== null) {
     if (row.takenBy === me.owner) return 'taken over earlier by this process';
     const taker = rows.get(row.takenBy);
-    return !taker || (taker.expired && expiryTrusted(ctx.lease)) || taker.takenBy !== null ? 'the process that took it over is gone too' : undefined;
+    return !taker || (taker.expired && expiryTrusted(w.lease)) || taker.takenBy !== null
+      ? 'the process that took it over is gone too'
+      : undefined;
   }
   // Same host and the pid is not running: dead for sure, no need to wait for the lease.
   const gone = row.host === me.host && row.pid !== me.pid && !pidAlive(row.pid);
-  if (!(row.expired && expiryTrusted(ctx.lease)) && !gone) return undefined;
+  if (!(row.expired && expiryTrusted(w.lease)) && !gone) return undefined;
   // Renewing ours may find that the database stalled (see `expiryTrusted`): ask again after it.
-  if (!(await stillOurs(ctx)) || (!gone && !expiryTrusted(ctx.lease))) return undefined;
-  const postgres = ctx.db.name === 'postgres';
-  const took = await takeLease(leasePoolOf(ctx), owner, me.owner, gone, postgres);
+  if (!(await stillOurs(w)) || (!gone && !expiryTrusted(w.lease))) return undefined;
+  const { db } = w.env;
+  const took = await takeLease(leasePoolOf(w), db, owner, me.owner, gone);
   if (!took.taken) {
-    ctx.log.debug('could not take the lease of a dead process yet; trying again next round', { owner, why: took.why });
-    // A transaction of the dead process frozen between its fence and its COMMIT holds the row:
-    // end that session (the lease expired: it is no longer the owner's), and try again next round.
-    if (postgres && row.expired) {
-      const ended = await endFrozenSessions(leasePoolOf(ctx), owner).catch(() => 0);
-      if (ended > 0) ctx.log.warn('ended the database sessions of a process whose lease expired while they held its fence', { owner, sessions: ended });
+    w.env.log.debug('could not take the lease of a dead process yet; trying again next round', { owner, why: took.why });
+    // Where row locks make others wait: a transaction of the dead process frozen between its fence
+    // and its COMMIT holds the row. End that session (the lease expired: it is no longer the
+    // owner's), and try again next round.
+    if (db.endRowLockHolders && row.expired) {
+      const ended = await endFrozenSessions(leasePoolOf(w), db, owner).catch(() => 0);
+      if (ended > 0)
+        w.env.log.warn('ended the database sessions of a process whose lease expired while they held its fence', {
+          owner,
+          sessions: ended,
+        });
     }
     return undefined;
   }
@@ -72,7 +79,7 @@ async function verdict(ctx: WatchContext, owner: string, rows: ReadonlyMap<strin
  * dead (see above), and claims staged directly in the staging root (by a version that had no
  * owners, which ran alone). Safe to run at any time and in several processes at once.
  */
-export async function takeOverDead(ctx: WatchContext): Promise<void> {
+export async function takeOverDead(w: Watch): Promise<void> {
   // Where a takeover's time went (ms per step), for its 'took over' line.
   const steps: Record<string, number> = {};
   let mark = performance.now();
@@ -81,42 +88,42 @@ export async function takeOverDead(ctx: WatchContext): Promise<void> {
     steps[name] = (steps[name] ?? 0) + Math.round(now - mark);
     mark = now;
   };
-  const { folders, loose } = await stagingEntries(ctx);
-  if (loose.length > 0) await adoptLoose(ctx, loose);
+  const { folders, loose } = await stagingEntries(w);
+  if (loose.length > 0) await adoptLoose(w, loose);
   step('list');
   // All directories' leases: another host may mount this inbox at another path, and a folder
   // must never look ownerless because its owner's row names the directory differently.
-  const read = await readLeases(leasePoolOf(ctx));
-  ctx.lease.seen = read;
+  const read = await readLeases(leasePoolOf(w));
+  noteLeases(w.lease, read);
   const rows = new Map(read.map((r) => [r.owner, r]));
   step('readLeases');
-  await dropStale(ctx, rows, folders);
+  await dropStale(w, rows, folders);
   step('dropStale');
   // First, whatever the dead left running: a dead owner's COPY can hold the table that another
   // dead owner's COMMIT waits on, and taking that one's lease waits on its COMMIT. Cancelling
   // never commits anything, so it needs no lease.
   await endDeadSessions(
-    ctx,
+    w,
     [...rows.values()].filter((r) => folders.includes(r.owner)),
     folders.filter((owner) => !rows.has(owner)),
   );
   step('endDeadSessions');
   for (const owner of folders) {
-    if (ctx.life.stopping || ctx.lease.fenced) return;
-    const why = await verdict(ctx, owner, rows);
+    if (w.life.stopping || w.lease.fenced) return;
+    const why = await verdict(w, owner, rows);
     step('verdicts');
     if (!why) continue;
     // The folder moves as a whole, one rename: one process wins it, with all its claims
     // together (a sentinel never ends up apart from its data file).
-    const into = join(ctx.staging, `${ADOPTED_PREFIX}${owner}`);
-    if (!renameIfPresent(join(ctx.lease.stagingRoot, owner), into)) continue;
-    await adopt(ctx, into, `process ${owner}: ${why}`, { ...steps });
+    const into = join(w.env.staging, `${ADOPTED_PREFIX}${owner}`);
+    if (!renameIfPresent(join(w.env.stagingRoot, owner), into)) continue;
+    await adopt(w, into, `process ${owner}: ${why}`, { ...steps });
     step('adopting');
-    if (rows.has(owner)) await dropLease(leasePoolOf(ctx), owner).catch(() => {});
-    await forgetKeys(ctx, owner);
+    if (rows.has(owner)) await dropLease(leasePoolOf(w), owner).catch(() => {});
+    await forgetKeys(w.lease, owner);
   }
   const total = Object.values(steps).reduce((a, b) => a + b, 0);
-  if (total > heartbeatMs(ctx.lease.leaseMs)) ctx.log.debug('a check for dead processes was slow', { steps, total });
+  if (total > heartbeatMs(w.lease.leaseMs)) w.env.log.debug('a check for dead processes was slow', { steps, total });
 }
 
 /**
@@ -124,14 +131,14 @@ export async function takeOverDead(ctx: WatchContext): Promise<void> {
  * or whose folder was adopted), and ones taken over by a process that is gone too. Removing an
  * expired row also fences its owner, should it come back.
  */
-async function dropStale(ctx: WatchContext, rows: ReadonlyMap<string, LeaseRow>, folders: readonly string[]): Promise<void> {
+async function dropStale(w: Watch, rows: ReadonlyMap<string, LeaseRow>, folders: readonly string[]): Promise<void> {
   for (const row of rows.values()) {
-    if (row.owner === ctx.lease.me.owner || row.directory !== ctx.dir || folders.includes(row.owner)) continue;
+    if (row.owner === w.env.me.owner || row.directory !== w.env.dir || folders.includes(row.owner)) continue;
     const taker = row.takenBy === null ? undefined : rows.get(row.takenBy);
-    const trusted = expiryTrusted(ctx.lease);
+    const trusted = expiryTrusted(w.lease);
     if ((row.expired && trusted) || (row.takenBy !== null && (!taker || (taker.expired && trusted)))) {
-      await dropLease(leasePoolOf(ctx), row.owner).catch(() => {});
-      await forgetKeys(ctx, row.owner);
+      await dropLease(leasePoolOf(w), row.owner).catch(() => {});
+      await forgetKeys(w.lease, row.owner);
     }
   }
 }
@@ -156,16 +163,18 @@ async function filesUnder(folder: string): Promise<{ dir: string; name: string }
 }
 
 /** Moves the claims under `folder` (now ours) into our folder and finishes them. */
-async function adopt(ctx: WatchContext, folder: string, from: string, steps: Record<string, number>): Promise<void> {
+async function adopt(w: Watch, folder: string, from: string, steps: Record<string, number>): Promise<void> {
   const files = await filesUnder(folder);
-  const taken = files.filter((f) => parseStagedName(f.name) && renameIfPresent(join(f.dir, f.name), join(ctx.staging, f.name))).map((f) => f.name);
+  const taken = files
+    .filter((f) => parseStagedName(f.name) && renameIfPresent(join(f.dir, f.name), join(w.env.staging, f.name)))
+    .map((f) => f.name);
   // The ledger rows of a transaction it died in (never committed: its client is gone).
   await Promise.all(files.filter((f) => isLedgerScratch(f.name)).map((f) => rm(join(f.dir, f.name), { force: true })));
   // Folders the dead owner had itself taken over (it died before finishing them): named too, so
   // every dead owner's files have a 'took over' line saying who finished them.
   const nested = await adoptedUnder(folder);
   await removeTree(folder);
-  await finish(ctx, taken, nested.length > 0 ? `${from}; with what it had taken over from ${nested.join(', ')}` : from, steps);
+  await finish(w, taken, nested.length > 0 ? `${from}; with what it had taken over from ${nested.join(', ')}` : from, steps);
 }
 
 /** The owners of the `.from-<owner>` folders anywhere under `folder`. */
@@ -186,44 +195,44 @@ async function removeTree(folder: string): Promise<void> {
   await rmdir(folder).catch(() => {});
 }
 
-async function finish(ctx: WatchContext, names: readonly string[], from: string, steps?: Record<string, number>): Promise<void> {
+async function finish(w: Watch, names: readonly string[], from: string, steps?: Record<string, number>): Promise<void> {
   const claims = claimsOf(names);
-  ctx.log.info('took over', { from, files: claims.length, owner: ctx.lease.me.owner, ...(steps ? { ms: steps } : {}) });
+  w.env.log.info('took over', { from, files: claims.length, owner: w.env.me.owner, ...(steps ? { ms: steps } : {}) });
   if (claims.length === 0) return;
-  ctx.stats.takenOver += claims.length;
-  await recoverClaims(ctx, claims);
+  w.env.stats.takenOver += claims.length;
+  await recoverClaims(w, claims);
 }
 
 /** Claims staged in the staging root by a version without owners (it ran alone): taken one by one. */
-async function adoptLoose(ctx: WatchContext, names: readonly string[]): Promise<void> {
-  const taken = names.filter((name) => renameIfPresent(join(ctx.lease.stagingRoot, name), join(ctx.staging, name)));
-  await finish(ctx, taken, 'claims staged by an earlier version');
+async function adoptLoose(w: Watch, names: readonly string[]): Promise<void> {
+  const taken = names.filter((name) => renameIfPresent(join(w.env.stagingRoot, name), join(w.env.staging, name)));
+  await finish(w, taken, 'claims staged by an earlier version');
 }
 
 /** Looks for dead processes' files while watching, as a task of its own (stop and checkpoints wait for it). */
-export function startTakeoverChecks(ctx: WatchContext, everyMs: number): ReturnType<typeof setInterval> {
+export function startTakeoverChecks(w: Watch, everyMs: number): ReturnType<typeof setInterval> {
   let running = false;
   let lastRun = performance.now();
   const skipped = { running: 0, paused: 0 };
   return setInterval(() => {
-    const { life } = ctx;
+    const { life, checkpoints } = w;
     if (running) skipped.running++;
-    else if (life.paused) skipped.paused++;
-    if (running || life.stopping || life.paused || ctx.lease.fenced) return;
+    else if (checkpoints.paused) skipped.paused++;
+    if (running || life.stopping || checkpoints.paused || w.lease.fenced) return;
     const gap = performance.now() - lastRun;
     // A check held back (by the last one, or a checkpoint) delays every takeover: say so.
-    if (gap > everyMs * 2.5) ctx.log.debug('the check for dead processes ran late', { gapMs: Math.round(gap), ...skipped });
+    if (gap > everyMs * 2.5) w.env.log.debug('the check for dead processes ran late', { gapMs: Math.round(gap), ...skipped });
     skipped.running = 0;
     skipped.paused = 0;
     lastRun = performance.now();
     running = true;
-    const task: Promise<void> = takeOverDead(ctx)
-      .catch((error: unknown) => ctx.log.warn('could not check for dead processes; retrying', { error: String(error) }))
+    const task: Promise<void> = takeOverDead(w)
+      .catch((error: unknown) => w.env.log.warn('could not check for dead processes; retrying', { error: String(error) }))
       .finally(() => {
         running = false;
-        life.tasks.delete(task);
+        life.remove(task);
         life.nudge();
       });
-    life.tasks.add(task);
+    life.add(task);
   }, everyMs);
 }

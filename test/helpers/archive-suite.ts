@@ -14,10 +14,18 @@ import { count } from './env.ts';
 import type { WatchBench } from './watch-bench.ts';
 
 export function archiveCases(t: WatchBench): void {
-  it('onSuccess archive: moves the file and its sentinel to <dir>/archive once durable; a second file of the same name gets its claim id; archived files are never ingested again', async () => {
+  it('onSuccess archive: moves the file and its sentinel to <dir>/archive once durable; a second file of the same name gets \
+its claim id; archived files are never ingested again', async () => {
     const { dir, table, opts } = await t.inbox();
     const archived = { ...opts, onSuccess: 'archive' as const };
-    await drop(dir, 'orders.csv', csv('id,name', [[1, 'a'], [2, 'b']]));
+    await drop(
+      dir,
+      'orders.csv',
+      csv('id,name', [
+        [1, 'a'],
+        [2, 'b'],
+      ]),
+    );
     const handle = await openWatcher(dir, table, archived);
     assert.equal(handle.stats.filesIngested, 1);
     await drop(dir, 'orders.csv', csv('id,name', [[3, 'c']]));
@@ -32,10 +40,21 @@ export function archiveCases(t: WatchBench): void {
     assert.ok(second, `the second file carries its claim id: ${names.join(', ')}`);
     assert.ok(names.includes(`${second}.ready`));
     // Each archived file is the file as dropped: the first and the second, unchanged.
-    assert.equal(await readFile(join(dir, 'archive', 'orders.csv'), 'utf8'), csv('id,name', [[1, 'a'], [2, 'b']]));
+    assert.equal(
+      await readFile(join(dir, 'archive', 'orders.csv'), 'utf8'),
+      csv('id,name', [
+        [1, 'a'],
+        [2, 'b'],
+      ]),
+    );
     assert.equal(await readFile(join(dir, 'archive', second), 'utf8'), csv('id,name', [[3, 'c']]));
-    const ledger = await t.pool.query<{ claim_id: string }>(`SELECT claim_id FROM hyperwatch_ingest_log WHERE target_table = '${table}'`);
-    assert.ok(ledger.some((r) => second.includes(r.claim_id)), 'the claim id in the name is the ledger row of that file');
+    const ledger = await t.pool.query<{ claim_id: string }>(
+      `SELECT claim_id FROM hyperwatch_internal.ingest_log WHERE target_table = '${table}'`,
+    );
+    assert.ok(
+      ledger.some((r) => second.includes(r.claim_id)),
+      'the claim id in the name is the ledger row of that file',
+    );
     // A restart does not see the archive (inside the inbox) as files to ingest.
     const again = await startWatching(dir, table, archived);
     assert.equal(again.filesIngested, 0);
@@ -63,7 +82,9 @@ export function archiveCases(t: WatchBench): void {
     const { dir, table, opts } = await t.inbox();
     await drop(dir, 'first.csv', csv('id', [[1]]));
     await (await openWatcher(dir, table, opts)).stop();
-    const [committed] = await t.pool.query<{ claim_id: string }>(`SELECT claim_id FROM hyperwatch_ingest_log WHERE target_table = '${table}'`);
+    const [committed] = await t.pool.query<{ claim_id: string }>(
+      `SELECT claim_id FROM hyperwatch_internal.ingest_log WHERE target_table = '${table}'`,
+    );
     // What a crash between the commit and the move leaves in staging.
     const staging = join(dir, '.hyperwatch', 'staging');
     await writeFile(join(staging, `${committed!.claim_id}~first.csv`), csv('id', [[1]]));
@@ -80,7 +101,13 @@ export function archiveCases(t: WatchBench): void {
   it('onSuccess archive: refuses the watched directory itself as the archive', async () => {
     const { dir, table, opts } = await t.inbox();
     await mkdir(dir, { recursive: true });
-    await assert.rejects(openWatcher(dir, table, { ...opts, onSuccess: 'archive', archiveDir: '.' }), /archiveDir "\." is the watched directory itself/);
-    await assert.rejects(openWatcher(dir, table, { ...opts, onSuccess: 'move' as 'archive' }), /onSuccess is "move"; use 'delete' or 'archive'/);
+    await assert.rejects(
+      openWatcher(dir, table, { ...opts, onSuccess: 'archive', archiveDir: '.' }),
+      /archiveDir "\." is the watched directory itself/,
+    );
+    await assert.rejects(
+      openWatcher(dir, table, { ...opts, onSuccess: 'move' as 'archive' }),
+      /onSuccess is "move"; use 'delete' or 'archive'/,
+    );
   });
 }

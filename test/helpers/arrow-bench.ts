@@ -18,12 +18,19 @@ import {
   type Vector,
 } from 'apache-arrow';
 import { arrowIngester } from '../../plugins/arrow/index.ts';
-import { concatBytes } from '../../src/bytes.ts';
+import { concatBytes } from '../../src/util/bytes.ts';
 import type { Logger } from '../../src/types.ts';
 import { columnTypes, type PluginBench, type PluginTarget, usePluginBench } from './plugin-bench.ts';
 
 /** Quiet unless ARROW_TEST_LOG is set: the ingester's warnings, printed then. */
-export const quiet: Logger = { debug() {}, info() {}, warn: (m) => { if (process.env.ARROW_TEST_LOG) console.log('WARN', m); }, error() {} };
+export const quiet: Logger = {
+  debug() {},
+  info() {},
+  warn: (m) => {
+    if (process.env.ARROW_TEST_LOG) console.log('WARN', m);
+  },
+  error() {},
+};
 
 /** A column of test data: an Arrow vector, nullable unless said otherwise. */
 export function col(values: readonly unknown[], type: DataType): Vector {
@@ -35,7 +42,15 @@ export function decimalVector(words: readonly number[], precision: number, scale
   const length = words.length / 4;
   const bitmap = new Uint8Array((length + 7) >> 3);
   for (let i = 0; i < length; i++) if (!nulls.includes(i)) bitmap[i >> 3]! |= 1 << (i & 7);
-  return makeVector(makeData({ type: new Decimal(scale, precision, 128), length, nullCount: nulls.length, nullBitmap: bitmap, data: new Uint32Array(words) }));
+  return makeVector(
+    makeData({
+      type: new Decimal(scale, precision, 128),
+      length,
+      nullCount: nulls.length,
+      nullBitmap: bitmap,
+      data: new Uint32Array(words),
+    }),
+  );
 }
 
 export function table(columns: Record<string, Vector>): Table {
@@ -58,7 +73,17 @@ export const expectedBasic = [
 
 /** `data` as a ZSTD frame of raw (stored) blocks: valid ZSTD without a compressor. */
 export function zstdRawFrame(data: Uint8Array): Uint8Array {
-  const header = [0x28, 0xb5, 0x2f, 0xfd, 0xa0, data.length & 0xff, (data.length >> 8) & 0xff, (data.length >> 16) & 0xff, (data.length >>> 24) & 0xff];
+  const header = [
+    0x28,
+    0xb5,
+    0x2f,
+    0xfd,
+    0xa0,
+    data.length & 0xff,
+    (data.length >> 8) & 0xff,
+    (data.length >> 16) & 0xff,
+    (data.length >>> 24) & 0xff,
+  ];
   const parts: Uint8Array[] = [Uint8Array.from(header)];
   let at = 0;
   do {

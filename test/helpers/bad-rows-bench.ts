@@ -9,6 +9,7 @@ import { after, describe } from 'node:test';
 import { createPostgresAdapter } from '../../adapters/db/postgres/index.ts';
 import { openWatcher } from '../../src/api.ts';
 import { LEDGER_TABLE } from '../../src/constants.ts';
+import { qualifiedName } from '../../src/columns/sql.ts';
 import { WatcherRegistry } from '../../src/registry.ts';
 import type { DbAdapter, DbPool } from '../../src/types.ts';
 import type { WatcherHandle } from '../../src/watcher/handle.ts';
@@ -79,7 +80,9 @@ export function badRowCases(cases: (bench: BadRowsBench) => void): void {
       }
 
       async function ledgerRow(table: string, file: string) {
-        const rows = await fx.pool.query<{ row_count: string; rows_rejected: string | null }>(`SELECT row_count, rows_rejected FROM ${LEDGER_TABLE} WHERE target_table = '${table}' AND file_name = '${file}'`);
+        const rows = await fx.pool.query<{ row_count: string; rows_rejected: string | null }>(
+          `SELECT row_count, rows_rejected FROM ${qualifiedName(LEDGER_TABLE)} WHERE target_table = '${table}' AND file_name = '${file}'`,
+        );
         return rows.map((r) => [Number(r.row_count), r.rows_rejected === null ? null : Number(r.rows_rejected)]);
       }
 

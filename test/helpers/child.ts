@@ -14,9 +14,13 @@ export interface WatchChild {
 
 /** Starts the watcher child on `dir` → `table` in `database`; `options`: more `WatchOptions` (JSON). */
 export function startWatchChild(dir: string, table: string, database: string, options: Record<string, unknown> = {}): WatchChild {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'test', 'fixtures', 'watch-child.ts'), dir, table, database, JSON.stringify(options)], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    ['--import', 'tsx', join(ROOT, 'test', 'fixtures', 'watch-child.ts'), dir, table, database, JSON.stringify(options)],
+    {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   let stderr = '';
   child.stderr!.setEncoding('utf8').on('data', (d: string) => (stderr += d));
   const started = new Promise<void>((resolve, reject) => {
@@ -49,7 +53,8 @@ export async function openWhenUnlocked(db: DbAdapter): Promise<DbPool> {
       await pool.query('SELECT 1');
       return pool;
     } catch (error) {
-      const held = (error as { code?: unknown }).code === 'DATABASE_HELD' || /locked by another process/.test(String((error as Error).message));
+      const held =
+        (error as { code?: unknown }).code === 'DATABASE_HELD' || /locked by another process/.test(String((error as Error).message));
       if (attempt >= 50 || !held) throw error;
       await new Promise((r) => setTimeout(r, 200));
     }

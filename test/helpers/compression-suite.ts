@@ -36,10 +36,20 @@ async function report(dir: string, name: string): Promise<{ code: string; kind: 
 }
 
 export function compressionCases(t: WatchBench): void {
-  it('compressed files: .csv.gz, .tsv.gz, .json.gz, .ndjson.gz, .csv.zst, .jsonl.zst load like their plain forms; the ledger names the file as dropped', async () => {
+  it('compressed files: .csv.gz, .tsv.gz, .json.gz, .ndjson.gz, .csv.zst, .jsonl.zst load like their plain forms; the ledger \
+names the file as dropped', async () => {
     const { dir, table, opts } = await t.inbox();
     // The first file makes the table (id, name, amount); the others fill some of its columns.
-    await drop(dir, 'a.csv.gz', await gzip(csv('id,name,amount', [[1, 'ann', 0.5], [2, 'bob', 1]])));
+    await drop(
+      dir,
+      'a.csv.gz',
+      await gzip(
+        csv('id,name,amount', [
+          [1, 'ann', 0.5],
+          [2, 'bob', 1],
+        ]),
+      ),
+    );
     const first = await startWatching(dir, table, opts);
     await stopWatching(dir, { registry: t.registry });
     await drop(dir, 'b.tsv.gz', await gzip('id\tname\n3\tcy\n'));
@@ -54,14 +64,23 @@ export function compressionCases(t: WatchBench): void {
     // orders.csv.zst: ids 1-3 (ann, bob, cy); events.jsonl.zst: ids 1-2 (ann, bob).
     assert.equal(await count(t.pool, table), 2 + 1 + 1 + 1 + 3 + 2);
     const names = await t.pool.query<{ name: string }>(`SELECT name FROM ${table} ORDER BY name`);
-    assert.deepEqual(names.map((r) => r.name), ['ann', 'ann', 'ann', 'bob', 'bob', 'bob', 'cy', 'cy', 'dee', 'eve']);
-    const ledger = await t.pool.query<{ file_name: string }>(`SELECT file_name FROM hyperwatch_ingest_log WHERE target_table = '${table}' ORDER BY file_name`);
-    assert.deepEqual(ledger.map((r) => r.file_name), ['a.csv.gz', 'b.tsv.gz', 'c.json.gz', 'd.ndjson.gz', 'events.jsonl.zst', 'orders.csv.zst']);
+    assert.deepEqual(
+      names.map((r) => r.name),
+      ['ann', 'ann', 'ann', 'bob', 'bob', 'bob', 'cy', 'cy', 'dee', 'eve'],
+    );
+    const ledger = await t.pool.query<{ file_name: string }>(
+      `SELECT file_name FROM hyperwatch_internal.ingest_log WHERE target_table = '${table}' ORDER BY file_name`,
+    );
+    assert.deepEqual(
+      ledger.map((r) => r.file_name),
+      ['a.csv.gz', 'b.tsv.gz', 'c.json.gz', 'd.ndjson.gz', 'events.jsonl.zst', 'orders.csv.zst'],
+    );
     assert.deepEqual(await leftovers(dir), []);
     assert.deepEqual(await stagedEntries(dir), []);
   });
 
-  it('compressed files: a file larger than the read-ahead streams into the table; a truncated one and a corrupt one fail naming the byte offset, loading nothing', async () => {
+  it('compressed files: a file larger than the read-ahead streams into the table; a truncated one and a corrupt one fail \
+naming the byte offset, loading nothing', async () => {
     const { dir, table, opts } = await t.inbox();
     const rows = 20000;
     const text = bigCsv(rows);
@@ -90,13 +109,29 @@ export function compressionCases(t: WatchBench): void {
     assert.equal(second.filesFailed, 4);
     assert.equal(await count(t.pool, table), rows, 'nothing of the bad files');
     assert.deepEqual(await failedEntries(dir), [
-      'badcrc.csv.gz', 'badcrc.csv.gz.error', 'badcrc.csv.gz.ready',
-      'cut.csv.gz', 'cut.csv.gz.error', 'cut.csv.gz.ready', 'flipped.csv.gz', 'flipped.csv.gz.error', 'flipped.csv.gz.ready', 'smallcut.csv.gz', 'smallcut.csv.gz.error', 'smallcut.csv.gz.ready',
+      'badcrc.csv.gz',
+      'badcrc.csv.gz.error',
+      'badcrc.csv.gz.ready',
+      'cut.csv.gz',
+      'cut.csv.gz.error',
+      'cut.csv.gz.ready',
+      'flipped.csv.gz',
+      'flipped.csv.gz.error',
+      'flipped.csv.gz.ready',
+      'smallcut.csv.gz',
+      'smallcut.csv.gz.error',
+      'smallcut.csv.gz.ready',
     ]);
     const truncated = await report(dir, 'cut.csv.gz');
     assert.equal(truncated.kind, 'data');
     assert.match(truncated.code, /^COMPRESSED_(TRUNCATED|CORRUPT)$/);
-    assert.match(truncated.message, new RegExp(`^cut\\.csv\\.gz: the gzip data (ends at byte ${cut.length} before its end of stream|is corrupt at or before byte ${cut.length} of ${cut.length}) .*nothing was loaded$`));
+    assert.match(
+      truncated.message,
+      new RegExp(
+        `^cut\\.csv\\.gz: the gzip data (ends at byte ${cut.length} before its end of stream|is corrupt at or before ` +
+          `byte ${cut.length} of ${cut.length}) .*nothing was loaded$`,
+      ),
+    );
     assert.match(truncated.hint, /replay/);
     const corrupt = await report(dir, 'flipped.csv.gz');
     assert.equal(corrupt.code, 'COMPRESSED_CORRUPT');
@@ -108,7 +143,8 @@ export function compressionCases(t: WatchBench): void {
     assert.match(smallCut.message, new RegExp(`byte ${small.length - 6}\\b`));
   });
 
-  it('compressed files: a decompression bomb (100 KB of gzip, 9 KB of zstd, each inflating to 100 MB) fails past maxDecompressedBytes, loading nothing; the default limit is 4 GiB', async () => {
+  it('compressed files: a decompression bomb (100 KB of gzip, 9 KB of zstd, each inflating to 100 MB) fails past \
+maxDecompressedBytes, loading nothing; the default limit is 4 GiB', async () => {
     assert.equal(resolveOptions({}).maxDecompressedBytes, 4 * 1024 ** 3);
     const { dir, table, opts } = await t.inbox();
     await drop(dir, 'seed.csv', 'n\n1\n');
@@ -124,17 +160,34 @@ export function compressionCases(t: WatchBench): void {
       const r = await report(dir, name);
       assert.equal(r.code, 'DECOMPRESSED_TOO_LARGE');
       assert.equal(r.kind, 'data');
-      assert.match(r.message, new RegExp(`^${name.replaceAll('.', '\\.')} inflates past maxDecompressedBytes \\(${limit} bytes\\) by byte \\d+ of its \\d+ compressed bytes; nothing was loaded$`));
+      assert.match(
+        r.message,
+        new RegExp(
+          `^${name.replaceAll('.', '\\.')} inflates past maxDecompressedBytes \\(${limit} bytes\\) by byte \\d+ of its \\d+ ` +
+            `compressed bytes; nothing was loaded$`,
+        ),
+      );
       assert.match(r.hint, /--max-decompressed-bytes/);
     }
   });
 
-  it('compressed files: small ones ready together share transactions, a bad one among them fails alone; compression: false treats .gz as an unknown extension', async () => {
+  it('compressed files: small ones ready together share transactions, a bad one among them fails alone; compression: false \
+treats .gz as an unknown extension', async () => {
     const { dir, table, opts } = await t.inbox();
     await drop(dir, 'seed.csv', csv('id,name', [[0, 'seed']]));
     await startWatching(dir, table, opts);
     await stopWatching(dir, { registry: t.registry });
-    for (let i = 1; i <= 30; i++) await drop(dir, `f${i}.csv.gz`, await gzip(csv('id,name', [[i, `n${i}`], [i + 100, `m${i}`]])));
+    for (let i = 1; i <= 30; i++)
+      await drop(
+        dir,
+        `f${i}.csv.gz`,
+        await gzip(
+          csv('id,name', [
+            [i, `n${i}`],
+            [i + 100, `m${i}`],
+          ]),
+        ),
+      );
     const bad = await gzip(csv('id,name', [[999, 'bad']]));
     await drop(dir, 'bad.csv.gz', bad.subarray(0, bad.length - 4));
     const logger = groupLogger();
@@ -154,7 +207,8 @@ export function compressionCases(t: WatchBench): void {
     assert.equal((await report(dir, 'off.csv.gz')).code, 'UNKNOWN_EXTENSION');
   });
 
-  it('compressed files: multi-member gzip (cat a.gz b.gz) loads on Node and Bun, fails as corrupt on Deno; a plugin of yours for .csv gets .csv.gz too', async () => {
+  it('compressed files: multi-member gzip (cat a.gz b.gz) loads on Node and Bun, fails as corrupt on Deno; a plugin of yours \
+for .csv gets .csv.gz too', async () => {
     const { dir, table, opts } = await t.inbox();
     const both = new Uint8Array([...(await gzip('id,name\n1,a\n')), ...(await gzip('2,b\n'))]);
     await drop(dir, 'two.csv.gz', both);

@@ -11,7 +11,21 @@ import type { DbPool, IngestError, Logger } from '../../src/types.ts';
 import { bigDamagedStream, type Damaged, damagedStreams, unknownTypeStreams } from './conformance-arrow-damage.ts';
 import { streamToFile, toBigEndian } from './conformance-arrow-ipc.ts';
 import {
-  allNullTable, apacheArrowCompressed, arrowRsStream, compressedIpc, deltaDictionaryStream, dictionaryTable, inBatches, ipc, largeOffsetsTable, manyTypes, nestedTable, plainTable, rewrittenTable, sharedDictionaryTable, viewTable,
+  allNullTable,
+  apacheArrowCompressed,
+  arrowRsStream,
+  compressedIpc,
+  deltaDictionaryStream,
+  dictionaryTable,
+  inBatches,
+  ipc,
+  largeOffsetsTable,
+  manyTypes,
+  nestedTable,
+  plainTable,
+  rewrittenTable,
+  sharedDictionaryTable,
+  viewTable,
 } from './conformance-arrow-writers.ts';
 
 export const quiet: Logger = { debug() {}, info() {}, warn() {}, error() {} };
@@ -19,7 +33,8 @@ export const quiet: Logger = { debug() {}, info() {}, warn() {}, error() {} };
 export const LOOP_BOUND_MS = 1000;
 /** Most the process may grow (peak RSS over the start) while one case is read. */
 export const MEMORY_BOUND = 512 * 1024 * 1024;
-export const REFUSAL_CODES = /^(ARROW_CORRUPT|ARROW_TRUNCATED|ARROW_NOT_IPC|ARROW_UNSUPPORTED|ARROW_UNSUPPORTED_TYPE|ARROW_BATCH_TOO_LARGE|EMPTY_FILE)$/;
+export const REFUSAL_CODES =
+  /^(ARROW_CORRUPT|ARROW_TRUNCATED|ARROW_NOT_IPC|ARROW_UNSUPPORTED|ARROW_UNSUPPORTED_TYPE|ARROW_BATCH_TOO_LARGE|EMPTY_FILE)$/;
 
 export interface Case {
   readonly name: string;
@@ -56,22 +71,50 @@ export function validCases(): Case[] {
   const lands = (name: string, table: () => Table, bytes: (t: Table) => Uint8Array | Promise<Uint8Array>): void => {
     cases.push({ name, bytes: () => bytes(table()), judge: writerData(table) });
   };
-  lands('apache-arrow stream, one batch of 200k rows', () => plainTable(200_000), (t) => ipc(t, 'stream'));
-  lands('apache-arrow file, one batch of 200k rows to rewrite (dictionary, list, large text, ns)', () => rewrittenTable(200_000), (t) => ipc(t, 'file'));
-  lands('apache-arrow file, 100 batches of 500 rows', () => inBatches(plainTable(50_000), 500), (t) => ipc(t, 'file'));
+  lands(
+    'apache-arrow stream, one batch of 200k rows',
+    () => plainTable(200_000),
+    (t) => ipc(t, 'stream'),
+  );
+  lands(
+    'apache-arrow file, one batch of 200k rows to rewrite (dictionary, list, large text, ns)',
+    () => rewrittenTable(200_000),
+    (t) => ipc(t, 'file'),
+  );
+  lands(
+    'apache-arrow file, 100 batches of 500 rows',
+    () => inBatches(plainTable(50_000), 500),
+    (t) => ipc(t, 'file'),
+  );
   lands('apache-arrow stream, dictionary replaced per batch', dictionaryTable, (t) => ipc(t, 'stream'));
-  cases.push({ name: 'stream with a delta dictionary', bytes: () => deltaDictionaryStream().bytes, judge: () => deltaDictionaryStream().table });
+  cases.push({
+    name: 'stream with a delta dictionary',
+    bytes: () => deltaDictionaryStream().bytes,
+    judge: () => deltaDictionaryStream().table,
+  });
   lands('apache-arrow file, one dictionary over 3 batches', sharedDictionaryTable, (t) => ipc(t, 'file'));
   lands('apache-arrow stream, nested list/struct/map', nestedTable, (t) => ipc(t, 'stream'));
   lands('apache-arrow file, large offsets (LargeUtf8, LargeBinary, LargeList)', largeOffsetsTable, (t) => ipc(t, 'file'));
   lands('apache-arrow stream, Utf8View and BinaryView', viewTable, (t) => ipc(t, 'stream'));
   lands('apache-arrow stream, all-null columns', allNullTable, (t) => ipc(t, 'stream'));
-  lands('apache-arrow stream, no record batches', () => plainTable(0), (t) => ipc(t, 'stream'));
-  lands('apache-arrow file, no record batches', () => plainTable(0), (t) => ipc(t, 'file'));
+  lands(
+    'apache-arrow stream, no record batches',
+    () => plainTable(0),
+    (t) => ipc(t, 'stream'),
+  );
+  lands(
+    'apache-arrow file, no record batches',
+    () => plainTable(0),
+    (t) => ipc(t, 'file'),
+  );
   lands('apache-arrow file, many types', manyTypes, (t) => ipc(t, 'file'));
   lands('apache-arrow stream ended by closing (no end-of-stream marker)', manyTypes, (t) => ipc(t, 'stream').slice(0, -8));
   for (const codec of ['lz4', 'zstd'] as const) {
-    lands(`apache-arrow file, ${codec} body compression, 4 batches`, () => inBatches(plainTable(40_000), 10_000), (t) => compressedIpc(t, codec, 'file'));
+    lands(
+      `apache-arrow file, ${codec} body compression, 4 batches`,
+      () => inBatches(plainTable(40_000), 10_000),
+      (t) => compressedIpc(t, codec, 'file'),
+    );
     lands(`apache-arrow stream, ${codec} body compression, many types`, manyTypes, (t) => compressedIpc(t, codec, 'stream'));
   }
   lands('big-endian stream, many types', manyTypes, (t) => toBigEndian(ipc(t, 'stream')));
@@ -79,18 +122,34 @@ export function validCases(): Case[] {
   lands('big-endian stream, nested list/struct/map', nestedTable, (t) => toBigEndian(ipc(t, 'stream')));
   lands('big-endian stream, dictionary', dictionaryTable, (t) => toBigEndian(ipc(t, 'stream')));
   lands('big-endian stream, large offsets', largeOffsetsTable, (t) => toBigEndian(ipc(t, 'stream')));
-  lands('big-endian stream, 3 batches of 10k rows', () => inBatches(plainTable(30_000), 10_000), (t) => toBigEndian(ipc(t, 'stream')));
+  lands(
+    'big-endian stream, 3 batches of 10k rows',
+    () => inBatches(plainTable(30_000), 10_000),
+    (t) => toBigEndian(ipc(t, 'stream')),
+  );
   cases.push({ name: 'arrow-rs stream (via parquet-wasm), 20k rows', bytes: () => arrowRsStream(plainTable(20_000)), judge: ownReading });
   cases.push({ name: 'arrow-rs stream (via parquet-wasm), nested', bytes: () => arrowRsStream(nestedTable()), judge: ownReading });
   return cases;
 }
 
 export function refusedCases(): Case[] {
-  const big: Damaged = { name: '1M rows in 16 batches, the last with a string offset past its data', bytes: bigDamagedStream(), code: /^ARROW_CORRUPT$/, column: 'name' };
-  const jsCompressed: Damaged = { name: "apache-arrow JS's own LZ4 writer (compressed size in each buffer's prefix)", bytes: apacheArrowCompressed(manyTypes()), code: /^ARROW_CORRUPT$/ };
-  return [...damagedStreams(), big, jsCompressed, ...unknownTypeStreams()].map((d) => ({ name: d.name, bytes: () => d.bytes, refuse: { code: d.code, ...(d.column === undefined ? {} : { column: d.column }) } }));
+  const big: Damaged = {
+    name: '1M rows in 16 batches, the last with a string offset past its data',
+    bytes: bigDamagedStream(),
+    code: /^ARROW_CORRUPT$/,
+    column: 'name',
+  };
+  const jsCompressed: Damaged = {
+    name: "apache-arrow JS's own LZ4 writer (compressed size in each buffer's prefix)",
+    bytes: apacheArrowCompressed(manyTypes()),
+    code: /^ARROW_CORRUPT$/,
+  };
+  return [...damagedStreams(), big, jsCompressed, ...unknownTypeStreams()].map((d) => ({
+    name: d.name,
+    bytes: () => d.bytes,
+    refuse: { code: d.code, ...(d.column === undefined ? {} : { column: d.column }) },
+  }));
 }
-
 
 /**
  * A file as Hyper writes it, 100k rows of common types: `COPY ... TO ... (FORMAT arrowstream)`
@@ -120,7 +179,11 @@ export function checkRefusal(label: string, c: Case, error: IngestError, fileNam
   assert.match(error.code, c.refuse!.code, `${label}: ${error.code} ${error.message}`);
   assert.ok(error.message.startsWith(`${fileName}: `), `${label}: the message names the file: ${error.message}`);
   assert.ok(error.hint.length > 0);
-  assert.doesNotMatch(error.message, /Cannot read properties|Invalid array length|ERR_STRING_TOO_LONG|not safe to convert|undefined|NaN/, `${label}: ${error.message}`);
+  assert.doesNotMatch(
+    error.message,
+    /Cannot read properties|Invalid array length|ERR_STRING_TOO_LONG|not safe to convert|undefined|NaN/,
+    `${label}: ${error.message}`,
+  );
   if (c.refuse!.column !== undefined) {
     assert.equal(error.column, c.refuse!.column, `${label}: ${error.message}`);
     assert.ok(error.message.includes(`"${c.refuse!.column}"`), `${label}: the message names the column: ${error.message}`);

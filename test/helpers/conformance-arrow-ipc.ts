@@ -11,7 +11,7 @@ import { Message as FbMessage } from 'apache-arrow/fb/message';
 import { Schema as FbSchema } from 'apache-arrow/fb/schema';
 import { FileBlock, Footer } from 'apache-arrow/ipc/metadata/file';
 import { BodyCompression, BufferRegion, DictionaryBatch, FieldNode, Message, RecordBatch } from 'apache-arrow/ipc/metadata/message';
-import { concatBytes } from '../../src/bytes.ts';
+import { concatBytes } from '../../src/util/bytes.ts';
 
 /** One message of a stream: its decoded metadata and its body. */
 export interface RawMessage {
@@ -136,16 +136,26 @@ export function toBigEndian(stream: Uint8Array): Uint8Array {
       for (const field of schema.fields) bufferParts(field.type, parts);
       regions = (message.header() as RecordBatch).buffers;
     }
-    if (parts.length !== regions.length) throw new Error(`big-endian copy: ${parts.length} buffers planned, ${regions.length} in the message`);
+    if (parts.length !== regions.length)
+      throw new Error(`big-endian copy: ${parts.length} buffers planned, ${regions.length} in the message`);
     out.push({ metadata: Message.encode(message), body: swapped(body, regions, parts) });
   }
   return joinStream(out);
 }
 
 /** A record batch header with some of its numbers changed. */
-export function withBatch(message: Message, change: { length?: number; nodes?: FieldNode[]; buffers?: BufferRegion[]; bodyLength?: number }): Uint8Array {
+export function withBatch(
+  message: Message,
+  change: { length?: number; nodes?: FieldNode[]; buffers?: BufferRegion[]; bodyLength?: number },
+): Uint8Array {
   const header = message.header() as RecordBatch;
-  const batch = new RecordBatch(change.length ?? header.length, change.nodes ?? header.nodes, change.buffers ?? header.buffers, null, header.variadicBufferCounts);
+  const batch = new RecordBatch(
+    change.length ?? header.length,
+    change.nodes ?? header.nodes,
+    change.buffers ?? header.buffers,
+    null,
+    header.variadicBufferCounts,
+  );
   return Message.encode(Message.from(batch, change.bodyLength ?? message.bodyLength));
 }
 
@@ -188,7 +198,13 @@ export function compressStream(stream: Uint8Array, codec: 'lz4' | 'zstd', encode
       parts.push(prefix, data, padding);
       at += 8 + data.length + padding.length;
     }
-    const compressed = new RecordBatch(batch.length, batch.nodes, regions, new BodyCompression(codec === 'lz4' ? 0 : 1), batch.variadicBufferCounts);
+    const compressed = new RecordBatch(
+      batch.length,
+      batch.nodes,
+      regions,
+      new BodyCompression(codec === 'lz4' ? 0 : 1),
+      batch.variadicBufferCounts,
+    );
     const header = dictionary ? new DictionaryBatch(compressed, dictionary.id, dictionary.isDelta) : compressed;
     out.push({ metadata: Message.encode(Message.from(header, at)), body: concatBytes(parts) });
   }

@@ -101,7 +101,11 @@ function column(data: Data): { text: (row: number) => string | null; canon: Cano
     const single = type.precision !== Precision.DOUBLE;
     // The database prints DOUBLE PRECISION with 15 significant digits: compared at that precision.
     const canon: Canon = (t) => (t === null ? null : String(single ? Math.fround(Number(t)) : Number(Number(t).toPrecision(15))));
-    return wrap((row) => String(type.precision === Precision.HALF ? uint16ToFloat64(values[row]!) : single ? Math.fround(values[row]!) : values[row]!), canon);
+    return wrap(
+      (row) =>
+        String(type.precision === Precision.HALF ? uint16ToFloat64(values[row]!) : single ? Math.fround(values[row]!) : values[row]!),
+      canon,
+    );
   }
   if (DataType.isDecimal(type)) {
     const stride = type.bitWidth / 32;
@@ -130,11 +134,23 @@ function column(data: Data): { text: (row: number) => string | null; canon: Cano
       if (type.unit === 1) return [0, view.getInt32(row * 8, true), BigInt(view.getInt32(row * 8 + 4, true)) * 1000n];
       return [view.getInt32(row * 16, true), view.getInt32(row * 16 + 4, true), view.getBigInt64(row * 16 + 8, true) / 1000n];
     };
-    return wrap((row) => parts(row).join('|'), (t) => (t === null || t.includes('|') ? t : isoParts(t)));
+    return wrap(
+      (row) => parts(row).join('|'),
+      (t) => (t === null || t.includes('|') ? t : isoParts(t)),
+    );
   }
-  if (DataType.isList(type) || DataType.isLargeList(type) || DataType.isFixedSizeList(type) || DataType.isStruct(type) || DataType.isMap(type)) {
+  if (
+    DataType.isList(type) ||
+    DataType.isLargeList(type) ||
+    DataType.isFixedSizeList(type) ||
+    DataType.isStruct(type) ||
+    DataType.isMap(type)
+  ) {
     const vector = makeVector(data);
-    return wrap((row) => JSON.stringify(plain(vector.get(row))), (t) => (t === null ? null : JSON.stringify(JSON.parse(t))));
+    return wrap(
+      (row) => JSON.stringify(plain(vector.get(row))),
+      (t) => (t === null ? null : JSON.stringify(JSON.parse(t))),
+    );
   }
   throw new Error(`judge: no text for ${String(type)}`);
 }
@@ -160,7 +176,8 @@ export function expectedRows(table: Table): { names: string[]; rows: string[]; c
 /** Compares the table's rows (each column as `::text`) with the writer's, as multisets. */
 export function judge(expected: ReturnType<typeof expectedRows>, actual: readonly Record<string, string | null>[]): Verdict {
   const got = actual.map((row) => JSON.stringify(expected.names.map((name, k) => expected.canons[k]!(row[name] ?? null))));
-  if (got.length !== expected.rows.length) return { ok: false, detail: `${got.length} rows landed, the writer wrote ${expected.rows.length}` };
+  if (got.length !== expected.rows.length)
+    return { ok: false, detail: `${got.length} rows landed, the writer wrote ${expected.rows.length}` };
   const want = [...expected.rows].sort();
   got.sort();
   for (let i = 0; i < want.length; i++) {

@@ -5,9 +5,52 @@
  * written and read back by arrow-rs, then written as an IPC stream by arrow-rs).
  */
 import {
-  Binary, BinaryView, Bool, compressionRegistry, CompressionType, DateDay, Decimal, Dictionary, DurationMillisecond, Field, IntervalDayTime, IntervalMonthDayNano, IntervalYearMonth, FixedSizeBinary, Float32, Float64, Int16, Int32, Int64, Int8, LargeBinary, LargeList, LargeUtf8, List,
-  makeData, makeVector, Map_, Null, RecordBatch, RecordBatchStreamWriter, Struct, Table, tableToIPC, TimeMicrosecond, TimestampMicrosecond, TimestampMillisecond,
-  TimestampNanosecond, Uint16, Uint32, Uint64, Uint8, Utf8, Utf8View, vectorFromArray, type DataType, type Vector,
+  Binary,
+  BinaryView,
+  Bool,
+  compressionRegistry,
+  CompressionType,
+  DateDay,
+  Decimal,
+  Dictionary,
+  DurationMillisecond,
+  Field,
+  IntervalDayTime,
+  IntervalMonthDayNano,
+  IntervalYearMonth,
+  FixedSizeBinary,
+  Float32,
+  Float64,
+  Int16,
+  Int32,
+  Int64,
+  Int8,
+  LargeBinary,
+  LargeList,
+  LargeUtf8,
+  List,
+  makeData,
+  makeVector,
+  Map_,
+  Null,
+  type RecordBatch,
+  RecordBatchStreamWriter,
+  Struct,
+  Table,
+  tableToIPC,
+  TimeMicrosecond,
+  TimestampMicrosecond,
+  TimestampMillisecond,
+  TimestampNanosecond,
+  Uint16,
+  Uint32,
+  Uint64,
+  Uint8,
+  Utf8,
+  Utf8View,
+  vectorFromArray,
+  type DataType,
+  type Vector,
 } from 'apache-arrow';
 import { compress as lz4Frame } from 'lz4js';
 import * as parquetWasm from 'parquet-wasm';
@@ -88,9 +131,33 @@ function decimal256(values: readonly bigint[]): Uint32Array {
 
 /** A column per common type, 4 rows (the last all null). */
 export function manyTypes(): Table {
-  const decimal = makeVector(makeData({ type: new Decimal(2, 10, 128), length: 4, nullCount: 1, nullBitmap: Uint8Array.of(0b0111), data: new Uint32Array([12345, 0, 0, 0, 0xffffffff, 0xffffffff, 0xffffffff, 0xffffffff, 7, 0, 0, 0, 0, 0, 0, 0]) }));
-  const nanos = makeVector(makeData({ type: new TimestampNanosecond('UTC'), length: 4, nullCount: 1, nullBitmap: Uint8Array.of(0b0111), data: BigInt64Array.of(1709210096789012345n, -1n, 0n, 0n) }));
-  const time = makeVector(makeData({ type: new TimeMicrosecond(), length: 4, nullCount: 1, nullBitmap: Uint8Array.of(0b0111), data: BigInt64Array.of(3661001002n, 0n, 86399999999n, 0n) }));
+  const decimal = makeVector(
+    makeData({
+      type: new Decimal(2, 10, 128),
+      length: 4,
+      nullCount: 1,
+      nullBitmap: Uint8Array.of(0b0111),
+      data: new Uint32Array([12345, 0, 0, 0, 0xffffffff, 0xffffffff, 0xffffffff, 0xffffffff, 7, 0, 0, 0, 0, 0, 0, 0]),
+    }),
+  );
+  const nanos = makeVector(
+    makeData({
+      type: new TimestampNanosecond('UTC'),
+      length: 4,
+      nullCount: 1,
+      nullBitmap: Uint8Array.of(0b0111),
+      data: BigInt64Array.of(1709210096789012345n, -1n, 0n, 0n),
+    }),
+  );
+  const time = makeVector(
+    makeData({
+      type: new TimeMicrosecond(),
+      length: 4,
+      nullCount: 1,
+      nullBitmap: Uint8Array.of(0b0111),
+      data: BigInt64Array.of(3661001002n, 0n, 86399999999n, 0n),
+    }),
+  );
   return new Table({
     i8: col([-128, 127, 0, null], new Int8()),
     i16: col([-32768, 32767, 1, null], new Int16()),
@@ -112,24 +179,75 @@ export function manyTypes(): Table {
     ts_ns: nanos,
     t_us: time,
     dict: vectorFromArray(['red', 'green', 'red', null]),
-    ym: makeVector(makeData({ type: new IntervalYearMonth(), length: 4, nullCount: 1, nullBitmap: Uint8Array.of(0b0111), data: Int32Array.of(14, -1, 0, 0) })),
-    dt: makeVector(makeData({ type: new IntervalDayTime(), length: 4, nullCount: 1, nullBitmap: Uint8Array.of(0b0111), data: Int32Array.of(3, 14_706_789, -2, -1500, 0, 1, 0, 0) })),
-    mdn: makeVector(makeData({ type: new IntervalMonthDayNano(), length: 4, nullCount: 1, nullBitmap: Uint8Array.of(0b0111), data: monthDayNano([[1, 2, 3_000_001_000n], [0, -1, -1_500_000n], [-3, 0, 86_400_000_001_999n], [0, 0, 0n]]) })),
+    ym: makeVector(
+      makeData({
+        type: new IntervalYearMonth(),
+        length: 4,
+        nullCount: 1,
+        nullBitmap: Uint8Array.of(0b0111),
+        data: Int32Array.of(14, -1, 0, 0),
+      }),
+    ),
+    dt: makeVector(
+      makeData({
+        type: new IntervalDayTime(),
+        length: 4,
+        nullCount: 1,
+        nullBitmap: Uint8Array.of(0b0111),
+        data: Int32Array.of(3, 14_706_789, -2, -1500, 0, 1, 0, 0),
+      }),
+    ),
+    mdn: makeVector(
+      makeData({
+        type: new IntervalMonthDayNano(),
+        length: 4,
+        nullCount: 1,
+        nullBitmap: Uint8Array.of(0b0111),
+        data: monthDayNano([
+          [1, 2, 3_000_001_000n],
+          [0, -1, -1_500_000n],
+          [-3, 0, 86_400_000_001_999n],
+          [0, 0, 0n],
+        ]),
+      }),
+    ),
     took: col([90061001n, -5n, 0n, null], new DurationMillisecond()),
-    wide: makeVector(makeData({ type: new Decimal(3, 45, 256), length: 4, nullCount: 1, nullBitmap: Uint8Array.of(0b0111), data: decimal256([10n ** 44n + 1n, -123456n, 0n, 0n]) })),
+    wide: makeVector(
+      makeData({
+        type: new Decimal(3, 45, 256),
+        length: 4,
+        nullCount: 1,
+        nullBitmap: Uint8Array.of(0b0111),
+        data: decimal256([10n ** 44n + 1n, -123456n, 0n, 0n]),
+      }),
+    ),
   });
 }
 
 export function nestedTable(): Table {
   const item = new Field('item', new Int32(), true);
   const struct = new Struct([new Field('a', new Int32(), true), new Field('b', new Utf8(), true)]);
-  const entries = new Field('entries', new Struct<{ key: Utf8; value: Int32 }>([new Field('key', new Utf8(), false), new Field('value', new Int32(), true)]), false);
+  const entries = new Field(
+    'entries',
+    new Struct<{ key: Utf8; value: Int32 }>([new Field('key', new Utf8(), false), new Field('value', new Int32(), true)]),
+    false,
+  );
   return new Table({
     id: col([1, 2, 3], new Int32()),
     list: col([[1, 2], [], null], new List(item)),
     struct: col([{ a: 1, b: 'x"y' }, { a: null, b: null }, null], struct),
     list_of_struct: col([[{ a: 5, b: 'p' }], null, []], new List(new Field('item', struct, true))),
-    map: col([new Map([['k', 1], ['l', null]]), new Map<string, number>(), null], new Map_<Utf8, Int32>(entries)),
+    map: col(
+      [
+        new Map([
+          ['k', 1],
+          ['l', null],
+        ]),
+        new Map<string, number>(),
+        null,
+      ],
+      new Map_<Utf8, Int32>(entries),
+    ),
   });
 }
 
@@ -154,13 +272,23 @@ export function allNullTable(): Table {
 /** Dictionary columns over several batches (the writer sends a new dictionary when one changes). */
 export function dictionaryTable(): Table {
   const type = new Dictionary(new Utf8(), new Int32());
-  const batches = [['a', 'b', null], ['b', 'c', 'c'], ['zz', null, 'a']].map((tags, k) => new Table({ id: col([k * 3, k * 3 + 1, k * 3 + 2], new Int32()), tag: vectorFromArray(tags, type) }).batches[0]!);
+  const batches = [
+    ['a', 'b', null],
+    ['b', 'c', 'c'],
+    ['zz', null, 'a'],
+  ].map((tags, k) => new Table({ id: col([k * 3, k * 3 + 1, k * 3 + 2], new Int32()), tag: vectorFromArray(tags, type) }).batches[0]!);
   return new Table(batches);
 }
 
 /** One dictionary for the whole column, the rows cut into three batches (as the file format needs). */
 export function sharedDictionaryTable(): Table {
-  return inBatches(new Table({ id: col([0, 1, 2, 3, 4, 5, 6, 7, 8], new Int32()), tag: vectorFromArray(['a', 'b', null, 'b', 'c', 'c', 'zz', null, 'a']) }), 3);
+  return inBatches(
+    new Table({
+      id: col([0, 1, 2, 3, 4, 5, 6, 7, 8], new Int32()),
+      tag: vectorFromArray(['a', 'b', null, 'b', 'c', 'c', 'zz', null, 'a']),
+    }),
+    3,
+  );
 }
 
 export function ipc(table: Table, format: 'file' | 'stream'): Uint8Array {
@@ -176,7 +304,11 @@ function zstd(): Promise<{ compress(data: Uint8Array, level?: number): Uint8Arra
 /** The table written with LZ4_FRAME or ZSTD body compression, by real compressors (lz4js, zstd-codec). */
 export async function compressedIpc(table: Table, codec: 'lz4' | 'zstd', format: 'file' | 'stream'): Promise<Uint8Array> {
   const simple = codec === 'zstd' ? await zstd() : undefined;
-  const stream = compressStream(tableToIPC(table, 'stream'), codec, codec === 'lz4' ? (data) => lz4Frame(data) : (data) => simple!.compress(data, 3));
+  const stream = compressStream(
+    tableToIPC(table, 'stream'),
+    codec,
+    codec === 'lz4' ? (data) => lz4Frame(data) : (data) => simple!.compress(data, 3),
+  );
   return format === 'file' ? streamToFile(stream) : stream;
 }
 

@@ -38,7 +38,9 @@ import type { DbPool } from '../../src/types.ts';
 import type { JudgedFile } from './conformance-parquet.ts';
 
 /** What a case must do: land with the file's rows and values, or be refused as named. */
-export type Expectation = { readonly lands: true } | { readonly refused: { readonly kind: string; readonly code: string; readonly column?: string; readonly mentions: RegExp } };
+export type Expectation =
+  | { readonly lands: true }
+  | { readonly refused: { readonly kind: string; readonly code: string; readonly column?: string; readonly mentions: RegExp } };
 
 export interface WriterCase {
   readonly name: string;
@@ -67,7 +69,7 @@ function withNulls(columns: readonly (readonly [string, string])[]): string {
 const DUCK_SCALARS: readonly (readonly [string, string])[] = [
   ['i8', `((i % 256) - 128)::TINYINT`],
   ['i16', `((i * 331) % 65536 - 32768)::SMALLINT`],
-  ["i32", `((i - 150)::BIGINT * 14316557)::INTEGER`],
+  ['i32', `((i - 150)::BIGINT * 14316557)::INTEGER`],
   ['i64', `((i - 150)::BIGINT * 30744573456182584)`],
   ['u8', `(i % 256)::UTINYINT`],
   ['u16', `(i * 219 % 65536)::USMALLINT`],
@@ -120,40 +122,112 @@ function duck(duckdb: () => DuckDBConnection, name: string, select: string, opti
 export function duckdbCases(duckdb: () => DuckDBConnection): WriterCase[] {
   const scalars = `SELECT i AS id,\n  ${withNulls(DUCK_SCALARS)}\nFROM (SELECT range::INTEGER AS i FROM range(0, 300))`;
   const nested = `SELECT i AS id,\n  ${withNulls(DUCK_NESTED)}\nFROM (SELECT range::INTEGER AS i FROM range(0, 120))`;
-  const mixed = `SELECT i AS id, 'name ' || (i % 17) AS name, (i * 0.37)::DOUBLE AS v, i % 2 = 0 AS flag, DATE '2024-01-01' + (i % 400) AS day, (i * 1.05)::DECIMAL(12,2) AS amount FROM (SELECT range::INTEGER AS i FROM range(0, 3000))`;
+  const mixed =
+    `SELECT i AS id, 'name ' || (i % 17) AS name, (i * 0.37)::DOUBLE AS v, i % 2 = 0 AS flag, DATE '2024-01-01' + (i % 400) ` +
+    `AS day, (i * 1.05)::DECIMAL(12,2) AS amount FROM (SELECT range::INTEGER AS i FROM range(0, 3000))`;
   // Without the columns hyperd cannot read, so that on its path hyperd reads these files itself.
-  const serverReadable = `SELECT i AS id,\n  ${withNulls(DUCK_SCALARS.filter(([name]) => !['u32', 'u64', 'u'].includes(name)))}\nFROM (SELECT range::INTEGER AS i FROM range(0, 300))`;
+  const serverReadable =
+    `SELECT i AS id,\n  ${withNulls(DUCK_SCALARS.filter(([name]) => !['u32', 'u64', 'u'].includes(name)))}\nFROM (SELECT ` +
+    `range::INTEGER AS i FROM range(0, 300))`;
   const cases: WriterCase[] = [
     duck(duckdb, 'every scalar type, v1', scalars, `PARQUET_VERSION v1, ROW_GROUP_SIZE 128`),
     duck(duckdb, 'every scalar type hyperd reads, v1', serverReadable, `PARQUET_VERSION v1`),
     duck(duckdb, 'every scalar type hyperd reads, v2', serverReadable, `PARQUET_VERSION v2`),
-    duck(duckdb, 'unsigned 32-bit values, plain', `SELECT i AS id, (4294967295 - i * 1000)::UINTEGER AS u32 FROM (SELECT range::INTEGER AS i FROM range(0, 100))`, `PARQUET_VERSION v1`),
-    duck(duckdb, 'unsigned 32-bit values, delta-encoded', `SELECT i AS id, (4294967295 - i * 1000)::UINTEGER AS u32 FROM (SELECT range::INTEGER AS i FROM range(0, 100))`, `PARQUET_VERSION v2`),
+    duck(
+      duckdb,
+      'unsigned 32-bit values, plain',
+      `SELECT i AS id, (4294967295 - i * 1000)::UINTEGER AS u32 FROM (SELECT range::INTEGER AS i FROM range(0, 100))`,
+      `PARQUET_VERSION v1`,
+    ),
+    duck(
+      duckdb,
+      'unsigned 32-bit values, delta-encoded',
+      `SELECT i AS id, (4294967295 - i * 1000)::UINTEGER AS u32 FROM (SELECT range::INTEGER AS i FROM range(0, 100))`,
+      `PARQUET_VERSION v2`,
+    ),
     duck(duckdb, 'every scalar type, v2 (delta encodings)', scalars, `PARQUET_VERSION v2, ROW_GROUP_SIZE 128`),
     duck(duckdb, 'lists, structs, maps, v1', nested, `PARQUET_VERSION v1`),
     duck(duckdb, 'lists, structs, maps, v2', nested, `PARQUET_VERSION v2, ROW_GROUP_SIZE 50`),
-    duck(duckdb, 'wide integers and bit strings', `SELECT i AS id, (i::HUGEINT * 170141183460469231731687303715884105) AS h, i::UHUGEINT AS uh, (i - 5)::VARINT AS vi, ('0101' || (i % 2)::VARCHAR)::BIT AS bits FROM (SELECT range::INTEGER AS i FROM range(0, 20))`, ''),
-    duck(duckdb, 'all-null columns', `SELECT i AS id, NULL::INTEGER AS n_int, NULL::VARCHAR AS n_text, NULL AS n_null, NULL::DECIMAL(20,2) AS n_dec, NULL::INTEGER[] AS n_list FROM (SELECT range::INTEGER AS i FROM range(0, 40))`, ''),
-    duck(duckdb, 'no rows (zero row groups)', `SELECT i AS id, 'x' AS s FROM (SELECT range::INTEGER AS i FROM range(0, 10)) WHERE false`, ''),
-    duck(duckdb, 'strings CSV and COPY find awkward', `SELECT * FROM (VALUES (1, 'a,b'), (2, 'say "hi"'), (3, E'two\\nlines\\r'), (4, '\\.'), (5, ''), (6, NULL), (7, 'ünï©ødé 🚀'), (8, '\\N'), (9, ' padded ')) t(id, s)`, ''),
-    duck(duckdb, 'long dictionary strings, 10 row groups', `SELECT i AS id, repeat('x', 200 + i % 50) || (i % 30) AS s FROM (SELECT range::INTEGER AS i FROM range(0, 10000))`, `ROW_GROUP_SIZE 1000`),
-    duck(duckdb, 'intervals', `SELECT i AS id, INTERVAL (i) DAY + INTERVAL (i) MONTH AS iv FROM (SELECT range::INTEGER AS i FROM range(0, 5))`, '', {
-      refused: { kind: 'schema', code: 'PARQUET_UNSUPPORTED_TYPE', column: 'iv', mentions: /"iv".*INTERVAL/ },
-    }),
-    duck(duckdb, 'unsigned 32-bit values inside a list, v1', `SELECT i AS id, [(4294967295 - i)::UINTEGER, i::UINTEGER] AS lu32 FROM (SELECT range::INTEGER AS i FROM range(0, 50))`, `PARQUET_VERSION v1`),
-    duck(duckdb, 'unsigned 32-bit values inside a list, v2', `SELECT i AS id, [(4294967295 - i)::UINTEGER, i::UINTEGER] AS lu32 FROM (SELECT range::INTEGER AS i FROM range(0, 50))`, `PARQUET_VERSION v2`, {
-      refused: { kind: 'schema', code: 'PARQUET_UNSUPPORTED_ENCODING', column: 'lu32', mentions: /"lu32".*unsigned 32-bit field "lu32\.list\.element" stored with DELTA_BINARY_PACKED/ },
-    }),
+    duck(
+      duckdb,
+      'wide integers and bit strings',
+      `SELECT i AS id, (i::HUGEINT * 170141183460469231731687303715884105) AS h, i::UHUGEINT AS uh, (i - 5)::VARINT AS vi, ` +
+        `('0101' || (i % 2)::VARCHAR)::BIT AS bits FROM (SELECT range::INTEGER AS i FROM range(0, 20))`,
+      '',
+    ),
+    duck(
+      duckdb,
+      'all-null columns',
+      `SELECT i AS id, NULL::INTEGER AS n_int, NULL::VARCHAR AS n_text, NULL AS n_null, NULL::DECIMAL(20,2) AS n_dec, ` +
+        `NULL::INTEGER[] AS n_list FROM (SELECT range::INTEGER AS i FROM range(0, 40))`,
+      '',
+    ),
+    duck(
+      duckdb,
+      'no rows (zero row groups)',
+      `SELECT i AS id, 'x' AS s FROM (SELECT range::INTEGER AS i FROM range(0, 10)) WHERE false`,
+      '',
+    ),
+    duck(
+      duckdb,
+      'strings CSV and COPY find awkward',
+      `SELECT * FROM (VALUES (1, 'a,b'), (2, 'say "hi"'), (3, E'two\\nlines\\r'), (4, '\\.'), (5, ''), (6, NULL), (7, ` +
+        `'ünï©ødé 🚀'), (8, '\\N'), (9, ' padded ')) t(id, s)`,
+      '',
+    ),
+    duck(
+      duckdb,
+      'long dictionary strings, 10 row groups',
+      `SELECT i AS id, repeat('x', 200 + i % 50) || (i % 30) AS s FROM (SELECT range::INTEGER AS i FROM range(0, 10000))`,
+      `ROW_GROUP_SIZE 1000`,
+    ),
+    duck(
+      duckdb,
+      'intervals',
+      `SELECT i AS id, INTERVAL (i) DAY + INTERVAL (i) MONTH AS iv FROM (SELECT range::INTEGER AS i FROM range(0, 5))`,
+      '',
+      {
+        refused: { kind: 'schema', code: 'PARQUET_UNSUPPORTED_TYPE', column: 'iv', mentions: /"iv".*INTERVAL/ },
+      },
+    ),
+    duck(
+      duckdb,
+      'unsigned 32-bit values inside a list, v1',
+      `SELECT i AS id, [(4294967295 - i)::UINTEGER, i::UINTEGER] AS lu32 FROM (SELECT range::INTEGER AS i FROM range(0, 50))`,
+      `PARQUET_VERSION v1`,
+    ),
+    duck(
+      duckdb,
+      'unsigned 32-bit values inside a list, v2',
+      `SELECT i AS id, [(4294967295 - i)::UINTEGER, i::UINTEGER] AS lu32 FROM (SELECT range::INTEGER AS i FROM range(0, 50))`,
+      `PARQUET_VERSION v2`,
+      {
+        refused: {
+          kind: 'schema',
+          code: 'PARQUET_UNSUPPORTED_ENCODING',
+          column: 'lu32',
+          mentions: /"lu32".*unsigned 32-bit field "lu32\.list\.element" stored with DELTA_BINARY_PACKED/,
+        },
+      },
+    ),
     duck(duckdb, 'times inside a list', `SELECT i AS id, [TIME '01:02:03'] AS lt FROM (SELECT range::INTEGER AS i FROM range(0, 5))`, '', {
       refused: { kind: 'schema', code: 'PARQUET_UNSUPPORTED_TYPE', column: 'lt', mentions: /"lt".*TIME/ },
     }),
-    duck(duckdb, 'wide decimals inside a struct', `SELECT i AS id, {'d': (i * 1.5)::DECIMAL(30,2)} AS sd FROM (SELECT range::INTEGER AS i FROM range(0, 5))`, '', {
-      refused: { kind: 'schema', code: 'PARQUET_UNSUPPORTED_TYPE', column: 'sd', mentions: /"sd".*decimal of more than 15 digits/ },
-    }),
+    duck(
+      duckdb,
+      'wide decimals inside a struct',
+      `SELECT i AS id, {'d': (i * 1.5)::DECIMAL(30,2)} AS sd FROM (SELECT range::INTEGER AS i FROM range(0, 5))`,
+      '',
+      {
+        refused: { kind: 'schema', code: 'PARQUET_UNSUPPORTED_TYPE', column: 'sd', mentions: /"sd".*decimal of more than 15 digits/ },
+      },
+    ),
   ];
   for (const codec of ['uncompressed', 'snappy', 'gzip', 'zstd', 'lz4', 'brotli']) {
     for (const version of ['v1', 'v2']) {
-      cases.push(duck(duckdb, `${codec} ${version}, 3 row groups`, mixed, `CODEC '${codec}', PARQUET_VERSION ${version}, ROW_GROUP_SIZE 1000`));
+      cases.push(
+        duck(duckdb, `${codec} ${version}, 3 row groups`, mixed, `CODEC '${codec}', PARQUET_VERSION ${version}, ROW_GROUP_SIZE 1000`),
+      );
     }
   }
   return cases;
@@ -182,26 +256,86 @@ function arrowStream(flat: boolean): Uint8Array {
   const base = Date.UTC(2024, 0, 1);
   const columns = {
     id: vectorFromArray(rows, new Int32()),
-    i8: vectorFromArray(rows.map((i) => nth(i, 7, (i % 256) - 128)), new Int8()),
-    i16: vectorFromArray(rows.map((i) => nth(i, 6, i * 163 - 16000)), new Int16()),
-    i64: vectorFromArray(rows.map((i) => nth(i, 5, BigInt(i - 100) * 46116860184273879n)), new Int64()),
-    u8: vectorFromArray(rows.map((i) => nth(i, 8, i % 256)), new Uint8()),
-    u16: vectorFromArray(rows.map((i) => nth(i, 9, i * 327)), new Uint16()),
-    u32: vectorFromArray(rows.map((i) => nth(i, 10, 4294967295 - i)), new Uint32()),
-    u64: vectorFromArray(rows.map((i) => nth(i, 11, 18446744073709551615n - BigInt(i))), new Uint64()),
-    f32: vectorFromArray(rows.map((i) => nth(i, 4, (i - 100) / 3)), new Float32()),
-    f64: vectorFromArray(rows.map((i) => nth(i, 3, i === 1 ? Number.NaN : i === 2 ? -Infinity : (i - 100) / 7)), new Float64()),
-    s: vectorFromArray(rows.map((i) => nth(i, 5, `s${i % 13}, "${i}"`)), new Utf8()),
-    bin: vectorFromArray(rows.map((i) => nth(i, 6, Uint8Array.from([0, 255, i % 256]))), new Binary()),
-    b: vectorFromArray(rows.map((i) => nth(i, 7, i % 3 === 0)), new Bool()),
-    d: vectorFromArray(rows.map((i) => nth(i, 8, new Date(base + (i - 100) * 86_400_000 * 37))), new DateDay()),
-    tms: vectorFromArray(rows.map((i) => nth(i, 9, base + i * 3_600_123)), new TimestampMillisecond()),
-    tus: vectorFromArray(rows.map((i) => nth(i, 10, base + i * 61_000)), new TimestampMicrosecond('UTC')),
-    tns: vectorFromArray(rows.map((i) => nth(i, 11, base + i * 1_000)), new TimestampNanosecond()),
-    tmms: vectorFromArray(rows.map((i) => nth(i, 6, i * 431_001)), new TimeMillisecond()),
-    tmns: vectorFromArray(rows.map((i) => nth(i, 7, BigInt(i) * 431_001_234_567n)), new TimeNanosecond()),
-    f16: vectorFromArray(rows.map((i) => nth(i, 5, (i - 100) / 4)), new Float16()),
-    l: vectorFromArray(rows.map((i) => nth(i, 4, i % 5 === 1 ? [] : [i, i + 1])), new List(new Field('item', new Int32(), true))),
+    i8: vectorFromArray(
+      rows.map((i) => nth(i, 7, (i % 256) - 128)),
+      new Int8(),
+    ),
+    i16: vectorFromArray(
+      rows.map((i) => nth(i, 6, i * 163 - 16000)),
+      new Int16(),
+    ),
+    i64: vectorFromArray(
+      rows.map((i) => nth(i, 5, BigInt(i - 100) * 46116860184273879n)),
+      new Int64(),
+    ),
+    u8: vectorFromArray(
+      rows.map((i) => nth(i, 8, i % 256)),
+      new Uint8(),
+    ),
+    u16: vectorFromArray(
+      rows.map((i) => nth(i, 9, i * 327)),
+      new Uint16(),
+    ),
+    u32: vectorFromArray(
+      rows.map((i) => nth(i, 10, 4294967295 - i)),
+      new Uint32(),
+    ),
+    u64: vectorFromArray(
+      rows.map((i) => nth(i, 11, 18446744073709551615n - BigInt(i))),
+      new Uint64(),
+    ),
+    f32: vectorFromArray(
+      rows.map((i) => nth(i, 4, (i - 100) / 3)),
+      new Float32(),
+    ),
+    f64: vectorFromArray(
+      rows.map((i) => nth(i, 3, i === 1 ? Number.NaN : i === 2 ? -Infinity : (i - 100) / 7)),
+      new Float64(),
+    ),
+    s: vectorFromArray(
+      rows.map((i) => nth(i, 5, `s${i % 13}, "${i}"`)),
+      new Utf8(),
+    ),
+    bin: vectorFromArray(
+      rows.map((i) => nth(i, 6, Uint8Array.from([0, 255, i % 256]))),
+      new Binary(),
+    ),
+    b: vectorFromArray(
+      rows.map((i) => nth(i, 7, i % 3 === 0)),
+      new Bool(),
+    ),
+    d: vectorFromArray(
+      rows.map((i) => nth(i, 8, new Date(base + (i - 100) * 86_400_000 * 37))),
+      new DateDay(),
+    ),
+    tms: vectorFromArray(
+      rows.map((i) => nth(i, 9, base + i * 3_600_123)),
+      new TimestampMillisecond(),
+    ),
+    tus: vectorFromArray(
+      rows.map((i) => nth(i, 10, base + i * 61_000)),
+      new TimestampMicrosecond('UTC'),
+    ),
+    tns: vectorFromArray(
+      rows.map((i) => nth(i, 11, base + i * 1_000)),
+      new TimestampNanosecond(),
+    ),
+    tmms: vectorFromArray(
+      rows.map((i) => nth(i, 6, i * 431_001)),
+      new TimeMillisecond(),
+    ),
+    tmns: vectorFromArray(
+      rows.map((i) => nth(i, 7, BigInt(i) * 431_001_234_567n)),
+      new TimeNanosecond(),
+    ),
+    f16: vectorFromArray(
+      rows.map((i) => nth(i, 5, (i - 100) / 4)),
+      new Float16(),
+    ),
+    l: vectorFromArray(
+      rows.map((i) => nth(i, 4, i % 5 === 1 ? [] : [i, i + 1])),
+      new List(new Field('item', new Int32(), true)),
+    ),
     st: vectorFromArray(
       rows.map((i) => nth(i, 6, { a: i, b: `b${i}` })),
       new Struct([new Field('a', new Int32(), true), new Field('b', new Utf8(), true)]),
@@ -235,7 +369,11 @@ function wasm(name: string, options: WasmOptions, expect: Expectation = LANDS): 
     expect,
     ...(options.compression === Compression.LZ4 ? { judgeVia: rewrittenByArrowRs } : {}),
     write: async (path) => {
-      let builder = new WriterPropertiesBuilder().setCompression(options.compression).setWriterVersion(options.version).setDictionaryEnabled(options.dictionary).setMaxRowGroupSize(64);
+      let builder = new WriterPropertiesBuilder()
+        .setCompression(options.compression)
+        .setWriterVersion(options.version)
+        .setDictionaryEnabled(options.dictionary)
+        .setMaxRowGroupSize(64);
       for (const [column, encoding] of Object.entries(options.encodings ?? {})) builder = builder.setColumnEncoding(column, encoding);
       const table = WasmTable.fromIPCStream(arrowStream(options.flat ?? false));
       await writeFile(path, writeParquet(table, builder.build()));
@@ -255,7 +393,9 @@ export function parquetWasmCases(): WriterCase[] {
     ['lz4 raw', Compression.LZ4_RAW],
   ];
   for (const [label, compression] of codecs) {
-    cases.push(wasm(`${label}, page v2, dictionary, columns hyperd reads`, { compression, version: WriterVersion.V2, dictionary: true, flat: true }));
+    cases.push(
+      wasm(`${label}, page v2, dictionary, columns hyperd reads`, { compression, version: WriterVersion.V2, dictionary: true, flat: true }),
+    );
     for (const [v, version] of [
       ['page v1', WriterVersion.V1],
       ['page v2', WriterVersion.V2],
@@ -269,24 +409,24 @@ export function parquetWasmCases(): WriterCase[] {
   ] as const) {
     cases.push(wasm(`plain, ${v}, no dictionary`, { compression: Compression.SNAPPY, version, dictionary: false }));
     for (const flat of [false, true]) {
-    cases.push(
-      wasm(`delta, byte-stream-split and RLE encodings, ${v}${flat ? ', columns hyperd reads' : ''}`, {
-        flat,
-        compression: Compression.ZSTD,
-        version,
-        dictionary: false,
-        encodings: {
-          id: Encoding.DELTA_BINARY_PACKED,
-          i64: Encoding.DELTA_BINARY_PACKED,
-          u32: Encoding.DELTA_BINARY_PACKED,
-          s: Encoding.DELTA_BYTE_ARRAY,
-          bin: Encoding.DELTA_LENGTH_BYTE_ARRAY,
-          f32: Encoding.BYTE_STREAM_SPLIT,
-          f64: Encoding.BYTE_STREAM_SPLIT,
-          ...(version === WriterVersion.V2 ? { b: Encoding.RLE } : {}),
-        },
-      }),
-    );
+      cases.push(
+        wasm(`delta, byte-stream-split and RLE encodings, ${v}${flat ? ', columns hyperd reads' : ''}`, {
+          flat,
+          compression: Compression.ZSTD,
+          version,
+          dictionary: false,
+          encodings: {
+            id: Encoding.DELTA_BINARY_PACKED,
+            i64: Encoding.DELTA_BINARY_PACKED,
+            u32: Encoding.DELTA_BINARY_PACKED,
+            s: Encoding.DELTA_BYTE_ARRAY,
+            bin: Encoding.DELTA_LENGTH_BYTE_ARRAY,
+            f32: Encoding.BYTE_STREAM_SPLIT,
+            f64: Encoding.BYTE_STREAM_SPLIT,
+            ...(version === WriterVersion.V2 ? { b: Encoding.RLE } : {}),
+          },
+        }),
+      );
     }
   }
   return cases;

@@ -80,7 +80,14 @@ export function handWrittenCases(): WriterCase[] {
   return [
     {
       name: 'hand-written: BSON',
-      expect: { refused: { kind: 'schema', code: 'PARQUET_UNSUPPORTED_TYPE', column: 'doc', mentions: /column "doc" has Parquet type BYTE_ARRAY BSON/ } },
+      expect: {
+        refused: {
+          kind: 'schema',
+          code: 'PARQUET_UNSUPPORTED_TYPE',
+          column: 'doc',
+          mentions: /column "doc" has Parquet type BYTE_ARRAY BSON/,
+        },
+      },
       write: (path) => writeFile(path, bson),
     },
     {

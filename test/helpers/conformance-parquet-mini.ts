@@ -113,6 +113,8 @@ export interface Hostile {
   readonly chunkNumValues?: number | bigint;
   /** The row group's row count (the file's stays `numRows`). */
   readonly groupRows?: number | bigint;
+  /** The footer's own row total (the row group's stays `numRows`): a writer's wrong sum. */
+  readonly fileRows?: number | bigint;
   /** `dictionary_page_offset: 0` in the column chunk (some writers' way of saying "none"). */
   readonly dictionaryOffsetZero?: boolean;
 }
@@ -179,7 +181,7 @@ export function miniParquet(columns: readonly MiniColumn[], numRows: number, hos
   const footer = thrift([
     { id: 1, type: 'i32', value: 1 },
     { id: 2, type: 'list', elem: 'struct', value: schema },
-    { id: 3, type: 'i64', value: numRows },
+    { id: 3, type: 'i64', value: hostile.fileRows ?? numRows },
     {
       id: 4,
       type: 'list',
@@ -225,4 +227,3 @@ export const plain = {
     return Buffer.concat(values);
   },
 };
-

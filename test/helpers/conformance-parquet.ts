@@ -13,9 +13,9 @@ import { basename, dirname, extname, join } from 'node:path';
 import { type DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
 import { parquetIngester } from '../../plugins/parquet/index.ts';
 import { isIngestFailure } from '../../src/errors.ts';
-import { claimFile } from '../../src/files.ts';
+import { claimFile } from '../../src/protocol/files.ts';
 import { silentLogger } from '../../src/log.ts';
-import { quoteIdent } from '../../src/sql.ts';
+import { quoteIdent } from '../../src/columns/sql.ts';
 import type { DbCapabilities, DbPool, IngestContext, IngestError, LogicalType } from '../../src/types.ts';
 
 export const SERVER_READS: DbCapabilities = { readsLocalFiles: true, arrowStream: true, parquet: true, durableCommit: false };
@@ -137,7 +137,12 @@ export function stated(columns: readonly (readonly [string, Category])[], rows: 
 }
 
 /** What landed in the table, canonical, in the judge's column order. */
-export async function landed(pool: DbPool, table: string, expected: JudgedFile, options: { utcSession?: boolean } = {}): Promise<(string | null)[][]> {
+export async function landed(
+  pool: DbPool,
+  table: string,
+  expected: JudgedFile,
+  options: { utcSession?: boolean } = {},
+): Promise<(string | null)[][]> {
   const select = expected.columns.map((c, i) => `${quoteIdent(c.name)}::text AS c${i}`).join(', ');
   const rows = await pool.transaction(async (conn) => {
     // PostgreSQL prints instants in the session's zone: UTC, as DuckDB's are.
@@ -149,7 +154,10 @@ export async function landed(pool: DbPool, table: string, expected: JudgedFile, 
 
 function sortRows<T extends readonly (string | null)[]>(rows: T[]): T[] {
   const key = (row: T) => JSON.stringify(row);
-  return rows.map((row) => [key(row), row] as const).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, row]) => row);
+  return rows
+    .map((row) => [key(row), row] as const)
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    .map(([, row]) => row);
 }
 
 /** The first difference between what the writer's reading says and what landed, or undefined. */
@@ -157,20 +165,33 @@ export function firstDifference(expected: JudgedFile, actual: readonly (readonly
   if (actual.length !== expected.rows.length) return `${actual.length} rows landed where the file has ${expected.rows.length}`;
   for (const [r, row] of expected.rows.entries()) {
     for (const [i, value] of row.entries()) {
-      if (actual[r]![i] !== value) return `column "${expected.columns[i]!.name}" (sorted row ${r}): landed ${JSON.stringify(actual[r]![i])}, the file says ${JSON.stringify(value)}`;
+      if (actual[r]![i] !== value)
+        return (
+          `column "${expected.columns[i]!.name}" (sorted row ${r}): landed ${JSON.stringify(actual[r]![i])}, the file ` +
+          `says ${JSON.stringify(value)}`
+        );
     }
   }
   return undefined;
 }
 
 /** `via`: how the rows came in on a database that reads files: `hyperd` or why they were decoded here. */
-export type Outcome = { readonly ok: true; readonly rows: number; readonly via: string } | { readonly ok: false; readonly error: IngestError };
+export type Outcome =
+  | { readonly ok: true; readonly rows: number; readonly via: string }
+  | { readonly ok: false; readonly error: IngestError };
 
 /**
  * Claims a copy of `path` and appends it with the real Parquet ingester, as the watcher does:
  * one transaction per attempt, a fresh one at once when the error asks for a retry.
  */
-export async function ingestFile(pool: DbPool, root: string, path: string, table: string, capabilities: DbCapabilities, sqlType: (type: LogicalType) => string): Promise<Outcome> {
+export async function ingestFile(
+  pool: DbPool,
+  root: string,
+  path: string,
+  table: string,
+  capabilities: DbCapabilities,
+  sqlType: (type: LogicalType) => string,
+): Promise<Outcome> {
   const inbox = join(root, 'inbox');
   const staging = join(root, 'staging');
   await mkdir(inbox, { recursive: true });
@@ -233,7 +254,12 @@ export async function measured<T>(work: () => Promise<T>): Promise<{ value: T; m
   const started = performance.now();
   try {
     const value = await work();
-    return { value, ms: performance.now() - started, maxBlockMs, rssGrowthMiB: (Math.max(peak, process.memoryUsage().rss) - startRss) / 2 ** 20 };
+    return {
+      value,
+      ms: performance.now() - started,
+      maxBlockMs,
+      rssGrowthMiB: (Math.max(peak, process.memoryUsage().rss) - startRss) / 2 ** 20,
+    };
   } finally {
     clearInterval(timer);
   }

@@ -49,7 +49,9 @@ export async function dbFixture<D extends DbAdapter>(root: string, db: D, option
  */
 export async function hyperFixture(options: { databaseVersion?: number } = {}): Promise<HyperFixture> {
   const root = await tempDir();
-  return dbFixture(root, createHyperAdapter({ database: join(root, 'test.hyper'), databaseVersion: options.databaseVersion }), { ownsDb: true });
+  return dbFixture(root, createHyperAdapter({ database: join(root, 'test.hyper'), databaseVersion: options.databaseVersion }), {
+    ownsDb: true,
+  });
 }
 
 /**
@@ -100,7 +102,13 @@ export class LiveFixture<D extends DbAdapter = DbAdapter> {
 
 /** A hyperFixture for the tests of the enclosing `describe`, opened before them and closed after. */
 export function useHyperFixture(options: { databaseVersion?: number } = {}): LiveFixture<HyperAdapter> {
-  return new LiveFixture(suiteResource(() => hyperFixture(options), (f) => f.close(), 'the hyper fixture'));
+  return new LiveFixture(
+    suiteResource(
+      () => hyperFixture(options),
+      (f) => f.close(),
+      'the hyper fixture',
+    ),
+  );
 }
 
 export interface SuiteTempDir {

@@ -63,7 +63,13 @@ export function startMember(name: string, dir: string, table: string, leaseMs: n
  * Drops `files` files of `perFile` rows each (ids `f * perFile + r`), `pauseEvery` files then a
  * short pause; stops early once `onDropped` returns false.
  */
-export async function produce(dir: string, files: number, perFile: number, onDropped: (n: number) => unknown, pauseEvery = 20): Promise<void> {
+export async function produce(
+  dir: string,
+  files: number,
+  perFile: number,
+  onDropped: (n: number) => unknown,
+  pauseEvery = 20,
+): Promise<void> {
   for (let f = 0; f < files; f++) {
     const rows = Array.from({ length: perFile }, (_, r) => `${f * perFile + r},${f}`).join('\n');
     const name = `f-${String(f).padStart(5, '0')}.csv`;
@@ -103,7 +109,19 @@ export interface KillOutcome {
  * error says where it stood and what each process said last, so a run that failed in CI can be
  * read from its failure alone (with `explain()`, what the database says); every process is killed first.
  */
-export async function killScenario(o: { dir: string; table: string; leaseMs: number; slackMs: number; db: readonly string[]; files: number; perFile: number; seed: number; minKills: number; withinMs: number; explain?: () => string }): Promise<KillOutcome> {
+export async function killScenario(o: {
+  dir: string;
+  table: string;
+  leaseMs: number;
+  slackMs: number;
+  db: readonly string[];
+  files: number;
+  perFile: number;
+  seed: number;
+  minKills: number;
+  withinMs: number;
+  explain?: () => string;
+}): Promise<KillOutcome> {
   const deadline = Date.now() + o.withinMs;
   const members: Member[] = [];
   let serial = 0;
@@ -116,7 +134,7 @@ export async function killScenario(o: { dir: string; table: string; leaseMs: num
     return !failed;
   });
   let seed = o.seed;
-  const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+  const random = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
   // A process killed before it made its staging folder left nothing to take over (its lease row
   // expires and is dropped); every other kill must be taken over.
   const kills: { owner: string; at: number; staged: boolean }[] = [];
@@ -130,7 +148,10 @@ export async function killScenario(o: { dir: string; table: string; leaseMs: num
   // HYPERWATCH_TEST_FLEET_LOG=<prefix>: every member's log lines and the kills, as JSON, to study a run.
   const dump = () => {
     if (!process.env.HYPERWATCH_TEST_FLEET_LOG) return;
-    writeFileSync(`${process.env.HYPERWATCH_TEST_FLEET_LOG}-${o.table}.json`, JSON.stringify({ kills, members: members.map((m) => ({ name: m.name, owner: m.owner(), lines: m.lines })) }));
+    writeFileSync(
+      `${process.env.HYPERWATCH_TEST_FLEET_LOG}-${o.table}.json`,
+      JSON.stringify({ kills, members: members.map((m) => ({ name: m.name, owner: m.owner(), lines: m.lines })) }),
+    );
   };
   try {
     // Kills go on after the last drop until there were `minKills` (the files may land faster).
@@ -152,9 +173,17 @@ export async function killScenario(o: { dir: string; table: string; leaseMs: num
     phase = 'waiting for the producer';
     await producer;
     phase = 'waiting for the inbox and staging to empty';
-    await waitFor(async () => (await leftovers(o.dir)).length === 0 && (await stagedEntries(o.dir)).length === 0, 'inbox and staging to empty', left('the inbox and staging to empty'));
+    await waitFor(
+      async () => (await leftovers(o.dir)).length === 0 && (await stagedEntries(o.dir)).length === 0,
+      'inbox and staging to empty',
+      left('the inbox and staging to empty'),
+    );
     phase = 'waiting for every kill to be taken over';
-    await waitFor(() => kills.every((k) => !k.staged || takeoverOf(members, k.owner) !== undefined), 'every killed process to be taken over', Math.min(o.leaseMs + o.slackMs, left('every kill to be taken over')));
+    await waitFor(
+      () => kills.every((k) => !k.staged || takeoverOf(members, k.owner) !== undefined),
+      'every killed process to be taken over',
+      Math.min(o.leaseMs + o.slackMs, left('every kill to be taken over')),
+    );
   } catch (error) {
     // Leave no producer and no process behind a failed run.
     failed = true;
@@ -162,7 +191,9 @@ export async function killScenario(o: { dir: string; table: string; leaseMs: num
     for (const m of members) if (!m.exited) m.child.kill('SIGKILL');
     await Promise.all(members.map((m) => m.done));
     dump();
-    const report = [await standing(o.dir, members, kills, phase, Date.now() - started, dropped), ...(o.explain ? [o.explain()] : [])].join('\n');
+    const report = [await standing(o.dir, members, kills, phase, Date.now() - started, dropped), ...(o.explain ? [o.explain()] : [])].join(
+      '\n',
+    );
     console.error(report);
     throw new Error(`${(error as Error).message}\n${report}`, { cause: error });
   }
@@ -172,13 +203,28 @@ export async function killScenario(o: { dir: string; table: string; leaseMs: num
 }
 
 /** Where a failed scenario stood: what was left where, each kill nobody took over, and each process's last words. */
-async function standing(dir: string, members: readonly Member[], kills: readonly { owner: string; at: number; staged: boolean }[], phase: string, ms: number, dropped: number): Promise<string> {
-  const out = [`# ${phase} after ${ms} ms: ${dropped} files dropped, ${kills.length} kills, ${members.length} processes; left in the inbox ${(await leftovers(dir)).length}, staged ${(await stagedEntries(dir)).length}`];
-  for (const k of kills.filter((k) => k.staged && takeoverOf(members, k.owner) === undefined)) out.push(`# not taken over: ${k.owner}, killed at ${new Date(k.at).toISOString()}`);
+async function standing(
+  dir: string,
+  members: readonly Member[],
+  kills: readonly { owner: string; at: number; staged: boolean }[],
+  phase: string,
+  ms: number,
+  dropped: number,
+): Promise<string> {
+  const out = [
+    `# ${phase} after ${ms} ms: ${dropped} files dropped, ${kills.length} kills, ${members.length} processes; left in the ` +
+      `inbox ${(await leftovers(dir)).length}, staged ${(await stagedEntries(dir)).length}`,
+  ];
+  for (const k of kills.filter((k) => k.staged && takeoverOf(members, k.owner) === undefined))
+    out.push(`# not taken over: ${k.owner}, killed at ${new Date(k.at).toISOString()}`);
   for (const m of members) {
     const said = m.lines.filter((l) => l.message !== 'ingested' && !l.message.startsWith('recovered')).slice(-6);
     const last = m.lines.at(-1);
-    out.push(`# ${m.name} (${m.owner() ?? 'no lease'}${m.exited ? ', exited' : ''}; ${m.lines.length} lines, the last at ${last ? new Date(last.at).toISOString() : '-'}): ${said.map((l) => `${new Date(l.at).toISOString()} ${l.message} ${JSON.stringify(l.fields).slice(0, 200)}`).join(' | ')}`);
+    out.push(
+      `# ${m.name} (${m.owner() ?? 'no lease'}${m.exited ? ', exited' : ''}; ${m.lines.length} lines, the last ` +
+        `at ${last ? new Date(last.at).toISOString() : '-'}): ` +
+        `${said.map((l) => `${new Date(l.at).toISOString()} ${l.message} ${JSON.stringify(l.fields).slice(0, 200)}`).join(' | ')}`,
+    );
   }
   return out.join('\n');
 }
@@ -200,6 +246,10 @@ export async function stopAll(members: readonly Member[]): Promise<void> {
  */
 export async function cleanStops(members: readonly Member[]): Promise<Set<string | undefined>> {
   const runs = await Promise.all(members.map(async (m) => ({ owner: m.owner(), run: await m.done })));
-  for (const r of runs) assert.ok(r.run.signal === 'SIGKILL' || r.run.code === 0 || (r.owner === undefined && r.run.signal === 'SIGTERM'), `${r.owner}: a SIGTERM stops with exit 0, got ${r.run.signal ?? r.run.code}`);
+  for (const r of runs)
+    assert.ok(
+      r.run.signal === 'SIGKILL' || r.run.code === 0 || (r.owner === undefined && r.run.signal === 'SIGTERM'),
+      `${r.owner}: a SIGTERM stops with exit 0, got ${r.run.signal ?? r.run.code}`,
+    );
   return new Set(runs.filter((r) => r.run.signal === null).map((r) => r.owner));
 }

@@ -16,7 +16,9 @@ interface Entry {
 
 function entries(logDir: string): Entry[] {
   const out: Entry[] = [];
-  for (const name of readdirSync(logDir).filter((n) => n.endsWith('.log')).sort()) {
+  for (const name of readdirSync(logDir)
+    .filter((n) => n.endsWith('.log'))
+    .sort()) {
     for (const line of readFileSync(join(logDir, name), 'utf8').split('\n')) {
       if (!line.startsWith('{')) continue;
       try {
@@ -47,8 +49,12 @@ export function hyperdStanding(logDir: string, limit = 12): string {
     else if (e.k === 'connection-startup-end' || e.k === 'connection-closed') starting.delete(String(e.sess));
   }
   const last = all.at(-1);
-  const out = [`# hyperd's log: ${all.length} lines, the last at ${last?.ts ?? '-'} (${last?.k ?? '-'}); ${running.size} statements begun and not ended, ${starting.size} connections not through start-up`];
-  for (const e of [...running.values()].slice(-limit)) out.push(`#   running since ${e.ts} in session ${e.sess}: ${(e.v?.query ?? '').replace(/\s+/g, ' ').slice(0, 140)}`);
+  const out = [
+    `# hyperd's log: ${all.length} lines, the last at ${last?.ts ?? '-'} (${last?.k ?? '-'}); ${running.size} statements ` +
+      `begun and not ended, ${starting.size} connections not through start-up`,
+  ];
+  for (const e of [...running.values()].slice(-limit))
+    out.push(`#   running since ${e.ts} in session ${e.sess}: ${(e.v?.query ?? '').replace(/\s+/g, ' ').slice(0, 140)}`);
   for (const e of [...starting.values()].slice(-limit)) out.push(`#   starting since ${e.ts}: session ${e.sess}`);
   return out.join('\n');
 }

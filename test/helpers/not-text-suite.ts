@@ -37,7 +37,8 @@ async function report(dir: string, name: string): Promise<{ code: string; messag
 }
 
 export function notTextCases(t: WatchBench): void {
-  it('UTF-16 with a byte order mark (LE and BE; .tsv, .csv, .jsonl, .csv.gz) lands value for value with no encoding set, alone and in a group with UTF-8 files', async () => {
+  it('UTF-16 with a byte order mark (LE and BE; .tsv, .csv, .jsonl, .csv.gz) lands value for value with no encoding set, alone \
+and in a group with UTF-8 files', async () => {
     const { dir, table, opts } = await t.inbox();
     // Ready before the start: claimed together, one group with a plain UTF-8 file in it.
     await drop(dir, 'unicode.tsv', utf16('id\tname\r\n1\tZoë\r\n2\t"a\tb"\r\n', 'le'));
@@ -67,13 +68,26 @@ export function notTextCases(t: WatchBench): void {
     );
   });
 
-  it('not text under a text name (UTF-16 without a mark, an .xlsx workbook, gzip, zstd, Parquet, Arrow) fails at once as ENCODING_UTF16 or NOT_TEXT, saying what it looks like and what to do; no table is made of it', async () => {
+  it('not text under a text name (UTF-16 without a mark, an .xlsx workbook, gzip, zstd, Parquet, Arrow) fails at once as \
+ENCODING_UTF16 or NOT_TEXT, saying what it looks like and what to do; no table is made of it', async () => {
     const { dir, table, opts } = await t.inbox();
     const arrow = tableToIPC(tableFromArrays({ id: Int32Array.from([1, 2]) }), 'file');
     const cases: [name: string, bytes: Uint8Array | string, code: string, says: RegExp, fix: RegExp][] = [
-      ['unmarked.tsv', utf16('id\tname\r\n1\tx\r\n', 'le', false), 'ENCODING_UTF16', /UTF-16 text without a byte order mark/, /--encoding utf-16le/],
+      [
+        'unmarked.tsv',
+        utf16('id\tname\r\n1\tx\r\n', 'le', false),
+        'ENCODING_UTF16',
+        /UTF-16 text without a byte order mark/,
+        /--encoding utf-16le/,
+      ],
       ['unmarked-be.jsonl', utf16('{"id":1}\n', 'be', false), 'ENCODING_UTF16', /not UTF-8/, /--encoding utf-16be/],
-      ['book.csv', await readFile(join(FIXTURES, 'not-text', 'book.xlsx')), 'NOT_TEXT', /a ZIP archive \(an Excel \.xlsx workbook/, /CSV UTF-8/],
+      [
+        'book.csv',
+        await readFile(join(FIXTURES, 'not-text', 'book.xlsx')),
+        'NOT_TEXT',
+        /a ZIP archive \(an Excel \.xlsx workbook/,
+        /CSV UTF-8/,
+      ],
       ['packed.csv', await gzip('id\n1\n'), 'NOT_TEXT', /gzip-compressed/, /packed\.csv\.gz/],
       ['orders.csv', await readFile(join(FIXTURES, 'compressed', 'orders.csv.zst')), 'NOT_TEXT', /zstd-compressed/, /orders\.csv\.zst/],
       ['data.csv', await readFile(join(FIXTURES, 'sample.parquet')), 'NOT_TEXT', /a Parquet file/, /data\.parquet/],

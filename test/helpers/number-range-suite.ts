@@ -15,14 +15,25 @@ import type { WatchBench } from './watch-bench.ts';
 const PAST_SAMPLE = 2100;
 
 export function numberRangeCases(t: WatchBench): void {
-  it('a whole number past BIGINT or a number past a double makes a new column TEXT, every digit landing as written (CSV and JSON; in the inferred sample or past it)', async () => {
+  it('a whole number past BIGINT or a number past a double makes a new column TEXT, every digit landing as written (CSV and \
+JSON; in the inferred sample or past it)', async () => {
     // One inbox per file (each makes its own table); this one names them.
     const { table, opts } = await t.inbox();
     const late = Array.from({ length: PAST_SAMPLE }, (_, i) => (i === PAST_SAMPLE - 1 ? '-98765432109876543210' : String(i)));
     const files: [name: string, content: string, table: string, expect: Record<string, string[]>][] = [
-      ['sample.csv', 'big,huge,x\n12345678901234567890,1e400,1.5\n1,2,2\n', `${table}_a`, { big: ['12345678901234567890', '1'], huge: ['1e400', '2'], x: ['1.5', '2'] }],
+      [
+        'sample.csv',
+        'big,huge,x\n12345678901234567890,1e400,1.5\n1,2,2\n',
+        `${table}_a`,
+        { big: ['12345678901234567890', '1'], huge: ['1e400', '2'], x: ['1.5', '2'] },
+      ],
       ['late.csv', `id\n${late.join('\n')}\n`, `${table}_b`, { id: late }],
-      ['sample.jsonl', '{"big":12345678901234567890,"huge":-1E+400,"x":1.5}\n{"big":1,"huge":2,"x":2}\n', `${table}_c`, { big: ['12345678901234567890', '1'], huge: ['-1E+400', '2'], x: ['1.5', '2'] }],
+      [
+        'sample.jsonl',
+        '{"big":12345678901234567890,"huge":-1E+400,"x":1.5}\n{"big":1,"huge":2,"x":2}\n',
+        `${table}_c`,
+        { big: ['12345678901234567890', '1'], huge: ['-1E+400', '2'], x: ['1.5', '2'] },
+      ],
       ['late.jsonl', late.map((v) => `{"id":${v}}`).join('\n'), `${table}_d`, { id: late }],
     ];
     for (const [name, content, target, expect] of files) {

@@ -12,9 +12,9 @@ import { err, type Result } from 'neverthrow';
 import type { HyperAdapter } from '../../adapters/db/hyper/index.ts';
 import { parquetIngester } from '../../plugins/parquet/index.ts';
 import { IngestFailure, isIngestFailure } from '../../src/errors.ts';
-import { claimFile, type OpenedFile } from '../../src/files.ts';
+import { claimFile, type OpenedFile } from '../../src/protocol/files.ts';
 import { silentLogger } from '../../src/log.ts';
-import { standardSqlType } from '../../src/sql.ts';
+import { standardSqlType } from '../../src/columns/sql.ts';
 import type { AppendResult, DbCapabilities, IngestContext, IngestError, Row } from '../../src/types.ts';
 import { type LiveFixture, useHyperFixture } from './env.ts';
 import { createManyTypes } from './many-types.ts';
@@ -32,14 +32,19 @@ export async function claimInto(root: string, path: string): Promise<OpenedFile>
   const staging = join(root, 'staging');
   await mkdir(staging, { recursive: true });
   const name = basename(path);
-  const outcome = await claimFile(dirname(path), name, join(staging, `${randomUUID()}-${name}`), { claimId: randomUUID(), extension: extname(name).toLowerCase() });
+  const outcome = await claimFile(dirname(path), name, join(staging, `${randomUUID()}-${name}`), {
+    claimId: randomUUID(),
+    extension: extname(name).toLowerCase(),
+  });
   assert.equal(outcome.status, 'claimed');
   if (outcome.status !== 'claimed') throw new Error('not claimed');
   return outcome.file;
 }
 
 /** Every column of the many-types source, as text, so values compare exactly. */
-export const AS_TEXT = `id, si::text AS si, i::text AS i, b::text AS b, d::text AS d, n::text AS n, n18::text AS n18, bo::text AS bo, t, dt::text AS dt, tm::text AS tm, ts::text AS ts, tz::text AS tz, by::text AS by, j::text AS j`;
+export const AS_TEXT =
+  `id, si::text AS si, i::text AS i, b::text AS b, d::text AS d, n::text AS n, n18::text AS n18, bo::text AS bo, t, dt::text ` +
+  `AS dt, tm::text AS tm, ts::text AS ts, tz::text AS tz, by::text AS by, j::text AS j`;
 
 export interface ParquetBench {
   readonly fx: LiveFixture<HyperAdapter>;
@@ -69,7 +74,12 @@ export function useParquetBench(): ParquetBench {
     return path;
   }
 
-  async function ingest(fixture: string, table: string, ctx: IngestContext = context(LOCAL), as = basename(fixture)): Promise<Result<AppendResult, IngestError>> {
+  async function ingest(
+    fixture: string,
+    table: string,
+    ctx: IngestContext = context(LOCAL),
+    as = basename(fixture),
+  ): Promise<Result<AppendResult, IngestError>> {
     const copy = join(inbox(), as);
     await copyFile(fixture, copy);
     const file = await claimInto(fx.root, copy);

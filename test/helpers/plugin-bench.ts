@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { IngestFailure, isIngestFailure } from '../../src/errors.ts';
-import { type ClaimOutcome, claimFile, type OpenedFile, reopenStaged } from '../../src/files.ts';
+import { type ClaimOutcome, claimFile, type OpenedFile, reopenStaged } from '../../src/protocol/files.ts';
 import type { HyperAdapter } from '../../adapters/db/hyper/index.ts';
 import type { DbAdapter, DbPool, IngestContext, IngesterPlugin, IngestError, Logger } from '../../src/types.ts';
 import { count, type HyperFixture, hyperFixture, LiveFixture, suiteResource } from './env.ts';

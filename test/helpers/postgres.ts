@@ -57,7 +57,9 @@ interface RunAs {
 /** As root: the unprivileged user the server runs as (`postgres`, else `nobody`). Otherwise: ourselves. */
 function serverUser(): RunAs | undefined {
   if (process.getuid?.() !== 0) return undefined;
-  const passwd = readFileSync('/etc/passwd', 'utf8').split('\n').map((line) => line.split(':'));
+  const passwd = readFileSync('/etc/passwd', 'utf8')
+    .split('\n')
+    .map((line) => line.split(':'));
   for (const name of ['postgres', 'nobody']) {
     const entry = passwd.find((fields) => fields[0] === name);
     if (entry) return { name, uid: Number(entry[2]), gid: Number(entry[3]) };
@@ -190,7 +192,18 @@ export async function startPostgres(options: { database?: string } = {}): Promis
     // socket, which only the server's user can reach.
     const init = await run(
       join(bin, 'initdb'),
-      ['-D', data, '-U', 'hyperwatch', `--pwfile=${pwfile}`, '--auth-local=trust', '--auth-host=scram-sha-256', '--encoding=UTF8', '--locale=C', '--no-sync'],
+      [
+        '-D',
+        data,
+        '-U',
+        'hyperwatch',
+        `--pwfile=${pwfile}`,
+        '--auth-local=trust',
+        '--auth-host=scram-sha-256',
+        '--encoding=UTF8',
+        '--locale=C',
+        '--no-sync',
+      ],
       as,
       root,
     );
@@ -202,7 +215,13 @@ export async function startPostgres(options: { database?: string } = {}): Promis
       port = await freePort();
       // fsync off: a throwaway cluster; the restarts tested here are server restarts, which keep
       // the OS page cache, so fsync changes nothing but speed.
-      const serverOptions = `-p ${port} -k ${sockets} -c listen_addresses=127.0.0.1 -c fsync=off -c full_page_writes=off -c max_connections=100`;
+      const serverOptions = [
+        `-p ${port} -k ${sockets}`,
+        '-c listen_addresses=127.0.0.1',
+        '-c fsync=off',
+        '-c full_page_writes=off',
+        '-c max_connections=100',
+      ].join(' ');
       const start = await pgCtl('start', '-w', '-t', '60', '-l', log, '-o', serverOptions);
       if (start.code === 0) break;
       if (tries >= 3) await fail('pg_ctl start', start.output);

@@ -41,7 +41,10 @@ export interface Run {
 }
 
 /** Runs the CLI from source (`node --import tsx src/bin.ts ...`). */
-export function cli(args: readonly string[], options: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): { child: ChildProcess; done: Promise<Run> } {
+export function cli(
+  args: readonly string[],
+  options: { cwd?: string; env?: NodeJS.ProcessEnv } = {},
+): { child: ChildProcess; done: Promise<Run> } {
   const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'src', 'bin.ts'), ...args], {
     cwd: options.cwd ?? ROOT,
     env: { ...process.env, ...options.env },
@@ -53,4 +56,23 @@ export function cli(args: readonly string[], options: { cwd?: string; env?: Node
   child.stderr!.setEncoding('utf8').on('data', (d: string) => (stderr += d));
   const done = new Promise<Run>((resolve) => child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr })));
   return { child, done };
+}
+
+/**
+ * The JSON log lines a child has written so far, read from its stderr text: only whole lines (a
+ * pipe may hand over the last one in two pieces), and lines that are not JSON (a runtime's own
+ * warning) are left out rather than thrown on.
+ */
+export function jsonLogLines<T = { message: string; url?: string; level?: string }>(stderr: string): T[] {
+  const whole = stderr.slice(0, stderr.lastIndexOf('\n') + 1);
+  const parsed: T[] = [];
+  for (const line of whole.split('\n')) {
+    if (!line.startsWith('{')) continue;
+    try {
+      parsed.push(JSON.parse(line) as T);
+    } catch {
+      // not a log line of ours
+    }
+  }
+  return parsed;
 }

@@ -15,7 +15,8 @@ export function parseMetrics(text: string): Sample[] {
     const match = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)$/.exec(line);
     assert.ok(match, `not a Prometheus sample line: ${line}`);
     const labels: Record<string, string> = {};
-    for (const m of (match[2] ?? '').matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"/g)) labels[m[1]!] = m[2]!.replace(/\\(.)/g, (_s, c: string) => (c === 'n' ? '\n' : c));
+    for (const m of (match[2] ?? '').matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"/g))
+      labels[m[1]!] = m[2]!.replace(/\\(.)/g, (_s, c: string) => (c === 'n' ? '\n' : c));
     samples.push({ name: match[1]!, labels, value: match[3] === '+Inf' ? Infinity : Number(match[3]) });
   }
   return samples;

@@ -22,7 +22,14 @@ import type { ProtocolExpectations } from './protocol-suite.ts';
 export function failureCases(t: WatchBench, expect: ProtocolExpectations): void {
   it('moves a malformed CSV to failed/ with a .error naming code, line and column, while the good ones land', async () => {
     const { dir, table, opts } = await t.inbox();
-    await drop(dir, 'good1.csv', csv('id,amount', [[1, 10], [2, 20]]));
+    await drop(
+      dir,
+      'good1.csv',
+      csv('id,amount', [
+        [1, 10],
+        [2, 20],
+      ]),
+    );
     await drop(dir, 'good2.csv', csv('id,amount', [[3, 30]]));
     const handle = await openWatcher(dir, table, opts);
     await drop(dir, 'bad.csv', 'id,amount\n4,40\n5,not-a-number\n');
@@ -143,7 +150,8 @@ export function failureCases(t: WatchBench, expect: ProtocolExpectations): void 
     await stopWatching(dir, { registry: t.registry });
   });
 
-  it('sends a poison file (every attempt closes its connection while the database answers) to failed/ after 3 attempts; the others land', async () => {
+  it('sends a poison file (every attempt closes its connection while the database answers) to failed/ after 3 attempts; the \
+others land', async () => {
     const { dir, table, opts } = await t.inbox();
     let poisonAttempts = 0;
     const poisonous = defineIngester({
@@ -183,7 +191,11 @@ export function failureCases(t: WatchBench, expect: ProtocolExpectations): void 
     const handle = await openWatcher(dir, table, { ...opts, onBadRows: 'skip' });
     await drop(dir, 'first.csv', csv('id,amount', [[0, 0]]));
     await waitFor(() => handle.stats.filesIngested === 1, 'first.csv creates the table');
-    await Promise.all(Array.from({ length: 10 }, (_, i) => drop(dir, `s${i}.csv`, i === 4 ? 'id,amount\n41,1\n42,lots\n43\n44,4\n' : csv('id,amount', [[i * 10 + 1, i]]))));
+    await Promise.all(
+      Array.from({ length: 10 }, (_, i) =>
+        drop(dir, `s${i}.csv`, i === 4 ? 'id,amount\n41,1\n42,lots\n43\n44,4\n' : csv('id,amount', [[i * 10 + 1, i]])),
+      ),
+    );
     await waitFor(() => handle.stats.filesIngested === 11, '10 more files');
     await handle.stop();
     assert.equal(handle.stats.filesFailed, 0);
@@ -194,10 +206,20 @@ export function failureCases(t: WatchBench, expect: ProtocolExpectations): void 
       await readFile(join(dir, 'failed', 's4.csv.rejected.csv'), 'utf8'),
       'line,reason,record\n3,"column ""amount"": ""lots"" is not a bigint","42,lots"\n4,1 field(s) where the header has 2,43\n',
     );
-    const [ledger] = await t.pool.query<{ row_count: string; rows_rejected: string }>(`SELECT row_count, rows_rejected FROM hyperwatch_ingest_log WHERE target_table = $1 AND file_name = 's4.csv'`, [table]);
+    const [ledger] = await t.pool.query<{ row_count: string; rows_rejected: string }>(
+      `SELECT row_count, rows_rejected FROM hyperwatch_internal.ingest_log WHERE target_table = $1 AND file_name = 's4.csv'`,
+      [table],
+    );
     assert.deepEqual([Number(ledger!.row_count), Number(ledger!.rows_rejected)], [2, 2]);
-    const others = await t.pool.query<{ rows_rejected: string | null }>(`SELECT rows_rejected FROM hyperwatch_ingest_log WHERE target_table = $1 AND file_name <> 's4.csv'`, [table]);
-    assert.deepEqual(new Set(others.map((r) => r.rows_rejected === null ? null : Number(r.rows_rejected))), new Set([0]), 'files of a group: 0 rejected, not unknown');
+    const others = await t.pool.query<{ rows_rejected: string | null }>(
+      `SELECT rows_rejected FROM hyperwatch_internal.ingest_log WHERE target_table = $1 AND file_name <> 's4.csv'`,
+      [table],
+    );
+    assert.deepEqual(
+      new Set(others.map((r) => (r.rows_rejected === null ? null : Number(r.rows_rejected)))),
+      new Set([0]),
+      'files of a group: 0 rejected, not unknown',
+    );
     assert.deepEqual(await stagedEntries(dir), []);
   });
 }

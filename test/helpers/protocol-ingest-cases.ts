@@ -21,17 +21,37 @@ import type { ProtocolExpectations } from './protocol-suite.ts';
 export function ingestCases(t: WatchBench, expect: ProtocolExpectations): void {
   it('ingests one file found by the initial sweep, records it in the ledger, then removes both files', async () => {
     const { dir, table, opts } = await t.inbox();
-    await drop(dir, 'a.csv', csv('id,name,score', [[1, 'ann', 1.5], [2, 'bob', 2.5], [3, 'cy', 3]]));
+    await drop(
+      dir,
+      'a.csv',
+      csv('id,name,score', [
+        [1, 'ann', 1.5],
+        [2, 'bob', 2.5],
+        [3, 'cy', 3],
+      ]),
+    );
     const stats = await startWatching(dir, table, opts);
     assert.equal(stats.filesIngested, 1);
     assert.equal(stats.rowsIngested, 3);
     assert.equal(await count(t.pool, table), 3);
     const rows = await t.pool.query<{ id: string; name: string; score: number }>(`SELECT * FROM ${table} ORDER BY id`);
-    assert.deepEqual(rows.map((r) => [String(r.id), r.name, r.score]), [['1', 'ann', 1.5], ['2', 'bob', 2.5], ['3', 'cy', 3]]);
+    assert.deepEqual(
+      rows.map((r) => [String(r.id), r.name, r.score]),
+      [
+        ['1', 'ann', 1.5],
+        ['2', 'bob', 2.5],
+        ['3', 'cy', 3],
+      ],
+    );
     assert.deepEqual(await sqlTypes(t.pool, table), ['bigint', 'text', 'double precision']);
     assert.deepEqual(await leftovers(dir), []);
-    const ledger = await t.pool.query<{ file_name: string; row_count: string }>(`SELECT file_name, row_count FROM hyperwatch_ingest_log WHERE target_table = '${table}'`);
-    assert.deepEqual(ledger.map((r) => [r.file_name, Number(r.row_count)]), [['a.csv', 3]]);
+    const ledger = await t.pool.query<{ file_name: string; row_count: string }>(
+      `SELECT file_name, row_count FROM hyperwatch_internal.ingest_log WHERE target_table = '${table}'`,
+    );
+    assert.deepEqual(
+      ledger.map((r) => [r.file_name, Number(r.row_count)]),
+      [['a.csv', 3]],
+    );
     // Durable commits: the staged copy goes at commit, without a checkpoint.
     if (expect.durableCommit) assert.deepEqual(await stagedEntries(dir), []);
     const summary = await stopWatching(dir, { registry: t.registry });
@@ -44,7 +64,14 @@ export function ingestCases(t: WatchBench, expect: ProtocolExpectations): void {
   it('ingests a file dropped while watching', async () => {
     const { dir, table, opts } = await t.inbox();
     const handle = await openWatcher(dir, table, opts);
-    await drop(dir, 'live.csv', csv('k,v', [[1, 10], [2, 20]]));
+    await drop(
+      dir,
+      'live.csv',
+      csv('k,v', [
+        [1, 10],
+        [2, 20],
+      ]),
+    );
     await waitFor(() => handle.stats.filesIngested === 1, 'live.csv to be ingested');
     assert.deepEqual(await leftovers(dir), []);
     assert.equal(await count(t.pool, table), 2);
@@ -81,16 +108,33 @@ export function ingestCases(t: WatchBench, expect: ProtocolExpectations): void {
       sampledPeak = Math.max(sampledPeak, handle.stats.inFlight);
     }, 1);
     const started = performance.now();
-    await Promise.all(Array.from({ length: 200 }, (_, i) => drop(dir, `f${String(i).padStart(3, '0')}.csv`, csv('id,batch', [[i * 2, i], [i * 2 + 1, i]]))));
+    await Promise.all(
+      Array.from({ length: 200 }, (_, i) =>
+        drop(
+          dir,
+          `f${String(i).padStart(3, '0')}.csv`,
+          csv('id,batch', [
+            [i * 2, i],
+            [i * 2 + 1, i],
+          ]),
+        ),
+      ),
+    );
     await waitFor(() => handle.stats.filesIngested === 200, '200 files', 60000);
     const seconds = (performance.now() - started) / 1000;
     clearInterval(sampler);
-    console.log(`# ${t.db.name}: 200 files ingested in ${seconds.toFixed(2)} s (${(200 / seconds).toFixed(0)} files/s), peak concurrency ${peak}`);
+    console.log(
+      `# ${t.db.name}: 200 files ingested in ${seconds.toFixed(2)} s (${(200 / seconds).toFixed(0)} files/s), peak concurrency ${peak}`,
+    );
     assert.equal(await count(t.pool, table), 400);
-    const [distinct] = await t.pool.query<{ ids: string; batches: string }>(`SELECT COUNT(DISTINCT id) AS ids, COUNT(DISTINCT batch) AS batches FROM ${table}`);
+    const [distinct] = await t.pool.query<{ ids: string; batches: string }>(
+      `SELECT COUNT(DISTINCT id) AS ids, COUNT(DISTINCT batch) AS batches FROM ${table}`,
+    );
     assert.equal(Number(distinct!.ids), 400);
     assert.equal(Number(distinct!.batches), 200);
-    const [ledger] = await t.pool.query<{ n: string; claims: string }>(`SELECT COUNT(*) AS n, COUNT(DISTINCT claim_id) AS claims FROM hyperwatch_ingest_log WHERE target_table = '${table}'`);
+    const [ledger] = await t.pool.query<{ n: string; claims: string }>(
+      `SELECT COUNT(*) AS n, COUNT(DISTINCT claim_id) AS claims FROM hyperwatch_internal.ingest_log WHERE target_table = '${table}'`,
+    );
     assert.deepEqual([Number(ledger!.n), Number(ledger!.claims)], [200, 200]);
     assert.ok(peak <= 3, `peak concurrent appends ${peak} > 3`);
     assert.ok(sampledPeak <= 3, `stats.inFlight reached ${sampledPeak}`);
@@ -109,7 +153,13 @@ export function ingestCases(t: WatchBench, expect: ProtocolExpectations): void {
     await drop(dir, '3.csv', csv('id,town,amount', [[3, 'kyiv', 30]]));
     await waitFor(() => handle.stats.filesIngested + handle.stats.filesFailed === 3, 'files settled');
     const rows = await t.pool.query<{ id: string; city: string; amount: string }>(`SELECT id, city, amount FROM ${table} ORDER BY id`);
-    assert.deepEqual(rows.map((r) => [Number(r.id), r.city, Number(r.amount)]), [[1, 'oslo', 10], [2, 'rome', 20]]);
+    assert.deepEqual(
+      rows.map((r) => [Number(r.id), r.city, Number(r.amount)]),
+      [
+        [1, 'oslo', 10],
+        [2, 'rome', 20],
+      ],
+    );
     const report = JSON.parse(await readFile(join(dir, 'failed', '3.csv.error'), 'utf8'));
     assert.equal(report.code, 'UNKNOWN_COLUMN');
     assert.equal(report.column, 'town');
@@ -120,7 +170,14 @@ export function ingestCases(t: WatchBench, expect: ProtocolExpectations): void {
   it('infers BIGINT (a later 3e9 fits) and waits for data before creating a table from a header-only file', async () => {
     const { dir, table, opts } = await t.inbox();
     await drop(dir, 'a-header-only.csv', 'id,n,when\n');
-    await drop(dir, 'b.csv', csv('id,n,when', [[1, 5, '2024-01-02'], [2, 6, '2024-01-03']]));
+    await drop(
+      dir,
+      'b.csv',
+      csv('id,n,when', [
+        [1, 5, '2024-01-02'],
+        [2, 6, '2024-01-03'],
+      ]),
+    );
     await drop(dir, 'c.csv', csv('id,n,when', [[3, 3000000000, '2024-01-04']]));
     const stats = await startWatching(dir, table, opts);
     assert.equal(stats.filesFailed, 0);
@@ -164,7 +221,17 @@ export function ingestCases(t: WatchBench, expect: ProtocolExpectations): void {
     const rows = await t.pool.query<{ id: string; name: string }>(`SELECT id, name FROM ${table} ORDER BY id`);
     assert.deepEqual(
       rows.map((r) => `${r.id}:${r.name}`),
-      ['0:csv-0', '1:jl-1', '2:jl-2', '3:js-3', '4:js-4', '5:ar-5', '6:ar-6', '7:st-7', ...(parquet ? ['11:pq-11', '12:pq-12', '13:pq-13', '14:pq-14'] : [])],
+      [
+        '0:csv-0',
+        '1:jl-1',
+        '2:jl-2',
+        '3:js-3',
+        '4:js-4',
+        '5:ar-5',
+        '6:ar-6',
+        '7:st-7',
+        ...(parquet ? ['11:pq-11', '12:pq-12', '13:pq-13', '14:pq-14'] : []),
+      ],
     );
     const failed = await failedEntries(dir);
     assert.deepEqual(
@@ -177,7 +244,8 @@ export function ingestCases(t: WatchBench, expect: ProtocolExpectations): void {
     await stopWatching(dir, { registry: t.registry });
   });
 
-  it('groups small files (PostgreSQL: one COPY FROM STDIN): bad ones among 120 fail alone, each good one lands once with its row count', async () => {
+  it('groups small files (PostgreSQL: one COPY FROM STDIN): bad ones among 120 fail alone, each good one lands once with its \
+row count', async () => {
     const { dir, table, opts } = await t.inbox();
     const logger = groupLogger();
     const content = (i: number) => {
@@ -216,7 +284,10 @@ export function ingestCases(t: WatchBench, expect: ProtocolExpectations): void {
     const [distinct] = await t.pool.query<{ n: string }>(`SELECT COUNT(DISTINCT id) AS n FROM ${table}`);
     assert.equal(Number(distinct!.n), expected);
     assert.equal(await count(t.pool, table, `label = 'f13' || chr(10) || 'line 3'`), 1, 'a quoted line break survives');
-    const ledger = await t.pool.query<{ file_name: string; row_count: string }>(`SELECT file_name, row_count FROM hyperwatch_ingest_log WHERE target_table = $1`, [table]);
+    const ledger = await t.pool.query<{ file_name: string; row_count: string }>(
+      `SELECT file_name, row_count FROM hyperwatch_internal.ingest_log WHERE target_table = $1`,
+      [table],
+    );
     assert.equal(ledger.length, good.length, 'one ledger row per good file');
     const byName = new Map(ledger.map((r) => [r.file_name, Number(r.row_count)]));
     for (const i of good) assert.equal(byName.get(`g${String(i).padStart(3, '0')}.csv`), rowsOf(i), `ledger row count of file ${i}`);

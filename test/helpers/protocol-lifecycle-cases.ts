@@ -57,7 +57,10 @@ export function lifecycleCases(t: WatchBench): void {
     assert.equal(again.filesIngested, 1);
     assert.equal(await count(t.pool, table), 2);
     const ids = await t.pool.query<{ id: string }>(`SELECT id FROM ${table} ORDER BY id`);
-    assert.deepEqual(ids.map((r) => Number(r.id)), [1, 2]);
+    assert.deepEqual(
+      ids.map((r) => Number(r.id)),
+      [1, 2],
+    );
     await stopWatching(dir, { registry: t.registry });
     assert.deepEqual(await stagedEntries(dir), []);
   });
@@ -69,7 +72,9 @@ export function lifecycleCases(t: WatchBench): void {
     await first.stop();
     const staging = join(dir, '.hyperwatch', 'staging');
     // A claim whose commit reached the ledger (crash between commit and clean-up) ...
-    const [committed] = await t.pool.query<{ claim_id: string }>(`SELECT claim_id FROM hyperwatch_ingest_log WHERE target_table = '${table}'`);
+    const [committed] = await t.pool.query<{ claim_id: string }>(
+      `SELECT claim_id FROM hyperwatch_internal.ingest_log WHERE target_table = '${table}'`,
+    );
     await writeFile(join(staging, `${committed!.claim_id}~first.csv`), csv('id', [[1]]));
     await writeFile(join(staging, `${committed!.claim_id}~first.csv.ready`), '');
     // ... one that never committed (crash mid-ingest) ...
@@ -90,10 +95,12 @@ export function lifecycleCases(t: WatchBench): void {
     assert.equal(again.stats.filesIngested, 3, 'second.csv and fourth.csv recovered, third.csv swept');
     assert.equal(await count(t.pool, table), 5, 'first.csv not twice; second.csv, third.csv and fourth.csv once');
     await again.stop();
-    assert.deepEqual(await stagedEntries(dir), [], 'the dead process\'s leftover ledger file went with its folder');
+    assert.deepEqual(await stagedEntries(dir), [], "the dead process's leftover ledger file went with its folder");
     assert.deepEqual(await readdir(staging), [], 'no folder left');
     assert.deepEqual(await leftovers(dir), []);
-    const ledger = await t.pool.query<{ claim_id: string }>(`SELECT claim_id FROM hyperwatch_ingest_log WHERE target_table = '${table}' ORDER BY claim_id`);
+    const ledger = await t.pool.query<{ claim_id: string }>(
+      `SELECT claim_id FROM hyperwatch_internal.ingest_log WHERE target_table = '${table}' ORDER BY claim_id`,
+    );
     assert.ok(ledger.some((r) => r.claim_id === '0zzzzzzzz-00000000000000aa'));
     assert.equal(ledger.length, 4);
   });

@@ -27,7 +27,14 @@ export async function startStandaloneHyperd(options: {
 }): Promise<StandaloneHyperd> {
   const located = locateHyperd();
   if (!located.ok) throw new Error(located.message);
-  const args = ['run', '--skip-license', `--init-user=${options.user}`, '--listen-connection', 'tab.tcp://127.0.0.1:0', `--log-dir=${options.logDir}`];
+  const args = [
+    'run',
+    '--skip-license',
+    `--init-user=${options.user}`,
+    '--listen-connection',
+    'tab.tcp://127.0.0.1:0',
+    `--log-dir=${options.logDir}`,
+  ];
   if (options.password === undefined) args.push('--no-password');
   const [command, ...rest] = options.wrap ? options.wrap(located.path, args) : [located.path, ...args];
   const child = spawn(command!, rest, { stdio: ['pipe', 'pipe', 'pipe'] });

@@ -77,7 +77,8 @@ export function groupLogger(): Logger & { readonly groups: number[]; readonly sp
     groups,
     splits,
     debug(message, fields) {
-      if (message === 'group failed; splitting it') splits.push({ files: Number(fields?.files), index: fields?.index as number | undefined });
+      if (message === 'group failed; splitting it')
+        splits.push({ files: Number(fields?.files), index: fields?.index as number | undefined });
     },
     warn() {},
     error() {},

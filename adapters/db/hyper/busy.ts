@@ -5,6 +5,7 @@
  * so the statements that attach a database (CREATE DATABASE, ATTACH, a session's first statement)
  * wait and try again instead of failing.
  */
+import { fileRole } from './file-role.ts';
 import type { Logger } from '../../../src/types.ts';
 
 export const OBJECT_IN_USE = '55006';
@@ -56,10 +57,15 @@ export async function whileBusy<T>(what: string, fn: () => Promise<T>, options: 
 export function explainAccessDenied(error: unknown, database: string, user: string): unknown {
   const message = (error as { message?: unknown } | null)?.message;
   if (typeof message !== 'string' || !/error opening database .*access denied/.test(message)) return error;
+  // Readable here when the file is on this machine (an endpoint's may not be).
+  const owner = fileRole(database);
   return Object.assign(
     new Error(
-      `${database} opens only for the role that created it, and it is not "${user}" (hyperd: access denied). ` +
-        `A file made by Tableau's Hyper API belongs to tableau_internal_user: connect as that user (createHyperAdapter({ user: 'tableau_internal_user' }), or --endpoint tableau_internal_user@host:port).`,
+      `${database} opens only for the role that created it, and it is not "${user}"${owner ? ` but "${owner}"` : ''} ` +
+        `(hyperd: access denied). ` +
+        `hyperwatch opens a file as the role it belongs to unless told another; connect as that role (createHyperAdapter({ ` +
+        `user: '<role>' }), or --endpoint <role>@host:port). ` +
+        `Files made by Tableau's Hyper API belong to tableau_internal_user, files made by earlier hyperwatch releases to hyperwatch.`,
     ),
     { code: 'DATABASE_ROLE', cause: error },
   );

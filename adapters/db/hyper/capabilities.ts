@@ -3,7 +3,7 @@
  * the claimed files itself (always for the embedded one; an endpoint is told, or probed once).
  */
 import postgres from 'postgres';
-import { standardSqlType } from '../../../src/sql.ts';
+import { standardSqlType } from '../../../src/columns/sql.ts';
 import type { DbCapabilities, LogicalType, Logger } from '../../../src/types.ts';
 import { decideReadsFiles, type EndpointReadsFiles } from './probe.ts';
 import type { ConnectOptionsFor, HyperServer } from './server.ts';
@@ -28,7 +28,13 @@ export interface HyperCapabilities {
   probe(): Promise<void>;
 }
 
-export function hyperCapabilities(server: HyperServer, setting: ReadsFilesSetting, database: string, connect: ConnectOptionsFor, logger: Logger): HyperCapabilities {
+export function hyperCapabilities(
+  server: HyperServer,
+  setting: ReadsFilesSetting,
+  database: string,
+  connect: ConnectOptionsFor,
+  logger: Logger,
+): HyperCapabilities {
   const { fixed } = server;
   const mode: EndpointReadsFiles = setting.endpointReadsFiles ?? (setting.sharedFilesystem === true ? 'yes' : 'auto');
   // An endpoint in `auto` mode streams until the probe (first openPool) says it can read the files.
@@ -44,17 +50,22 @@ export function hyperCapabilities(server: HyperServer, setting: ReadsFilesSettin
       // hyperd writes a database to its file only when it unloads it (no connection left): a
       // committed transaction is lost if hyperd dies before that. See `checkpoint`.
       durableCommit: false,
+      // A rolled-back transaction keeps its CREATE TABLE and ADD COLUMN.
+      ddlSurvivesRollback: true,
+      // What one large COPY loaded reads back in part in its own transaction (see DbCapabilities).
+      partialReadBack: true,
     },
     probe() {
-      probed ??= fixed && mode === 'auto'
-        ? decideReadsFiles(() => postgres(connect(database, 1)), setting.probeDir, `hyperd at ${fixed.host}:${fixed.port}`, logger).then(
-            (reads) => void (readsFiles = reads),
-            (error: unknown) => {
-              probed = undefined;
-              throw error;
-            },
-          )
-        : Promise.resolve();
+      probed ??=
+        fixed && mode === 'auto'
+          ? decideReadsFiles(() => postgres(connect(database, 1)), setting.probeDir, `hyperd at ${fixed.host}:${fixed.port}`, logger).then(
+              (reads) => void (readsFiles = reads),
+              (error: unknown) => {
+                probed = undefined;
+                throw error;
+              },
+            )
+          : Promise.resolve();
       return probed;
     },
   };

@@ -1,6 +1,6 @@
 /** Making every commit so far durable in the `.hyper` file. */
 import postgres from 'postgres';
-import { quoteIdent } from '../../../src/sql.ts';
+import { quoteIdent } from '../../../src/columns/sql.ts';
 import { poolOf } from '../postgres-js/pool.ts';
 import { type BusyRetry, whileBusy } from './busy.ts';
 import type { DatabaseEntry } from './databases.ts';

@@ -40,4 +40,3 @@ export class DatabaseHeldError extends Error {
     this.name = 'DatabaseHeldError';
   }
 }
-

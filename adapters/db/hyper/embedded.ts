@@ -4,9 +4,16 @@ import { Hyperd } from './hyperd.ts';
 
 /** Embedded servers are shared by all adapters of a process that use the same binary. */
 const shared = new Map<string, { hyperd: Hyperd; refs: number }>();
+let isolatedCount = 0;
 
-export function acquire(binary: string, user: string, logger: Logger): { hyperd: Hyperd; release: () => Promise<void> } {
-  const key = `${binary}|${user}`;
+export interface Acquired {
+  readonly hyperd: Hyperd;
+  readonly release: () => Promise<void>;
+}
+
+/** `isolated`: a hyperd for this caller alone (see HyperAdapterOptions.isolated). */
+export function acquire(binary: string, user: string, logger: Logger, isolated = false): Acquired {
+  const key = `${binary}|${user}${isolated ? `|isolated-${++isolatedCount}` : ''}`;
   let entry = shared.get(key);
   if (!entry) {
     entry = { hyperd: new Hyperd({ binary, logger, user }), refs: 0 };

@@ -28,7 +28,8 @@ export function guardedPool(inner: ResettablePool, guard: PoolGuard): DbPool {
   const { shared, database, user, busy } = guard;
   const { gate } = shared;
   const watched = <T>(run: () => Promise<T>) => watchedBy(shared.idle, run);
-  const tracked = <T>(run: Transaction<T>): Transaction<T> =>
+  const tracked =
+    <T>(run: Transaction<T>): Transaction<T> =>
     async (fn, options) => {
       if (!guard.embedded) return run(fn, options);
       let wrote = options?.last !== undefined;
@@ -59,9 +60,11 @@ export function guardedPool(inner: ResettablePool, guard: PoolGuard): DbPool {
     },
     // A statement outside a transaction that found the database busy did nothing: run it again.
     query: <T extends Row = Row>(text: string, params?: readonly unknown[]) =>
-      gate.run(() => watched(() => whileBusy('a statement', () => inner.query<T>(text, params), busy))).catch((error: unknown) => {
-        throw explainAccessDenied(error, database, user);
-      }),
+      gate
+        .run(() => watched(() => whileBusy('a statement', () => inner.query<T>(text, params), busy)))
+        .catch((error: unknown) => {
+          throw explainAccessDenied(error, database, user);
+        }),
     close: async () => {
       guard.onClose();
       await inner.close();

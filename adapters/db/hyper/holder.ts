@@ -68,7 +68,11 @@ export function removeHolder(database: string): void {
 /** Refuses to open a file another hyperwatch process holds, before hyperd's own lock error. */
 export function checkNotHeld(database: string): void {
   const holder = readHolder(database);
-  if (holder && holder.pid !== process.pid) throw new DatabaseHeldError(database, `hyperwatch process ${holder.pid} (its hyperd listens at ${holder.endpoint} since ${holder.since})`);
+  if (holder && holder.pid !== process.pid)
+    throw new DatabaseHeldError(
+      database,
+      `hyperwatch process ${holder.pid} (its hyperd listens at ${holder.endpoint} since ${holder.since})`,
+    );
 }
 
 /** The adapters of this process that announce one database, and what they announced. */
@@ -102,7 +106,12 @@ export function announcerFor(entry: AnnouncedEntry, database: string, user: stri
         logger.warn('could not publish the endpoint for readers next to the database', { database, error: String(error) });
         return;
       }
-      logger.info('readers connect through this hyperd', { database, endpoint: where, user, psql: `psql "host=${host} port=${port} user=${user} dbname=${database}"` });
+      logger.info('readers connect through this hyperd', {
+        database,
+        endpoint: where,
+        user,
+        psql: `psql "host=${host} port=${port} user=${user} dbname=${database}"`,
+      });
     },
     withdraw() {
       if (!counted) return;

@@ -13,6 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import process from 'node:process';
 import type { Logger } from '../../../src/types.ts';
+import { TABLEAU_ROLE } from './file-role.ts';
 
 export interface Endpoint {
   readonly host: string;
@@ -22,7 +23,7 @@ export interface Endpoint {
 export interface HyperdOptions {
   readonly binary: string;
   readonly logger: Logger;
-  /** The server's user, owner of the databases it creates (default `hyperwatch`). */
+  /** The server's user, owner of the databases it creates (default `tableau_internal_user`, as Tableau's tools run it). */
   readonly user?: string;
   /** Directory for hyperd's own log; a temporary one (removed on stop) by default. */
   readonly logDir?: string;
@@ -131,7 +132,7 @@ export class Hyperd {
         'run',
         '--skip-license',
         '--no-password',
-        `--init-user=${this.options.user ?? 'hyperwatch'}`,
+        `--init-user=${this.options.user ?? TABLEAU_ROLE}`,
         '--listen-connection',
         'tab.tcp://127.0.0.1:0',
         `--log-dir=${logDir}`,

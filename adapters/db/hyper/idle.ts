@@ -77,9 +77,12 @@ export function idleRelease(options: IdleReleaseOptions): IdleRelease {
       if (error !== undefined && isLockedElsewhere(error)) {
         if (waiting === undefined) {
           waiting = `${options.database} is open in another program (its file is locked by another process)`;
-          options.logger.warn('waiting for the database file: another program has it open; files stay claimed and are retried until it lets go', {
-            database: options.database,
-          });
+          options.logger.warn(
+            'waiting for the database file: another program has it open; files stay claimed and are retried until it lets go',
+            {
+              database: options.database,
+            },
+          );
         }
       } else if (error === undefined && waiting !== undefined) {
         waiting = undefined;

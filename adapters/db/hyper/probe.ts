@@ -7,7 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { quoteLiteral } from '../../../src/sql.ts';
+import { quoteLiteral } from '../../../src/columns/sql.ts';
 import type { Logger } from '../../../src/types.ts';
 import type { Sql } from '../postgres-js/pool.ts';
 
@@ -28,7 +28,9 @@ export async function probeReadsFolder(sql: Sql, dir: string): Promise<ProbeResu
     return { reads: false, reason: `the probe file cannot be written here (${(error as Error).message})` };
   }
   try {
-    const rows = await sql.unsafe<{ probe: string }[]>(`SELECT probe FROM external(${quoteLiteral(path)}, COLUMNS => DESCRIPTOR(probe TEXT), FORMAT => 'csv', HEADER => true)`);
+    const rows = await sql.unsafe<{ probe: string }[]>(
+      `SELECT probe FROM external(${quoteLiteral(path)}, COLUMNS => DESCRIPTOR(probe TEXT), FORMAT => 'csv', HEADER => true)`,
+    );
     if (rows.length === 1 && rows[0]!.probe === token) return { reads: true };
     return { reads: false, reason: `hyperd read other content at ${path} (another machine's file system?)` };
   } catch (error) {
@@ -51,7 +53,10 @@ export async function decideReadsFiles(connect: () => Sql, dir: string | undefin
   try {
     const result = await probeReadsFolder(sql, dir);
     if (result.reads) logger.info(`${where} reads the claimed files itself (it read a probe file in ${dir})`);
-    else logger.info(`${where} cannot read the claimed files itself, so they are streamed to it: ${result.reason}`, { fix: 'To force either way, set endpointReadsFiles (--endpoint-reads-files) to yes or no.' });
+    else
+      logger.info(`${where} cannot read the claimed files itself, so they are streamed to it: ${result.reason}`, {
+        fix: 'To force either way, set endpointReadsFiles (--endpoint-reads-files) to yes or no.',
+      });
     return result.reads;
   } finally {
     await sql.end({ timeout: 5 });

@@ -4,10 +4,11 @@
  */
 import net from 'node:net';
 import type { Logger } from '../../../src/types.ts';
-import { acquire } from './embedded.ts';
+import { DATES_AS_TEXT } from '../postgres-js/dates-as-text.ts';
+import { type Acquired, acquire } from './embedded.ts';
 import type { EndpointSpec } from './endpoint.ts';
-import type { Endpoint, Hyperd } from './hyperd.ts';
-import { locateHyperd } from './locate.ts';
+import type { Endpoint } from './hyperd.ts';
+import { hyperdForFirstUse } from './provision.ts';
 
 export interface HyperServer {
   /** The endpoint given, if any; undefined: an embedded hyperd. */
@@ -22,22 +23,48 @@ export interface HyperServer {
   release(): Promise<void>;
 }
 
-export function hyperServer(fixed: EndpointSpec | undefined, hyperdPath: string | undefined, user: string, logger: Logger): HyperServer {
-  let embedded: { hyperd: Hyperd; release: () => Promise<void> } | undefined;
+export interface EmbeddedHyperd {
+  /** The binary to start (default: HYPERD_PATH, the npm package, the cache). */
+  readonly hyperdPath: string | undefined;
+  /** Fetch it into the cache when none is found (default true; see provision.ts). */
+  readonly fetch: boolean | undefined;
+}
+
+export function hyperServer(
+  fixed: EndpointSpec | undefined,
+  embeddedAs: EmbeddedHyperd,
+  user: string,
+  logger: Logger,
+  isolated = false,
+): HyperServer {
+  let started: Promise<Acquired> | undefined;
+  let embedded: Acquired | undefined;
+  let released = false;
   return {
     fixed,
-    endpoint() {
-      if (fixed) return Promise.resolve(fixed);
-      if (!embedded) {
-        const located = locateHyperd(hyperdPath);
-        if (!located.ok) return Promise.reject(Object.assign(new Error(located.message), { code: 'HYPERD_NOT_FOUND' }));
-        embedded = acquire(located.path, user, logger);
-      }
-      return embedded.hyperd.endpoint();
+    async endpoint() {
+      if (fixed) return fixed;
+      // The first call may fetch hyperd (seconds); every call meanwhile waits for that one.
+      started ??= hyperdForFirstUse(embeddedAs.hyperdPath, { fetch: embeddedAs.fetch, logger }).then(
+        (binary) => {
+          if (released) throw new Error('the Hyper adapter was closed while hyperd was being fetched');
+          embedded = acquire(binary, user, logger, isolated);
+          return embedded;
+        },
+        (error: unknown) => {
+          // Not found or not fetched: the next call looks again (the user may have fixed it).
+          started = undefined;
+          throw error;
+        },
+      );
+      return (await started).hyperd.endpoint();
     },
     pid: () => embedded?.hyperd.pid,
     starts: () => embedded?.hyperd.starts ?? 0,
-    release: async () => embedded?.release(),
+    release: async () => {
+      released = true;
+      await embedded?.release();
+    },
   };
 }
 
@@ -48,12 +75,14 @@ export type ConnectOptionsFor = ReturnType<typeof connectOptionsFor>;
  * postgres.js options for the server. The socket factory asks for the endpoint on every new
  * connection, so a hyperd that died and was restarted on another port is picked up by the pool
  * without rebuilding it. TCP_NODELAY: without it every COPY stalls ~90 ms on Nagle + delayed ACK.
+ * `datesAsText`: see HyperAdapterOptions.
  */
-export function connectOptionsFor(server: HyperServer, user: string, password: string | undefined) {
+export function connectOptionsFor(server: HyperServer, user: string, password: string | undefined, datesAsText = false) {
   return (db: string, max: number, adopt: (socket: net.Socket) => net.Socket = (socket) => socket) =>
     ({
       user,
       ...(password !== undefined ? { pass: password } : {}),
+      ...(datesAsText ? { types: DATES_AS_TEXT } : {}),
       database: db,
       max,
       fetch_types: false,

@@ -26,8 +26,8 @@
 import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import { join } from 'node:path';
-import { quoteLiteral } from '../../../src/sql.ts';
-import { within } from '../../../src/within.ts';
+import { quoteLiteral } from '../../../src/columns/sql.ts';
+import { within } from '../../../src/util/within.ts';
 import type { Sql } from '../postgres-js/pool.ts';
 import type { Endpoint } from './hyperd.ts';
 
@@ -166,7 +166,13 @@ export const ACTIVITY_READ_MS = 3000;
  * are ended, and while a pass for an owner runs the reaper starts no other for that owner; so
  * while a stall lasts, the keys file's cancels still go out again every few seconds.
  */
-export async function endSessionsOf(control: Sql, endpoint: Endpoint, owner: string, keysDir?: string, readMs = ACTIVITY_READ_MS): Promise<number> {
+export async function endSessionsOf(
+  control: Sql,
+  endpoint: Endpoint,
+  owner: string,
+  keysDir?: string,
+  readMs = ACTIVITY_READ_MS,
+): Promise<number> {
   const id = (k: CancelKey) => `${k.pid >>> 0}.${k.secret >>> 0}`;
   const listed = keysDir === undefined ? [] : listedKeys(keysDir, owner);
   const cancelled = new Set(listed.map(id));
@@ -193,10 +199,18 @@ export async function endSessionsOf(control: Sql, endpoint: Endpoint, owner: str
  * When the connection closes, a CancelRequest for its key ends whatever its session may still
  * run (nothing, after a clean close; a COPY cut off by a lost connection otherwise).
  */
-export function keyTagged(socket: net.Socket, endpoint: Endpoint, owner: string, run: (statement: string) => { execute(): Promise<unknown> }, keysDir?: string): net.Socket {
+export function keyTagged(
+  socket: net.Socket,
+  endpoint: Endpoint,
+  owner: string,
+  run: (statement: string) => { execute(): Promise<unknown> },
+  keysDir?: string,
+): net.Socket {
   tapCancelKey(socket, (key) => {
     if (keysDir !== undefined) listKey(join(keysDir, owner), key, socket);
-    run(tagStatement(owner, key)).execute().catch(() => {});
+    run(tagStatement(owner, key))
+      .execute()
+      .catch(() => {});
     socket.once('close', () => void cancelSession(endpoint, key));
   });
   return socket;

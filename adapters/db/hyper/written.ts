@@ -31,14 +31,18 @@ export function isWrite(text: string): boolean {
 
 /** `conn`, calling `onWrite` before any statement that may change the database. */
 export function trackingWrites(conn: DbConnection, onWrite: () => void): DbConnection {
-  const mark = <A extends unknown[], R>(run: (text: string, ...rest: A) => R) => (text: string, ...rest: A): R => {
-    if (isWrite(text)) onWrite();
-    return run(text, ...rest);
-  };
+  const mark =
+    <A extends unknown[], R>(run: (text: string, ...rest: A) => R) =>
+    (text: string, ...rest: A): R => {
+      if (isWrite(text)) onWrite();
+      return run(text, ...rest);
+    };
   return {
     query: mark(conn.query.bind(conn)) as DbConnection['query'],
     execute: mark(conn.execute.bind(conn)),
     copyFrom: mark(conn.copyFrom.bind(conn)),
+    // COPY ... TO writes nothing.
+    ...(conn.copyTo ? { copyTo: conn.copyTo.bind(conn) } : {}),
     describeTable: conn.describeTable.bind(conn),
   };
 }
@@ -47,7 +51,9 @@ export class NotWrittenError extends Error {
   readonly code = 'DATABASE_NOT_WRITTEN';
   constructor(database: string) {
     super(
-      `${database} was not written to disk at this checkpoint: another session on this hyperd (a reader such as psql, a BI tool or a long query) still has it attached; the committed files stay in staging until that session detaches or disconnects`,
+      `${database} was not written to disk at this checkpoint: another session on this hyperd (a reader such as psql, a BI ` +
+        `tool or a long query) still has it attached; the committed files stay in staging until that session detaches or ` +
+        `disconnects`,
     );
     this.name = 'NotWrittenError';
   }

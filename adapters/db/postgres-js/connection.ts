@@ -5,6 +5,7 @@
 import type postgres from 'postgres';
 import type { DbConnection, Row, Statement, TableColumn, TableName } from '../../../src/types.ts';
 import { copyFrom } from './copy-from.ts';
+import { copyTo } from './copy-to.ts';
 import type { AnySql } from './sql.ts';
 
 interface AttributeRow {
@@ -50,7 +51,9 @@ export async function describeTable(sql: AnySql, table: TableName): Promise<Tabl
  * ours failed then, and only this reply tells. 40000 (transaction_rollback): retried.
  */
 function rolledBack(command: string): Error {
-  return Object.assign(new Error(`the server ended the transaction with ${command} at COMMIT; nothing of it was committed`), { code: '40000' });
+  return Object.assign(new Error(`the server ended the transaction with ${command} at COMMIT; nothing of it was committed`), {
+    code: '40000',
+  });
 }
 
 /** Sends COMMIT, and throws unless the server committed (see `rolledBack`). */
@@ -89,6 +92,10 @@ export function connectionOf(sql: AnySql, check: () => void = () => {}): DbConne
     copyFrom: (statement, source) => {
       check();
       return copyFrom(sql, statement, source);
+    },
+    copyTo: (statement) => {
+      check();
+      return copyTo(sql, statement);
     },
     describeTable: (table) => {
       check();

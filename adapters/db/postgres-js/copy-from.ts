@@ -3,13 +3,8 @@
  */
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
+import { secondSettle } from './copy-settle.ts';
 import type { AnySql } from './sql.ts';
-
-/** The two settle functions postgres.js keeps on every pending query (see `copyFrom`). */
-interface SettleHooks {
-  resolve: (value: unknown) => void;
-  reject: (error: unknown) => void;
-}
 
 /**
  * Runs `COPY ... FROM STDIN` and streams `source` into it; resolves with the row count.
@@ -17,37 +12,17 @@ interface SettleHooks {
  * postgres.js resolves the query with a Writable and then settles nothing else: when the server
  * rejects the data after the last chunk, the Writable's `final` callback is never called (an
  * `await` on it hangs and `sql.begin` never rolls back), and on success the "COPY n" row count is
- * dropped. Both arrive as a second resolve/reject of the same query object, so we hook those two
- * functions and turn them into one promise that always settles. Pinned to postgres 3.4.x, and the
- * tests cover both paths (a bad row at the end, a bad row mid-stream, a count).
+ * dropped. Both arrive as a second settle of the same query object, made into one promise that
+ * always settles (copy-settle.ts).
  */
 export async function copyFrom(sql: AnySql, statement: string, source: AsyncIterable<Uint8Array | string>): Promise<number> {
   const query = sql.unsafe(statement);
-  const hooks = query as unknown as SettleHooks;
-  // Set by the first resolve (the Writable, at CopyInResponse): every settle after it is ours.
-  let handedOut = false;
-  let settle!: { resolve: (count: number) => void; reject: (error: unknown) => void };
-  const done = new Promise<number>((resolve, reject) => {
-    settle = { resolve, reject };
-  });
-  // It may reject before it is awaited (below): handled there.
-  done.catch(() => {});
-  const firstResolve = hooks.resolve;
-  const firstReject = hooks.reject;
-  hooks.resolve = (value) => {
-    if (!handedOut) {
-      handedOut = true;
-      // The server's error can arrive in the same read as CopyInResponse (a cancelled COPY):
-      // postgres.js then destroys the stream, with an 'error' event, before this function gets
-      // it. Without a listener that event throws out of the socket handler and ends the process.
-      (value as { on?: (event: string, listener: () => void) => void } | null)?.on?.('error', () => {});
-      return firstResolve(value);
-    }
-    const count = (value as { count?: unknown } | null)?.count;
-    settle.resolve(typeof count === 'number' ? count : Number(count ?? 0));
-  };
-  hooks.reject = (error) => (handedOut ? settle.reject(error) : firstReject(error));
-
+  // The server's error can arrive in the same read as CopyInResponse (a cancelled COPY):
+  // postgres.js then destroys the stream, with an 'error' event, before this function gets it.
+  // Without a listener that event throws out of the socket handler and ends the process.
+  const done = secondSettle(query, (stream) =>
+    (stream as { on?: (event: string, listener: () => void) => void } | null)?.on?.('error', () => {}),
+  );
   const writable = await query.writable();
   // Already ended by the server's error (see above): `done` holds it.
   if (writable.destroyed) return done;

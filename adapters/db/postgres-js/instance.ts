@@ -71,7 +71,9 @@ export function createInstance(make: (hooks: InstanceHooks) => Sql): Instance {
 }
 
 function connectionClosed(): Error {
-  return Object.assign(new Error('the connection closed during the transaction; nothing of it was committed'), { code: 'CONNECTION_CLOSED' });
+  return Object.assign(new Error('the connection closed during the transaction; nothing of it was committed'), {
+    code: 'CONNECTION_CLOSED',
+  });
 }
 
 /** Work on one instance, raced against its connection closing. */

@@ -177,16 +177,14 @@ export function poolOf(make: (hooks: InstanceHooks) => Sql, size: number, onClos
           // Every farewell is waited for, failed or not, so that no connection is ended with its
           // statement still out (see `endInstance`: one that closes then is waited on for nothing).
           const said = await Promise.allSettled(
-            old
-              .filter(isConnected)
-              .map(async (instance) => {
-                const watch = watchClose(instance);
-                try {
-                  await watch.step(farewell(instance.sql));
-                } finally {
-                  watch.dispose();
-                }
-              }),
+            old.filter(isConnected).map(async (instance) => {
+              const watch = watchClose(instance);
+              try {
+                await watch.step(farewell(instance.sql));
+              } finally {
+                watch.dispose();
+              }
+            }),
           );
           const failed = said.find((s): s is PromiseRejectedResult => s.status === 'rejected');
           if (failed) throw failed.reason;

@@ -1,0 +1,110 @@
+#!/usr/bin/env node
+/**
+ * `npm test` after the type check: every Node test file, then the protocol suite on Deno and Bun,
+ * in less time than one file after another. Most files wait on timers, child processes and hyperd
+ * rather than on the CPU, so they run CONCURRENCY at a time, with the Deno and Bun run
+ * (scripts/test-runtimes.mjs) beside them; the files whose assertions time the process itself
+ * (SERIAL, each with its reason) run afterwards, one at a time, with nothing else running.
+ *
+ *   node scripts/test.mjs                   # the whole suite
+ *   node scripts/test.mjs --concurrency 2   # fewer files at once (default 3; 1: one after another)
+ *
+ * Prints each part's time, and exits 1 when any part failed.
+ */
+import { spawn } from 'node:child_process';
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import process from 'node:process';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = join(fileURLToPath(import.meta.url), '..', '..');
+
+/** Files that fail when other files compete for the CPU, and why. */
+export const SERIAL = {
+  'test/conformance-arrow.test.ts': 'bounds how long one load may hold the event loop (1 s)',
+  'test/conformance-parquet.test.ts': 'bounds how long one load may hold the event loop',
+  'test/postgres-adapter.test.ts': "times 100-row COPYs (median under 30 ms: Nagle's algorithm off)",
+  'test/burst.test.ts': 'measures files/s, peak memory and descriptors of a 1,000-file burst',
+  'test/bench.test.ts': 'runs the benchmarks, which measure throughput',
+  'test/crash.test.ts': 'SIGKILLs watchers at random moments; its restarts wait on start-up times',
+  'test/crash-hyperd.test.ts': 'kills hyperd mid-stream and mid-checkpoint at measured moments',
+  'test/crash-bad-rows.test.ts': 'SIGKILLs watchers at random moments, as crash.test.ts',
+  'test/recursive-kill.test.ts': 'SIGKILLs watchers at random moments, as crash.test.ts, with files in subfolders',
+  'test/multi-process.test.ts': 'leases of a few seconds between processes, and SIGSTOP past them',
+  'test/multi-process-hyper.test.ts': 'three processes on one hyperd, killed and restarted within a 150 s budget',
+  'test/lease-expiry.test.ts': 'leases that expire after a few hundred milliseconds',
+  'test/mode-kill.test.ts': 'SIGKILLs three upserting processes at random moments, on 3 s leases',
+  'test/mode-kill-hyper.test.ts': 'SIGKILLs three upserting processes on one hyperd, on 3 s leases',
+  'test/ready-when-multi.test.ts': 'three processes share an inbox in stable mode, one SIGKILLed, on 3 s leases',
+  'test/cli.test.ts': 'signals sent while a file loads or a sweep runs, timed against the command starting',
+};
+
+const args = process.argv.slice(2);
+const at = args.indexOf('--concurrency');
+const concurrency = at >= 0 ? Number(args[at + 1]) : 3;
+if (!Number.isInteger(concurrency) || concurrency < 1) {
+  console.error(`--concurrency expects a whole number, at least 1, got ${JSON.stringify(args[at + 1])}`);
+  process.exit(2);
+}
+
+const all = readdirSync(join(ROOT, 'test'))
+  .filter((f) => f.endsWith('.test.ts'))
+  .sort()
+  .map((f) => `test/${f}`);
+for (const file of Object.keys(SERIAL)) if (!all.includes(file)) throw new Error(`${file} (in SERIAL) does not exist`);
+const parallel = all.filter((f) => !(f in SERIAL));
+
+function nodeTests(files, n) {
+  return ['--import', 'tsx', '--test', '--test-force-exit', `--test-concurrency=${n}`, '--test-reporter=spec', ...files];
+}
+
+/**
+ * Runs a command; `quiet`: its output is kept and printed when it ends, not to interleave with
+ * another's. Either way the output is kept, for the failures' summary at the end.
+ */
+function run(label, command, commandArgs, quiet = false) {
+  const started = performance.now();
+  return new Promise((resolve) => {
+    const child = spawn(command, commandArgs, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    const keep = (stream) => (d) => {
+      output += d;
+      if (!quiet) stream.write(d);
+    };
+    child.stdout.on('data', keep(process.stdout));
+    child.stderr.on('data', keep(process.stderr));
+    child.on('close', (code, signal) => {
+      if (quiet) process.stdout.write(`\n--- ${label} ---\n${output}`);
+      const seconds = (performance.now() - started) / 1000;
+      resolve({ label, ok: code === 0, seconds, code: code ?? signal, output });
+    });
+  });
+}
+
+/**
+ * What the spec reporter says of the failed tests (it lists them last), or the output's end: the
+ * last lines of a long run are what a CI log shows, so a failure's message must be among them.
+ */
+function failures(output) {
+  const text = output.replace(/\x1b\[[0-9;]*m/g, '');
+  const at = text.lastIndexOf('failing tests:');
+  const part = at >= 0 ? text.slice(at) : text.slice(-4000);
+  return part.length > 12000 ? `${part.slice(0, 12000)}\n[... ${part.length - 12000} more characters]` : part;
+}
+
+const started = performance.now();
+const results = await Promise.all([
+  run(`${parallel.length} Node test files, ${concurrency} at a time`, process.execPath, nodeTests(parallel, concurrency)),
+  run('Deno and Bun (scripts/test-runtimes.mjs)', process.execPath, [join('scripts', 'test-runtimes.mjs')], true),
+]);
+console.log(`\n--- ${Object.keys(SERIAL).length} Node test files that time themselves, one at a time ---`);
+for (const [file, why] of Object.entries(SERIAL)) console.log(`#   ${file}: ${why}`);
+results.push(
+  await run(`${Object.keys(SERIAL).length} Node test files, one at a time`, process.execPath, nodeTests(Object.keys(SERIAL), 1)),
+);
+
+for (const r of results.filter((r) => !r.ok)) console.log(`\n--- what failed in: ${r.label} ---\n${failures(r.output)}`);
+console.log('\n--- npm test ---');
+for (const r of results) console.log(`${r.ok ? 'passed' : `FAILED (${r.code})`}  ${r.seconds.toFixed(0).padStart(5)} s  ${r.label}`);
+console.log(`total ${((performance.now() - started) / 1000).toFixed(0)} s`);
+process.exit(results.every((r) => r.ok) ? 0 : 1);

@@ -1,0 +1,88 @@
+/**
+ * What only the PostgreSQL adapter does about row locks (adapters/db/postgres/locks.ts), on a real
+ * server: a takeover's transaction waits for a row lock at most the bound it set, and the session
+ * of a transaction frozen while it holds such a lock can be ended, by the rows it locked.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import type { DbPool } from '../src/types.ts';
+import { postgresForFile } from './helpers/postgres-file.ts';
+
+// One cluster for the whole file (see postgres-file.ts).
+const { db } = await postgresForFile();
+
+describe('PostgreSQL row locks', () => {
+  let pool: DbPool;
+  let tables = 0;
+  before(async () => {
+    pool = await db.openPool({ maxConnections: 3 });
+  });
+  after(() => pool.close());
+
+  /** A table of two rows, and a transaction holding the lock on the row of `owner` 'a' until `let go` resolves. */
+  async function heldRow(): Promise<{ table: string; holder: Promise<unknown>; letGo: () => void }> {
+    const table = `locks_${++tables}`;
+    await pool.query(`CREATE TABLE ${table} (owner TEXT NOT NULL, n BIGINT NOT NULL)`);
+    await pool.query(`INSERT INTO ${table} VALUES ('a', 0), ('b', 0)`);
+    let letGo!: () => void;
+    const released = new Promise<void>((resolve) => (letGo = resolve));
+    let locked!: () => void;
+    const isLocked = new Promise<void>((resolve) => (locked = resolve));
+    const holder = pool.transaction(async (conn) => {
+      await conn.execute(`UPDATE ${table} SET n = n + 1 WHERE owner = 'a'`);
+      locked();
+      await released;
+      await conn.execute(`UPDATE ${table} SET n = n + 1 WHERE owner = 'a'`);
+    });
+    holder.catch(() => {});
+    await isLocked;
+    return { table, holder, letGo };
+  }
+
+  it('declares both row-lock methods, and DDL that rolls back with its transaction', () => {
+    assert.equal(typeof db.limitLockWait, 'function');
+    assert.equal(typeof db.endRowLockHolders, 'function');
+    assert.notEqual(db.capabilities.ddlSurvivesRollback, true, 'PostgreSQL rolls DDL back');
+  });
+
+  it('limitLockWait: an update of a locked row fails with 55P03 after the bound instead of waiting', async () => {
+    const { table, holder, letGo } = await heldRow();
+    try {
+      const started = performance.now();
+      const waiting = pool.transaction(async (conn) => {
+        await db.limitLockWait!(conn, 300);
+        await conn.execute(`UPDATE ${table} SET n = n + 10 WHERE owner = 'a'`);
+      });
+      await assert.rejects(waiting, (error: { code?: unknown }) => error.code === '55P03');
+      const ms = performance.now() - started;
+      assert.ok(ms >= 250 && ms < 5000, `waited ${Math.round(ms)} ms for a bound of 300 ms`);
+      // Only this transaction: the next one waits as long as it must.
+      letGo();
+      await holder;
+      await pool.transaction((conn) => conn.execute(`UPDATE ${table} SET n = n + 10 WHERE owner = 'a'`));
+      const [row] = await pool.query<{ n: unknown }>(`SELECT n FROM ${table} WHERE owner = 'a'`);
+      assert.equal(Number(row!.n), 12);
+    } finally {
+      letGo();
+    }
+  });
+
+  it('endRowLockHolders ends the session holding a lock on the rows picked, and only that one', async () => {
+    const { table, holder, letGo } = await heldRow();
+    try {
+      assert.equal(await db.endRowLockHolders!(pool, { table, column: 'owner', value: 'b' }), 0, 'nobody holds the row of b');
+      assert.equal(await db.endRowLockHolders!(pool, { table, column: 'owner', value: 'a' }), 1);
+      letGo();
+      await assert.rejects(holder, 'the frozen transaction does not commit');
+      const [row] = await pool.query<{ n: unknown }>(`SELECT n FROM ${table} WHERE owner = 'a'`);
+      assert.equal(Number(row!.n), 0, 'nothing of it was kept');
+      // The row is free again: an update goes through at once.
+      await pool.transaction(async (conn) => {
+        await db.limitLockWait!(conn, 300);
+        await conn.execute(`UPDATE ${table} SET n = n + 1 WHERE owner = 'a'`);
+      });
+    } finally {
+      letGo();
+    }
+  });
+});
