@@ -122,7 +122,15 @@ describe('several processes on one inbox (PostgreSQL)', { timeout: 300_000 }, ()
     a.child.kill('SIGSTOP');
     const stoppedAt = Date.now();
     const held = (await readdir(aFolder).catch(() => [])).length;
-    await waitFor(() => takeoverOf([b], a.owner()!) !== undefined, 'b to take a over', LEASE_MS + TAKEOVER_SLACK_MS + 5000);
+    await waitFor(() => takeoverOf([b], a.owner()!) !== undefined, 'b to take a over', LEASE_MS + TAKEOVER_SLACK_MS + 5000).catch(
+      (error: unknown) => {
+        // What b said meanwhile: why it had not taken a over.
+        const said = b.lines
+          .filter((l) => l.at >= stoppedAt)
+          .map((l) => `${l.at - stoppedAt} ms: ${l.message} ${JSON.stringify(l.fields)}`);
+        throw new Error(`${String(error)}; b said:\n${said.slice(-40).join('\n')}`);
+      },
+    );
     const takeover = takeoverOf([b], a.owner()!)!;
     console.log(`# a held ${held} staged entries; taken over ${takeover.at - stoppedAt} ms after SIGSTOP (${takeover.from})`);
     assert.ok(takeover.at - stoppedAt <= LEASE_MS + TAKEOVER_SLACK_MS, `takeover took ${takeover.at - stoppedAt} ms`);

@@ -1,10 +1,12 @@
 /**
  * What only the PostgreSQL adapter does about row locks (adapters/db/postgres/locks.ts), on a real
  * server: a takeover's transaction waits for a row lock at most the bound it set, and the session
- * of a transaction frozen while it holds such a lock can be ended, by the rows it locked.
+ * of a transaction frozen while it holds such a lock can be ended, by the rows it locked; and the
+ * lease store uses both to take over a process frozen in the middle of renewing its lease.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { endFrozenSessions, ensureLeaseTables, registerLease, takeLease } from '../src/store/lease.ts';
 import type { DbPool } from '../src/types.ts';
 import { postgresForFile } from './helpers/postgres-file.ts';
 
@@ -81,6 +83,37 @@ describe('PostgreSQL row locks', () => {
         await db.limitLockWait!(conn, 300);
         await conn.execute(`UPDATE ${table} SET n = n + 1 WHERE owner = 'a'`);
       });
+    } finally {
+      letGo();
+    }
+  });
+
+  it('a lease renewal frozen before its COMMIT: the takeover waits only its bound, ends that session, then takes the lease', async () => {
+    await ensureLeaseTables(pool);
+    const dead = 'frozen-renewal';
+    const me = { owner: dead, host: 'elsewhere', pid: 1, directory: '/inbox', target: 't' };
+    await registerLease(pool, me, 1, 2);
+    await new Promise((r) => setTimeout(r, 20)); // its 1 ms lease has run out
+    // The renewal's UPDATE ran, and its process stopped before the COMMIT (SIGSTOP between round trips).
+    let letGo!: () => void;
+    const released = new Promise<void>((resolve) => (letGo = resolve));
+    let locked!: () => void;
+    const isLocked = new Promise<void>((resolve) => (locked = resolve));
+    const renewal = pool.transaction(async (conn) => {
+      await conn.execute(`UPDATE hyperwatch_internal.leases SET renewed_at = renewed_at WHERE owner = '${dead}'`);
+      locked();
+      await released;
+    });
+    renewal.catch(() => {});
+    await isLocked;
+    try {
+      const first = await takeLease(pool, db, dead, 'taker', false);
+      assert.equal(first.taken, false);
+      assert.match(first.why ?? '', /55P03/, 'the wait for the row lock was bounded');
+      assert.equal(await endFrozenSessions(pool, db, dead), 1, 'the frozen renewal is ended');
+      letGo();
+      await assert.rejects(renewal, 'the frozen renewal does not commit');
+      assert.deepEqual(await takeLease(pool, db, dead, 'taker', false), { taken: true });
     } finally {
       letGo();
     }

@@ -197,13 +197,17 @@ export interface TakeResult {
 }
 
 /**
- * Ends the sessions of `dead` (its lease expired) that hold a lock on one of its fence rows, i.e. a
- * transaction frozen between its fence and its COMMIT, which would otherwise hold the takeover for
- * as long as its process stays frozen: where the database lets such a lock make others wait (see
- * `DbAdapter.endRowLockHolders`). Returns how many it ended.
+ * Ends the sessions of `dead` (its lease expired) that hold a lock on its lease row or one of its
+ * fence rows: a transaction frozen between its renewal or its fence and its COMMIT (the process
+ * stopped, SIGSTOP or a paused VM, between two round trips), which would otherwise hold the
+ * takeover for as long as the process stays frozen, where the database lets such a lock make
+ * others wait (see `DbAdapter.endRowLockHolders`). Returns how many it ended.
  */
 export async function endFrozenSessions(pool: DbPool, db: Pick<DbAdapter, 'endRowLockHolders'>, dead: string): Promise<number> {
-  return (await db.endRowLockHolders?.(pool, { table: FENCES, column: 'owner', value: dead })) ?? 0;
+  if (!db.endRowLockHolders) return 0;
+  let ended = 0;
+  for (const table of [LEASES, FENCES]) ended += await db.endRowLockHolders(pool, { table, column: 'owner', value: dead });
+  return ended;
 }
 
 /** Removes a lease and its fences once nothing of it is left in staging. */

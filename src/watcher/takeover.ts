@@ -58,13 +58,13 @@ async function verdict(w: Watch, owner: string, rows: ReadonlyMap<string, LeaseR
   const took = await takeLease(leasePoolOf(w), db, owner, me.owner, gone);
   if (!took.taken) {
     w.env.log.debug('could not take the lease of a dead process yet; trying again next round', { owner, why: took.why });
-    // Where row locks make others wait: a transaction of the dead process frozen between its fence
-    // and its COMMIT holds the row. End that session (the lease expired: it is no longer the
-    // owner's), and try again next round.
+    // Where row locks make others wait: a transaction of the dead process frozen between its
+    // renewal or its fence and its COMMIT holds the row. End that session (the lease expired: it
+    // is no longer the owner's), and try again next round.
     if (db.endRowLockHolders && row.expired) {
       const ended = await endFrozenSessions(leasePoolOf(w), db, owner).catch(() => 0);
       if (ended > 0)
-        w.env.log.warn('ended the database sessions of a process whose lease expired while they held its fence', {
+        w.env.log.warn('ended the database sessions of a process whose lease expired while they held its lease or fence rows', {
           owner,
           sessions: ended,
         });

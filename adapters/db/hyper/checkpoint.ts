@@ -2,7 +2,7 @@
 import postgres from 'postgres';
 import { quoteIdent } from '../../../src/columns/sql.ts';
 import { poolOf } from '../postgres-js/pool.ts';
-import { type BusyRetry, whileBusy } from './busy.ts';
+import { type BusyRetry, isLockedElsewhere, whileBusy } from './busy.ts';
 import type { DatabaseEntry } from './databases.ts';
 import type { ConnectOptionsFor } from './server.ts';
 import { fileSignature, NotWrittenError } from './written.ts';
@@ -39,6 +39,10 @@ export async function checkpointDatabase(target: CheckpointTarget): Promise<void
   try {
     await whileBusy('checkpoint', () => control.query(`ATTACH DATABASE ${quoteIdent(database)} AS hyperwatch_checkpoint`), busy);
     await whileBusy('checkpoint', () => control.query('DETACH DATABASE hyperwatch_checkpoint'), busy);
+  } catch (error) {
+    // Another program's hyperd opened the file in the instant after our last session detached
+    // it: ours let go of it, which it does only once the file is written. The checkpoint is done.
+    if (!isLockedElsewhere(error)) throw error;
   } finally {
     await control.close();
   }
