@@ -28,6 +28,9 @@ const DEFAULT_FILES = [
   'test/fs-adapters.test.ts',
   'test/drop.test.ts',
   'test/tableau-role.test.ts',
+  // The load modes: their staging tables and statements go through the same client on every runtime.
+  'test/mode-hyper.test.ts',
+  'test/mode-postgres.test.ts',
 ];
 const TIMEOUT_MS = 15 * 60 * 1000;
 
