@@ -29,6 +29,8 @@ export interface FuzzOptions {
   readonly perFileMs?: number;
   /** Growth of this process's resident memory during one watcher run beyond which the run fails. */
   readonly maxGrowthMiB?: number;
+  /** Mutate only the seeds whose name contains one of these (e.g. `zstd`): a long run aimed at one codec or writer. */
+  readonly only?: readonly string[];
   readonly log?: (line: string) => void;
 }
 
@@ -164,7 +166,10 @@ function* batchesOf(seeds: readonly Seed[], rng: Rng, count: number, size: numbe
 export async function fuzz(options: FuzzOptions): Promise<FuzzReport> {
   const env = await openEnv(options.out, options.perFileMs ?? 60_000);
   try {
-    const seeds = await makeSeeds(join(options.out, 'scratch'), env.check.pool);
+    const made = await makeSeeds(join(options.out, 'scratch'), env.check.pool);
+    const { only } = options;
+    const seeds = only && only.length > 0 ? made.filter((s) => only.some((o) => s.name.includes(o))) : made;
+    if (seeds.length === 0) throw new Error(`no seed's name contains ${only!.join(' or ')}; the seeds: ${made.map((s) => s.name).join(', ')}`);
     options.log?.(`${seeds.length} seeds: ${seeds.map((s) => `${s.name} (${s.bytes.length} B)`).join(', ')}`);
     const rng = new Rng(options.seed);
     return await runBatches(options.out, batchesOf(seeds, rng, options.count, options.batch ?? 24), { ...options, db: env });

@@ -4,9 +4,9 @@
  * format (not the raw block format Parquet's LZ4_RAW uses, nor Hadoop's), and ZSTD frames.
  * Output never grows past the announced size, so a small file cannot claim unbounded memory here.
  */
-import { decompressZstd } from 'hyparquet-compressors';
 import { corrupt } from './problem.ts';
 import type { Codec } from './layout.ts';
+import { zstdDecode } from '../shared/zstd-decode.ts';
 import { readZstdHeader } from '../shared/zstd-frame.ts';
 import { lz4Block } from '../shared/lz4-block.ts';
 
@@ -25,14 +25,11 @@ function checkZstdHeader(input: Uint8Array, size: number, what: string): void {
 export function decompress(codec: Codec, input: Uint8Array, size: number, what: string): Uint8Array {
   if (codec === 'zstd') {
     checkZstdHeader(input, size, what);
-    let out: Uint8Array;
     try {
-      out = decompressZstd(input);
+      return zstdDecode(input, size);
     } catch (error) {
-      throw corrupt(`${what}: the ZSTD data cannot be decoded (${error instanceof Error ? error.message : String(error)})`);
+      throw corrupt(`${what}: the ZSTD data cannot be decoded: ${error instanceof Error ? error.message : String(error)}`);
     }
-    if (out.length !== size) throw corrupt(`${what}: the ZSTD data decodes to ${out.length} bytes, not the ${size} its prefix announces`);
-    return out;
   }
   return lz4Frames(input, size, what);
 }

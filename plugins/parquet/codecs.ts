@@ -6,17 +6,18 @@
  * decoded into it):
  * - SNAPPY: the length its preamble states must be the header's, and the block must fill it;
  * - GZIP: a gzip member (RFC 1952), its CRC-32 and length (ISIZE) checked against what it decoded to;
- * - ZSTD: the frame header checked before allocating, the decoder's errors, the frame's content
- *   checksum where it has one;
+ * - ZSTD: the frame header checked before allocating, then libzstd's own decoding (as the other
+ *   readers decode), with its checks: every table and bitstream, the content checksum where the
+ *   frame has one, the exact size;
  * - LZ4_RAW and LZ4 (Hadoop's framing, or a raw block as Arrow C++ also accepts): every length and
  *   match offset checked, the output filled exactly;
  * - BROTLI: the decoder's errors, and no more than the stated size (the format states no size).
  */
 import type { Compressors } from 'hyparquet';
-import { compressors as lenient, decompressZstd, gunzip } from 'hyparquet-compressors';
-import { xxhash64 } from 'hyparquet/src/xxhash.js';
+import { compressors as lenient, gunzip } from 'hyparquet-compressors';
 import { crc32 } from '../shared/crc32.ts';
 import { lz4Block } from '../shared/lz4-block.ts';
+import { zstdDecode } from '../shared/zstd-decode.ts';
 import { readZstdHeader } from '../shared/zstd-frame.ts';
 
 /** What is wrong with a page's compressed bytes, in words about the codec. */
@@ -74,19 +75,12 @@ function gzip(input: Uint8Array, size: number): Uint8Array {
 function zstd(input: Uint8Array, size: number): Uint8Array {
   const header = readZstdHeader(input, size);
   if (typeof header === 'string') return fail(header);
-  let out: Uint8Array;
   try {
-    out = decompressZstd(input);
+    // libzstd checks the frame's content checksum where it has one, and the exact size.
+    return zstdDecode(input, size);
   } catch (error) {
-    return fail(`the ZSTD data cannot be decompressed (${error instanceof Error ? error.message : String(error)})`);
+    return fail(`the ZSTD data cannot be decompressed: ${error instanceof Error ? error.message : String(error)}`);
   }
-  if (out.length !== size) fail(`the ZSTD data decompresses to ${out.length} bytes where the page header says ${size}`);
-  // The checksum closes the frame; with one frame per page (what writers make) it is the page's last 4 bytes.
-  if (header.checksum && header.contentSize === size) {
-    const stated = new DataView(input.buffer, input.byteOffset + input.length - 4, 4).getUint32(0, true);
-    if (Number(xxhash64(out) & 0xffffffffn) !== stated) fail('the ZSTD data fails its content checksum');
-  }
-  return out;
 }
 
 function lz4Raw(input: Uint8Array, size: number): Uint8Array {

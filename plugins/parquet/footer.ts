@@ -4,7 +4,7 @@
  * run on both paths, so a broken file always ends as one of our readable errors, never as whatever
  * hyperd or the decoder happens to say halfway through.
  */
-import { type AsyncBuffer, type FileMetaData, parquetMetadata, parquetSchema } from 'hyparquet';
+import { type AsyncBuffer, type FileMetaData, parquetMetadata, parquetSchema, type SchemaTree } from 'hyparquet';
 import { ingestError, IngestFailure } from '../../src/errors.ts';
 import type { ClaimedFile } from '../../src/types.ts';
 import { chunkStart, decoderMessage } from './decode.ts';
@@ -12,6 +12,7 @@ import { checkFooterThrift, NameNotUtf8, ThriftMismatch } from './thrift-check.t
 
 const hex = (bytes: Uint8Array): string =>
   Array.from(bytes.subarray(0, 32), (b) => b.toString(16).padStart(2, '0')).join(' ') + (bytes.length > 32 ? ' ...' : '');
+import { arrowHintMismatch } from './arrow-hint.ts';
 import { checkStructure, FooterInconsistent } from './footer-structure.ts';
 // The same verifier the Arrow ingester runs on its own messages.
 import { verifyMessage } from '../arrow/verify.ts';
@@ -69,7 +70,8 @@ function isMagic(bytes: Uint8Array): boolean {
 /**
  * The Arrow schema that Arrow writers (arrow-rs, Arrow C++, pyarrow) keep in the footer
  * (`ARROW:schema`: an IPC schema message, base64): when it is there, it must be one, as arrow-rs
- * insists (it refuses the file otherwise). Damage there is damage to the footer.
+ * insists (it refuses the file otherwise), and nest the columns as the Parquet schema does
+ * (arrow-hint.ts). Damage there is damage to the footer.
  */
 function checkArrowSchema(file: ClaimedFile, metadata: FileMetaData): void {
   const entry = metadata.key_value_metadata?.find((kv) => kv.key === 'ARROW:schema');
@@ -92,6 +94,20 @@ function checkArrowSchema(file: ClaimedFile, metadata: FileMetaData): void {
   }
   if (FbMessage.getRootAsMessage(new ByteBuffer(bytes.subarray(prefix))).headerType() !== MessageHeader.Schema)
     throw bad('it is not a schema message');
+  let root: SchemaTree;
+  try {
+    root = parquetSchema(metadata);
+  } catch {
+    return; // the schema's own check (readFooter) says what is wrong with it
+  }
+  const mismatch = arrowHintMismatch(bytes.subarray(prefix), root);
+  if (mismatch)
+    throw fail(
+      file,
+      'PARQUET_CORRUPT',
+      `the footer's ARROW:schema (the Arrow schema its writer kept) disagrees with its Parquet schema: ${mismatch}`,
+      CORRUPT_HINT,
+    );
 }
 
 /** Footers whose own row total disagreed with their row groups' (replaced by theirs). */
