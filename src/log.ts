@@ -4,6 +4,11 @@ import type { Logger } from './types.ts';
 export const silentLogger: Logger = { debug() {}, info() {}, warn() {}, error() {} };
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
+
+/** Whether `text` names a level (a flag's value, a config's). */
+export function isLogLevel(text: string): text is LogLevel {
+  return text === 'debug' || text === 'info' || text === 'warn' || text === 'error';
+}
 const ORDER: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40 };
 
 /**

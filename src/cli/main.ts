@@ -13,7 +13,7 @@ import { checkCommand } from './check.ts';
 import { exportCommand } from './export.ts';
 import { installHyperdCommand } from './install-hyperd.ts';
 import { serveCommand, statusCommand } from './serve.ts';
-import { lineLogger } from '../log.ts';
+import { isLogLevel, lineLogger } from '../log.ts';
 import { sizeFlag } from '../options/checks.ts';
 import { flagsHelp, WATCH_FLAG_ENTRIES, WATCH_FLAGS, watchOptionsFromFlags } from '../options/flags.ts';
 import { startProgress } from '../observe/progress.ts';
@@ -54,6 +54,8 @@ ${flagsHelp(WATCH_FLAG_ENTRIES)}
   --json                  print the summary as one JSON object on stdout
   --log-format <text|json>  log lines on stderr (default text)
   --quiet                 log warnings and errors only
+  --log-level <debug|info|warn|error>  the least severe lines logged (default info; debug says why
+                          a file waits, a takeover is not made yet, a checkpoint ran late)
   -h, --help`,
   query: `Usage: hyperwatch query [options] [--json] "<sql>"
 
@@ -115,6 +117,7 @@ async function watchCommand(args: string[]): Promise<number> {
     json: { type: 'boolean' },
     'log-format': { type: 'string' },
     quiet: { type: 'boolean' },
+    'log-level': { type: 'string' },
   });
   if (values.help) {
     process.stdout.write(`${HELP.watch}\n`);
@@ -123,6 +126,9 @@ async function watchCommand(args: string[]): Promise<number> {
   if (positionals.length !== 1) throw new UsageError('watch expects exactly one directory');
   if (!values.table) throw new UsageError('watch needs --table <name>');
   if (values['log-format'] && !['text', 'json'].includes(values['log-format'])) throw new UsageError('--log-format is text or json');
+  const level = values['log-level'] ?? (values.quiet ? 'warn' : 'info');
+  if (!isLogLevel(level)) throw new UsageError(`--log-level is debug, info, warn or error, not ${JSON.stringify(level)}`);
+  if (values.quiet && values['log-level'] !== undefined) throw new UsageError('--quiet and --log-level: give one of them');
   const options = watchOptionsFromFlags(values);
   if ('problem' in options) throw new UsageError(options.problem);
   let handle: WatcherHandle | undefined;
@@ -132,7 +138,7 @@ async function watchCommand(args: string[]): Promise<number> {
     progress.wrap((line) => process.stderr.write(`${line}\n`)),
     {
       json: values['log-format'] === 'json',
-      level: values.quiet ? 'warn' : 'info',
+      level,
     },
   );
   const db = dbFromFlags(values, logger, positionals[0]);
