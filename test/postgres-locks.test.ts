@@ -2,10 +2,13 @@
  * What only the PostgreSQL adapter does about row locks (adapters/db/postgres/locks.ts), on a real
  * server: a takeover's transaction waits for a row lock at most the bound it set, and the session
  * of a transaction frozen while it holds such a lock can be ended, by the rows it locked; and the
- * lease store uses both to take over a process frozen in the middle of renewing its lease.
+ * lease store uses both to take over a process frozen in the middle of renewing its lease; and the
+ * sessions of a process frozen in any other transaction (a CREATE TABLE not yet committed) are
+ * found by its owner id and ended.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { sessionName } from '../adapters/db/postgres/sessions.ts';
 import { endFrozenSessions, ensureLeaseTables, registerLease, takeLease } from '../src/store/lease.ts';
 import type { DbPool } from '../src/types.ts';
 import { postgresForFile } from './helpers/postgres-file.ts';
@@ -117,5 +120,49 @@ describe('PostgreSQL row locks', () => {
     } finally {
       letGo();
     }
+  });
+
+  it("endSessionsOf: a frozen CREATE TABLE holds every other CREATE TABLE IF NOT EXISTS; ending its owner's sessions frees them, \
+and no one else's", async () => {
+    const frozen = await db.openPool({ maxConnections: 1, owner: 'vm-4242-0123abcd' });
+    const other = await db.openPool({ maxConnections: 1, owner: 'vm-4243-4567cdef' });
+    const waiter = await db.openPool({ maxConnections: 1 });
+    let letGo!: () => void;
+    const released = new Promise<void>((resolve) => (letGo = resolve));
+    let created!: () => void;
+    const isCreated = new Promise<void>((resolve) => (created = resolve));
+    try {
+      const holder = frozen.transaction(async (conn) => {
+        await conn.query('CREATE TABLE frozen_create (id BIGINT)');
+        created();
+        await released;
+      });
+      holder.catch(() => {});
+      await isCreated;
+      const pidOf = async () => Number((await other.query<{ pid: unknown }>('SELECT pg_backend_pid() AS pid'))[0]!.pid);
+      const otherPid = await pidOf(); // a live session of another owner
+      let done = false;
+      const waiting = waiter.query('CREATE TABLE IF NOT EXISTS frozen_create (id BIGINT)').then(() => (done = true));
+      await new Promise((r) => setTimeout(r, 300));
+      assert.equal(done, false, 'the CREATE TABLE IF NOT EXISTS waits on the frozen transaction');
+      assert.equal(await db.endSessionsOf!('vm-4244-89abcdef'), 0, 'an owner without sessions');
+      assert.equal(await db.endSessionsOf!('vm-4242-0123abcd'), 1);
+      await waiting;
+      await assert.rejects(holder, 'the frozen transaction does not commit');
+      letGo();
+      assert.equal(await pidOf(), otherPid, "the other owner's session is the same, untouched");
+    } finally {
+      letGo();
+      await Promise.all([frozen.close(), other.close(), waiter.close()]);
+    }
+  });
+
+  it('sessionName: the unique part of an owner id first, cut at 63 bytes on a character boundary', () => {
+    assert.equal(sessionName('vm-4242-0123abcd'), 'hyperwatch 0123abcd-4242@vm');
+    const long = sessionName(`${'h'.repeat(80)}-4242-0123abcd`);
+    assert.equal(Buffer.byteLength(long), 63);
+    assert.ok(long.startsWith('hyperwatch 0123abcd-4242@hhh'));
+    assert.ok(Buffer.byteLength(sessionName(`${'é'.repeat(40)}-1-ab`)) <= 63);
+    assert.equal(sessionName(undefined), 'hyperwatch');
   });
 });

@@ -120,10 +120,12 @@ export interface DbAdapter {
    */
   openPool(options: { readonly maxConnections: number; readonly owner?: string }): Promise<DbPool>;
   /**
-   * Ends what the database sessions of `owner`, a process known to be dead, left running on the
-   * server (Hyper: a COPY FROM STDIN whose client died, which hyperd never ends by itself and
-   * which blocks the table). Returns how many sessions it ended. Present only where sessions can
-   * outlive the process that opened them (a server shared with other processes).
+   * Ends what the database sessions of `owner`, a process known to be dead or whose lease
+   * expired, left running on the server (Hyper: a COPY FROM STDIN whose client died, which hyperd
+   * never ends by itself and which blocks the table; PostgreSQL: the sessions of a process frozen
+   * past its lease, whose open transactions hold their locks for as long as it stays frozen).
+   * Returns how many sessions it ended. Present only where sessions can outlive the process that
+   * opened them, or its lease (a server shared with other processes).
    */
   endSessionsOf?(owner: string): Promise<number>;
   /**

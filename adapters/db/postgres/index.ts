@@ -14,6 +14,7 @@ import { DATES_AS_TEXT } from '../postgres-js/dates-as-text.ts';
 import { poolOf, type Sql } from '../postgres-js/pool.ts';
 import { guardCopySource } from './csv-end-marker.ts';
 import { endRowLockHolders, limitLockWait } from './locks.ts';
+import { endSessionsNamed, sessionName } from './sessions.ts';
 
 export interface PostgresAdapterOptions {
   /**
@@ -224,9 +225,11 @@ export function createPostgresAdapter(options: PostgresAdapterOptions = {}): Pos
 
   // One connection per postgres.js instance: `poolOf` hands out `maxConnections` of them, one
   // per transaction, and runs BEGIN/COMMIT itself.
-  const connectOptions = (adopt?: (socket: net.Socket) => net.Socket) =>
+  const connectOptions = (adopt?: (socket: net.Socket) => net.Socket, owner?: string) =>
     ({
       max: 1,
+      // Whose session it is: the reaper ends those of a process that lost its lease (sessions.ts).
+      connection: { application_name: sessionName(owner) },
       // Array types are fetched with one extra query per connection; nothing here reads or sends
       // arrays (the ledger inlines its claim ids), so that round trip would buy nothing.
       fetch_types: false,
@@ -265,10 +268,18 @@ export function createPostgresAdapter(options: PostgresAdapterOptions = {}): Pos
     describe: () => `postgres ${target}`,
     limitLockWait,
     endRowLockHolders,
-    async openPool({ maxConnections }) {
+    endSessionsOf: async (owner) => {
+      const sql = postgres(url, connectOptions());
+      try {
+        return await endSessionsNamed(sql, owner);
+      } finally {
+        await sql.end({ timeout: 1 }).catch(() => {});
+      }
+    },
+    async openPool({ maxConnections, owner }) {
       if (closed) throw new Error('the PostgreSQL adapter was closed');
       // `onclose` tells the pool that an instance's connection went away (see `poolOf`).
-      const inner = poolOf(({ onclose, adopt }): Sql => postgres(url, { ...connectOptions(adopt), onclose }), maxConnections);
+      const inner = poolOf(({ onclose, adopt }): Sql => postgres(url, { ...connectOptions(adopt, owner), onclose }), maxConnections);
       const pool: DbPool = {
         transaction: (fn, options) => translated(() => inner.transaction((conn) => fn(translatingConnection(conn)), options)),
         begin: () => {
