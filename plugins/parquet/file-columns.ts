@@ -11,7 +11,8 @@ import { parseSqlType } from '../../src/columns/sql-types.ts';
 import { fitsColumn } from '../../src/columns/type-policy.ts';
 import type { ClaimedFile, DbConnection, IngestContext, TableName } from '../../src/types.ts';
 import { schemaError } from './failures.ts';
-import { mapParquetColumn, type ParquetColumn } from './types.ts';
+import type { ParquetColumn } from './column.ts';
+import { mapParquetColumn } from './types.ts';
 
 /** A file column and the table column it fills. */
 export interface Target {

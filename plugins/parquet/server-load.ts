@@ -15,7 +15,7 @@ import { checkFilePages } from './decode.ts';
 import { rowCountMismatch } from './failures.ts';
 import type { Target } from './file-columns.ts';
 import { asyncBufferOf, rowsMended } from './footer.ts';
-import type { ParquetColumn } from './types.ts';
+import type { ParquetColumn } from './column.ts';
 
 /**
  * `fileState` key: hyperd refused to read this file itself (a type, codec or encoding its reader
