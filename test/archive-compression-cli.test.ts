@@ -14,7 +14,7 @@ import { silentLogger } from '../src/log.ts';
 import { gzip } from './helpers/compression-suite.ts';
 import { csv, drop } from './helpers/drop.ts';
 import { useTempDir } from './helpers/env.ts';
-import { cli, ROOT } from './helpers/proc.ts';
+import { cli, ROOT, usageError } from './helpers/proc.ts';
 
 const FIXTURES = join(ROOT, 'test', 'fixtures', 'compressed');
 
@@ -92,10 +92,7 @@ describe('archive and compression from the CLI and the serve config', () => {
     ['a bad --max-decompressed-bytes', ['--max-decompressed-bytes', 'lots'], /--max-decompressed-bytes expects a size such as 4G/],
   ] as const) {
     it(`exits 2 with a one-line error for ${label}`, async () => {
-      const run = await cli(['watch', '.', '--table', 't', ...args]).done;
-      assert.equal(run.code, 2);
-      assert.match(run.stderr, message);
-      assert.equal(run.stderr.trim().split('\n').length, 1, run.stderr);
+      await usageError(['watch', '.', '--table', 't', ...args], message);
     });
   }
 

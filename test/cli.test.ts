@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { csv, drop, waitFor } from './helpers/drop.ts';
 import { useTempDir } from './helpers/env.ts';
-import { cli, hyperdChildrenOf, isRunning } from './helpers/proc.ts';
+import { cli, hyperdChildrenOf, isRunning, usageError } from './helpers/proc.ts';
 
 describe('hyperwatch CLI', () => {
   const tmp = useTempDir('hyperwatch-cli-');
@@ -113,10 +113,7 @@ describe('hyperwatch CLI', () => {
     ['drop of a missing file', ['drop', '/nonexistent/x.csv', '.'], /is not a readable file/],
   ] as const) {
     it(`exits 2 with a one-line error for ${label}`, async () => {
-      const run = await cli(args).done;
-      assert.equal(run.code, 2);
-      assert.match(run.stderr, message);
-      assert.equal(run.stderr.trim().split('\n').length, 1, run.stderr);
+      const run = await usageError(args, message);
       assert.doesNotMatch(run.stderr, /\n\s+at /);
     });
   }

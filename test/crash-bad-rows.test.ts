@@ -12,7 +12,8 @@ import Papa from 'papaparse';
 import { createHyperAdapter } from '../adapters/db/hyper/index.ts';
 import { openWatcher } from '../src/api.ts';
 import { WatcherRegistry } from '../src/registry.ts';
-import { openWhenUnlocked, startWatchChild } from './helpers/child.ts';
+import { openWhenUnlocked } from './helpers/child.ts';
+import { killWhileProducing } from './helpers/kill-loop.ts';
 import { csv, drop, leftovers, stagedEntries, waitFor } from './helpers/drop.ts';
 import { useHyperFixture } from './helpers/env.ts';
 
@@ -34,41 +35,26 @@ describe('crash safety with bad rows skipped', () => {
     const files = 600;
     const perFile = 3;
     const bad = new Set<string>();
-    let produced = 0;
-    const producer = (async () => {
-      for (let f = 0; f < files; f++) {
+    const kills = await killWhileProducing({
+      dir,
+      table: 'events',
+      database,
+      options: { onBadRows: 'skip' },
+      files,
+      dropFile: async (f) => {
         const rows: (string | number)[][] = Array.from({ length: perFile }, (_, r) => [f * perFile + r, f]);
         if (f % 3 === 0) {
           rows.splice(1, 0, [`bad-${f}`, f]);
           bad.add(`bad-${f},${f}`);
         }
         await drop(dir, `batch-${String(f).padStart(4, '0')}.csv`, csv('id,batch', rows));
-        produced++;
-        if (f % 25 === 0) await sleep(5);
-      }
-    })();
-    let kills = 0;
-    let seed = 7;
-    const random = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
-    while (kills < 10 || produced < files) {
-      const run = startWatchChild(dir, 'events', database, { onBadRows: 'skip' });
-      const during = random() < 0.3;
-      if (!during) await run.started;
-      await sleep(Math.floor(random() * (during ? 400 : 1200)));
-      run.child.kill('SIGKILL');
-      await run.exited;
-      kills++;
-    }
-    await producer;
-    const last = startWatchChild(dir, 'events', database, { onBadRows: 'skip' });
-    await last.started;
-    await waitFor(
-      async () => (await leftovers(dir)).length === 0 && (await stagedEntries(dir)).length === 0,
-      'inbox and staging to empty',
-      120000,
-    );
-    last.child.kill('SIGTERM');
-    await last.exited;
+      },
+      pauseEvery: 25,
+      pauseMs: 5,
+      minKills: 10,
+      seed: 7,
+      left: () => leftovers(dir),
+    });
 
     const failed = (await readdir(join(dir, 'failed'))).sort();
     assert.ok(

@@ -13,7 +13,8 @@ import { gzip } from './helpers/compression-suite.ts';
 import { csv, drop, leftovers, stagedEntries, waitFor } from './helpers/drop.ts';
 import { count, useHyperFixture } from './helpers/env.ts';
 import type { DbPool } from '../src/types.ts';
-import { openWhenUnlocked, startWatchChild } from './helpers/child.ts';
+import { openWhenUnlocked } from './helpers/child.ts';
+import { killWhileProducing } from './helpers/kill-loop.ts';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -37,39 +38,25 @@ describe('crash safety', () => {
     const database = join(fx.root, `${name}.hyper`);
     const files = 1000;
     const perFile = 3;
-    let produced = 0;
-    const producer = (async () => {
-      for (let f = 0; f < files; f++) {
+    const kills = await killWhileProducing({
+      dir,
+      table: 'events',
+      database,
+      options,
+      files,
+      dropFile: async (f) => {
         // With schema evolution on, every third file brings a column the table lacks at first.
         const wide = extraColumn && f % 3 === 2;
         const rows = Array.from({ length: perFile }, (_, r) => (wide ? [f * perFile + r, f, `x${f}`] : [f * perFile + r, f]));
         const body = csv(wide ? 'id,batch,extra' : 'id,batch', rows);
         await drop(dir, `batch-${String(f).padStart(4, '0')}${ext}`, ext === '.csv' ? body : await gzip(body));
-        produced++;
-        if (f % 25 === 0) await sleep(5);
-      }
-    })();
-    let kills = 0;
-    let seed = 42;
-    const random = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
-    while (kills < 12 || produced < files) {
-      const run = startWatchChild(dir, 'events', database, options);
-      // Kill during start-up (recovery, sweep) as well as while running.
-      const during = random() < 0.3;
-      if (!during) await run.started;
-      await sleep(Math.floor(random() * (during ? 400 : 1200)));
-      run.child.kill('SIGKILL');
-      await run.exited;
-      kills++;
-    }
-    await producer;
-    const last = startWatchChild(dir, 'events', database, options);
-    await last.started;
-    const settled = async () =>
-      (await leftovers(dir)).filter((n) => n !== 'archive').length === 0 && (await stagedEntries(dir)).length === 0;
-    await waitFor(settled, 'inbox and staging to empty', 120000);
-    last.child.kill('SIGTERM');
-    await last.exited;
+      },
+      pauseEvery: 25,
+      pauseMs: 5,
+      minKills: 12,
+      seed: 42,
+      left: async () => (await leftovers(dir)).filter((n) => n !== 'archive'),
+    });
 
     const check = createHyperAdapter({ database });
     const pool = await openWhenUnlocked(check);

@@ -10,46 +10,32 @@ import { readFileSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { createHyperAdapter, TABLEAU_ROLE } from '../adapters/db/hyper/index.ts';
-import { Hyperd } from '../adapters/db/hyper/hyperd.ts';
-import { locateHyperd } from '../adapters/db/hyper/locate.ts';
-import { silentLogger } from '../src/log.ts';
 import type { DbPool } from '../src/types.ts';
 import { failedEntries } from './helpers/drop.ts';
-import { removeDir, tempDir } from './helpers/env.ts';
 import { killScenario, stopAll } from './helpers/fleet.ts';
 import { hyperdStanding } from './helpers/hyperd-log.ts';
 import { cli } from './helpers/proc.ts';
+import { type SharedHyperd, startSharedHyperd } from './helpers/shared-hyperd.ts';
 
 const LEASE_MS = 3000;
 // A kill in the middle of a COPY FROM STDIN holds its table until hyperd ends that COPY, 10 s on (see multi-process-hyper.test.ts).
 const TAKEOVER_SLACK_MS = 15_000;
 
 describe('upserts under SIGKILL (hyperd by endpoint)', { timeout: 300_000 }, () => {
+  let shared: SharedHyperd;
   let root: string;
-  let hyperd: Hyperd;
   let endpoint: string;
   let database: string;
-  let check: ReturnType<typeof createHyperAdapter>;
+  let check: SharedHyperd['check'];
   let pool: DbPool;
   let logDir: string;
   before(async () => {
-    const located = locateHyperd();
-    if (!located.ok) throw new Error(located.message);
-    root = await tempDir('hyperwatch-mode-kill-hyper-');
-    logDir = join(root, 'hyperd-log');
-    await mkdir(logDir, { recursive: true });
-    hyperd = new Hyperd({ binary: located.path, logger: silentLogger, logDir });
-    const { host, port } = await hyperd.endpoint();
-    endpoint = `${TABLEAU_ROLE}@${host}:${port}`;
-    database = join(root, 'shared.hyper');
-    check = createHyperAdapter({ endpoint, database });
+    shared = await startSharedHyperd('hyperwatch-mode-kill-hyper-');
+    ({ root, endpoint, database, check, logDir } = shared);
   });
   after(async () => {
     await pool?.close();
-    await check?.close();
-    await hyperd?.stop();
-    await removeDir(root);
+    await shared?.stop();
   });
 
   it('3 processes, 200 upsert files, 10+ SIGKILLs: every file applied once, one row per key, no staging table left', async () => {

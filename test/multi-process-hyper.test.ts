@@ -14,18 +14,14 @@ import type net from 'node:net';
 import { join } from 'node:path';
 import process from 'node:process';
 import { after, before, describe, it } from 'node:test';
-import { createHyperAdapter, TABLEAU_ROLE } from '../adapters/db/hyper/index.ts';
-import { Hyperd } from '../adapters/db/hyper/hyperd.ts';
-import { locateHyperd } from '../adapters/db/hyper/locate.ts';
 import { type CancelKey, keyOf, keyTagged, listedKeys, sessionTag, tapCancelKey } from '../adapters/db/hyper/sessions.ts';
 import { fromDbError } from '../src/errors.ts';
-import { silentLogger } from '../src/log.ts';
 import type { DbPool } from '../src/types.ts';
 import { failedEntries, leftovers, stagedEntries, waitFor } from './helpers/drop.ts';
 import { hyperdStanding, statementsMatching } from './helpers/hyperd-log.ts';
-import { removeDir, tempDir } from './helpers/env.ts';
 import { cleanStops, killScenario, produce, startMember, stopAll, takeoverOf } from './helpers/fleet.ts';
 import { cli, ROOT } from './helpers/proc.ts';
+import { type SharedHyperd, startSharedHyperd } from './helpers/shared-hyperd.ts';
 
 const LEASE_MS = 3000;
 const TAKEOVER_SLACK_MS = 5000;
@@ -44,35 +40,23 @@ const TAKEOVER_SLACK_MS = 5000;
 const HYPERD_CANCEL_MS = 10_000;
 
 describe('several processes on one inbox (one shared hyperd, --endpoint)', { timeout: 600_000 }, () => {
-  let hyperd: Hyperd;
+  let shared: SharedHyperd;
   let endpoint: string;
   let root: string;
   let database: string;
-  let check: ReturnType<typeof createHyperAdapter>;
+  let check: SharedHyperd['check'];
   let pool: DbPool;
   let logDir: string;
   before(async () => {
-    const located = locateHyperd();
-    if (!located.ok) throw new Error(located.message);
-    root = await tempDir('hyperwatch-multi-hyper-');
     // hyperd's own log says what a failed run waited on (see hyperdStanding);
     // HYPERWATCH_TEST_HYPERD_LOG=<dir> keeps it, to see what a slow takeover waited on.
-    logDir = process.env.HYPERWATCH_TEST_HYPERD_LOG ?? join(root, 'hyperd-log');
-    await mkdir(logDir, { recursive: true });
-    hyperd = new Hyperd({ binary: located.path, logger: silentLogger, logDir });
-    const { host, port } = await hyperd.endpoint();
-    // Started as Tableau's Hyper API starts it (the role of the files it makes), so every
-    // process names that user in its endpoint, as a user of such a hyperd does.
-    endpoint = `${TABLEAU_ROLE}@${host}:${port}`;
-    database = join(root, 'shared.hyper');
-    check = createHyperAdapter({ endpoint, database });
+    shared = await startSharedHyperd('hyperwatch-multi-hyper-', process.env.HYPERWATCH_TEST_HYPERD_LOG);
+    ({ root, endpoint, database, check, logDir } = shared);
     pool = await check.openPool({ maxConnections: 1 });
   });
   after(async () => {
     await pool?.close();
-    await check?.close();
-    await hyperd?.stop();
-    await removeDir(root);
+    await shared?.stop();
   });
 
   /**

@@ -5,7 +5,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { SchemaElement, SchemaTree } from 'hyparquet';
-import { describeParquetType, mapParquetColumn } from '../plugins/parquet/types.ts';
+import { describeParquetType } from '../plugins/parquet/column.ts';
+import { mapParquetColumn } from '../plugins/parquet/types.ts';
 import { fitsColumn } from '../src/columns/type-policy.ts';
 import { parseSqlType } from '../src/columns/sql-types.ts';
 import type { LogicalType } from '../src/types.ts';

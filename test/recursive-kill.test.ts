@@ -8,11 +8,10 @@ import { mkdir, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { createHyperAdapter } from '../adapters/db/hyper/index.ts';
-import { openWhenUnlocked, startWatchChild } from './helpers/child.ts';
-import { csv, drop, stagedEntries, waitFor } from './helpers/drop.ts';
+import { openWhenUnlocked } from './helpers/child.ts';
+import { killWhileProducing } from './helpers/kill-loop.ts';
+import { csv, drop } from './helpers/drop.ts';
 import { useHyperFixture } from './helpers/env.ts';
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Files left under `dir` but in failed/ and .hyperwatch/ (folders themselves are not files). */
 async function filesLeft(dir: string, rel = ''): Promise<string[]> {
@@ -37,39 +36,24 @@ describe('recursive, crash safety', () => {
     const files = 400;
     const perFile = 3;
     const pathOf = (f: number) => `d${f % 10}/sub/batch-${String(Math.floor(f / 10)).padStart(4, '0')}.csv`;
-    let produced = 0;
-    const producer = (async () => {
-      for (let f = 0; f < files; f++) {
+    const kills = await killWhileProducing({
+      dir,
+      table: 'events',
+      database,
+      options,
+      files,
+      dropFile: async (f) => {
         const folder = join(dir, `d${f % 10}`, 'sub');
         await mkdir(folder, { recursive: true });
         const rows = Array.from({ length: perFile }, (_, r) => [f * perFile + r, f]);
         await drop(folder, pathOf(f).split('/').pop()!, csv('id,f', rows));
-        produced++;
-        if (f % 10 === 0) await sleep(10);
-      }
-    })();
-    let kills = 0;
-    let seed = 7;
-    const random = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
-    while (kills < 10 || produced < files) {
-      const run = startWatchChild(dir, 'events', database, options);
-      const during = random() < 0.3;
-      if (!during) await run.started;
-      await sleep(Math.floor(random() * (during ? 400 : 1200)));
-      run.child.kill('SIGKILL');
-      await run.exited;
-      kills++;
-    }
-    await producer;
-    const last = startWatchChild(dir, 'events', database, options);
-    await last.started;
-    await waitFor(
-      async () => (await filesLeft(dir)).length === 0 && (await stagedEntries(dir)).length === 0,
-      'inbox and staging to empty',
-      120000,
-    );
-    last.child.kill('SIGTERM');
-    await last.exited;
+      },
+      pauseEvery: 10,
+      pauseMs: 10,
+      minKills: 10,
+      seed: 7,
+      left: () => filesLeft(dir),
+    });
 
     const check = createHyperAdapter({ database });
     const pool = await openWhenUnlocked(check);

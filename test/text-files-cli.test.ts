@@ -12,7 +12,7 @@ import { ServeInstance } from '../src/serve/server.ts';
 import { silentLogger } from '../src/log.ts';
 import { drop } from './helpers/drop.ts';
 import { useTempDir } from './helpers/env.ts';
-import { cli } from './helpers/proc.ts';
+import { cli, usageError } from './helpers/proc.ts';
 
 const EXPORT = '\ufeffid;city;amount\r\n1;"Köln; Mitte";1,5\r\n2;Bonn;2,25\r\n';
 
@@ -96,10 +96,7 @@ says so", async () => {
   });
 
   it('exits 2 with a one-line error for --encoding klingon', async () => {
-    const run = await cli(['watch', '.', '--table', 't', '--encoding', 'klingon']).done;
-    assert.equal(run.code, 2);
-    assert.match(run.stderr, /--encoding: "klingon" is not a known character set/);
-    assert.equal(run.stderr.trim().split('\n').length, 1, run.stderr);
+    await usageError(['watch', '.', '--table', 't', '--encoding', 'klingon'], /--encoding: "klingon" is not a known character set/);
   });
 
   for (const [value, message] of [
@@ -107,10 +104,7 @@ says so", async () => {
     ['"', /--csv-delimiter cannot be "\\"" \(the quote or a line break\)/],
   ] as const) {
     it(`exits 2 with a one-line error for --csv-delimiter ${value}`, async () => {
-      const run = await cli(['watch', '.', '--table', 't', '--csv-delimiter', value]).done;
-      assert.equal(run.code, 2);
-      assert.match(run.stderr, message);
-      assert.equal(run.stderr.trim().split('\n').length, 1, run.stderr);
+      await usageError(['watch', '.', '--table', 't', '--csv-delimiter', value], message);
     });
   }
 

@@ -14,7 +14,8 @@ import { DictionaryBatch as FbDictionaryBatch } from 'apache-arrow/fb/dictionary
 import { RecordBatch as FbRecordBatch } from 'apache-arrow/fb/record-batch';
 import { BufferRegion, DictionaryBatch, FieldNode, Message, RecordBatch } from 'apache-arrow/ipc/metadata/message';
 import type { ClaimedFile } from '../../src/types.ts';
-import { checkValues, safeBody, valueBuffers } from './body.ts';
+import { safeBody } from './body.ts';
+import { checkValues, valueBuffers } from './value-checks.ts';
 import { type BatchHeader, MAX_BODY, type NodePlan, planBatch, readBatchHeader, type Region } from './layout.ts';
 import { corrupt, IpcProblem, makeBreather } from './problem.ts';
 import { fbMessage, readFlatbuffer, type SchemaShape } from './shape.ts';

@@ -11,7 +11,7 @@ import type { AsyncBuffer, FileMetaData, SchemaElement } from 'hyparquet';
 import { ingestError, IngestFailure } from '../../src/errors.ts';
 import type { ClaimedFile } from '../../src/types.ts';
 import { type ColumnPages, decoderMessage, decodeRows, openGroup, yieldToEventLoop } from './decode.ts';
-import type { ParquetColumn, TimeUnit, ValueCodec } from './types.ts';
+import type { ParquetColumn, TimeUnit, ValueCodec } from './column.ts';
 import {
   formatDate,
   formatDecimal as decimalText,

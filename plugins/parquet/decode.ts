@@ -16,7 +16,7 @@ import { checkPages, decoderMessage } from './pages.ts';
 export { decoderMessage, MAX_PAGE_BYTES } from './pages.ts';
 import type { ClaimedFile } from '../../src/types.ts';
 import { PARSERS } from './parsers.ts';
-import type { ParquetColumn } from './types.ts';
+import type { ParquetColumn } from './column.ts';
 
 /** The most compressed bytes of one row group (the columns loaded) this decoder holds at once. */
 export const MAX_GROUP_BYTES = 1 << 30;

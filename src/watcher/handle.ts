@@ -1,9 +1,9 @@
 /**
- * The lifecycle shell of one watched directory: start, stop, idleness, and scheduling tasks (a
- * file, or a group of small files, each from claim to settle) under the bound on parallelism.
+ * The lifecycle shell of one watched directory: it wires the watch's parts together, starts and
+ * stops them, and answers what the API asks of a running watcher. Scheduling tasks (a file, or a
+ * group of small files, each from claim to settle) under the bound on parallelism is tasks.ts.
  * The protocol itself is in protocol/states.ts; each of its steps in its own file beside this one.
  */
-import { setImmediate } from 'node:timers';
 import { ContentGate } from './content-gate.ts';
 import { Mutex } from '../util/mutex.ts';
 import type { ResolvedOptions } from '../options.ts';
@@ -14,14 +14,11 @@ import type { DbAdapter, FsAdapter, FsSubscription, TableName } from '../types.t
 import { startLedgerRetention } from './retention.ts';
 import { within } from '../util/within.ts';
 import { ActiveFiles } from './active.ts';
-import { claimAll } from './claim.ts';
 import { Reaper } from './dead-sessions.ts';
 import { onNames, rescan } from './discover.ts';
 import { takeDue } from './discover-stable.ts';
 import { Checkpoints } from './durability.ts';
-import { EarlyBegin } from './early.ts';
-import { batchLimit, watchEnv } from './env.ts';
-import { finishAll } from './group.ts';
+import { watchEnv } from './env.ts';
 import { Inbox } from './inbox.ts';
 import { endLease, heartbeatMs, newLeaseState } from './lease.ts';
 import { Lifecycle } from './life.ts';
@@ -33,6 +30,7 @@ import { archiveRoot } from './archive.ts';
 import { startUp } from './start-up.ts';
 import { TableKnowledge } from './table-knowledge.ts';
 import { startTakeoverChecks } from './takeover.ts';
+import { TaskPump } from './tasks.ts';
 import type { Watch } from './watch.ts';
 
 /** What `stopWatching` returns. */
@@ -72,10 +70,7 @@ export class WatcherHandle {
   #timer: ReturnType<typeof setInterval> | undefined;
   #takeover: ReturnType<typeof setInterval> | undefined;
   #retention: ReturnType<typeof setInterval> | undefined;
-  /** Tasks at once: 1 during the start-up sweep, then `maxConcurrent`. */
-  #limit = 1;
-  #idleWaiters: (() => void)[] = [];
-  #pumpScheduled = false;
+  readonly #tasks: TaskPump;
   #starting: Promise<void> | undefined;
   #stopped: Promise<WatchSummary> | undefined;
   #stoppedWaiters: (() => void)[] = [];
@@ -89,9 +84,14 @@ export class WatcherHandle {
     // Taken over by another process: stop at once, leaving the claims to it.
     const lease = newLeaseState(deps.dir, tableLabel(deps.table), options.leaseMs, options.maxConcurrent, () => void this.stop());
     const env = watchEnv({ ...deps, stats: this.stats, me: lease.me, stagingRoot: lease.stagingRoot });
+    const tasks = new TaskPump(
+      () => this.#w,
+      () => this.rescan(),
+    );
+    this.#tasks = tasks;
     const life = new Lifecycle(() => {
-      this.#pump();
-      this.#notifyIdle();
+      tasks.pump();
+      tasks.notifyIdle();
     });
     const pool = new WatcherPool();
     const onFsError = (error: unknown): void => {
@@ -112,7 +112,7 @@ export class WatcherHandle {
       env,
       life,
       pool,
-      inbox: new Inbox(options.queueLimit, this.stats, () => this.#pumpSoon(), options.order === 'name'),
+      inbox: new Inbox(options.queueLimit, this.stats, () => tasks.pumpSoon(), options.order === 'name'),
       folders,
       settling: new Settling(options.stableMs, options.queueLimit, this.stats, () => takeDue(this.#w)),
       known: new TableKnowledge(deps.table),
@@ -162,8 +162,8 @@ export class WatcherHandle {
     await this.rescan();
     await this.whenIdle();
     if (life.stopping) return;
-    this.#limit = options.maxConcurrent;
-    this.#pump();
+    this.#tasks.widen(options.maxConcurrent);
+    this.#tasks.pump();
     this.#timer = setInterval(() => void this.rescan(), options.rescanIntervalMs);
     this.#takeover = startTakeoverChecks(w, heartbeatMs(options.leaseMs));
     this.#retention = startLedgerRetention(w);
@@ -212,87 +212,7 @@ export class WatcherHandle {
 
   /** Resolves when nothing is queued or in flight. */
   whenIdle(): Promise<void> {
-    if (this.#isIdle()) return Promise.resolve();
-    return new Promise((resolve) => this.#idleWaiters.push(resolve));
-  }
-
-  #isIdle(): boolean {
-    const { inbox, life, checkpoints } = this.#w;
-    return (inbox.size === 0 || life.stopping) && life.running === 0 && !inbox.overflow && !inbox.rescanning && !checkpoints.running;
-  }
-
-  #notifyIdle(): void {
-    if (!this.#isIdle()) return;
-    for (const resolve of this.#idleWaiters.splice(0)) resolve();
-  }
-
-  /**
-   * Pumps once the events at hand have all been queued: the directory reports a burst of drops
-   * as many events in one turn of the event loop, and claimed together they form groups instead
-   * of each taking a task (and a transaction) of its own. The delay is a few microseconds.
-   */
-  #pumpSoon(): void {
-    if (this.#pumpScheduled) return;
-    this.#pumpScheduled = true;
-    setImmediate(() => {
-      this.#pumpScheduled = false;
-      this.#pump();
-    });
-  }
-
-  /**
-   * Starts tasks while slots are free. Each task takes a share of the queue (up to `batchFiles`):
-   * a lone file goes at once, on its own; a backlog is split into groups across the free slots.
-   */
-  #pump(): void {
-    const { inbox, life, known, checkpoints, env } = this.#w;
-    while (!life.stopping && !checkpoints.paused && life.running < this.#limit && inbox.size > 0) {
-      // Until the table exists, one file at a time: the first creates it, and files claimed
-      // meanwhile would each go alone (see group.ts) instead of waiting to form groups.
-      if (!known.exists && life.running > 0) break;
-      const free = this.#limit - life.running;
-      const names = inbox.dequeue(known.exists ? Math.min(batchLimit(env.options), Math.ceil(inbox.size / free)) : 1);
-      const task: Promise<void> = this.#task(names)
-        .catch((error: unknown) => {
-          env.log.error('unexpected error processing files; they stay where they are and are retried on the next rescan', {
-            files: names.slice(0, 10),
-            error: String(error),
-          });
-        })
-        .finally(() => {
-          inbox.released(names);
-          life.remove(task);
-          this.stats.inFlight = life.running;
-          checkpoints.afterTask(inbox.size);
-          this.#pump();
-          this.#notifyIdle();
-        });
-      life.add(task);
-      this.stats.inFlight = life.running;
-    }
-    if (inbox.overflow && inbox.size <= env.options.queueLimit / 2 && !inbox.rescanning && !life.stopping) void this.rescan();
-  }
-
-  /**
-   * One task: claims its drops, then ingests them. The BEGIN of the task's first transaction is
-   * sent before the claims, so that its round trip (a millisecond or two when idle, tens under
-   * load) runs while the files are being claimed rather than after. Only where that transaction
-   * is the task's first use of the pool: with the table known (no schema lock first) and no
-   * duplicate check against the ledger.
-   */
-  async #task(readyNames: readonly string[]): Promise<void> {
-    const w = this.#w;
-    const { env, known, life, inbox } = w;
-    const sentAt = performance.now();
-    const early = new EarlyBegin(known.exists && !env.options.skipDuplicateContent ? w.pool.ifOpen?.begin?.() : undefined, sentAt);
-    try {
-      env.log.debug('claiming', { files: readyNames.length, first: readyNames[0], inFlight: life.running, queued: inbox.size });
-      const claimed = await claimAll(w, readyNames);
-      env.log.debug('claimed', { files: claimed.length });
-      await finishAll(w, claimed, early);
-    } finally {
-      early.release();
-    }
+    return this.#tasks.whenIdle();
   }
 
   /**
@@ -310,7 +230,7 @@ export class WatcherHandle {
     life.stop();
     // Stopped while starting (a signal during a long recovery or initial sweep): the start ends
     // at its next step (its sweep's tasks leave their files claimed), then the stop goes on.
-    this.#notifyIdle();
+    this.#tasks.notifyIdle();
     await this.#starting?.catch(() => {});
     if (this.#timer) clearInterval(this.#timer);
     clearInterval(this.#takeover);
@@ -334,7 +254,7 @@ export class WatcherHandle {
     this.#stoppedAt = new Date().toISOString();
     this.#deps.onStopped();
     for (const resolve of this.#stoppedWaiters.splice(0)) resolve();
-    this.#notifyIdle();
+    this.#tasks.notifyIdle();
     env.log.info('stopped', { dir: this.dir, ...this.stats, lastError: this.stats.lastError?.message, ingestSeconds: undefined });
     return this.summary();
   }

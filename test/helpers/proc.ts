@@ -1,4 +1,5 @@
 /** Process helpers for lifecycle tests (Linux /proc). */
+import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -56,6 +57,18 @@ export function cli(
   child.stderr!.setEncoding('utf8').on('data', (d: string) => (stderr += d));
   const done = new Promise<Run>((resolve) => child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr })));
   return { child, done };
+}
+
+/**
+ * Runs the CLI with `args` and asserts that it refused them as a usage error does: exit 2, and
+ * one line on stderr that matches `message`. Returns the run for what a test checks besides.
+ */
+export async function usageError(args: readonly string[], message: RegExp): Promise<Run> {
+  const run = await cli(args).done;
+  assert.equal(run.code, 2);
+  assert.match(run.stderr, message);
+  assert.equal(run.stderr.trim().split('\n').length, 1, run.stderr);
+  return run;
 }
 
 /**
