@@ -24,7 +24,7 @@ import { arrowIngester } from '../plugins/arrow/index.ts';
 import { compressedIngester } from '../plugins/compressed/index.ts';
 import { createCsvIngester, type CsvDialect, csvIngester, dialectProblems } from '../plugins/csv/index.ts';
 import { encodedIngester, isUtf8, utf16MarkedIngester } from '../plugins/encoding/index.ts';
-import { jsonIngester } from '../plugins/json/index.ts';
+import { createJsonIngester, type JsonDialect, jsonIngester } from '../plugins/json/index.ts';
 import { parquetIngester } from '../plugins/parquet/index.ts';
 import { SESSIONS_DIR, STAGING_DIR } from './constants.ts';
 import { PluginRegistry } from './plugins.ts';
@@ -58,6 +58,16 @@ export function csvDialectOf(options: CsvOptions & { readonly csvDelimiter?: str
   return dialect;
 }
 
+/** The settings that mean something in JSON (NULL markers, how dates are written in strings), as the JSON plugin's dialect. */
+export function jsonDialectOf(options: CsvOptions): JsonDialect {
+  const dialect: { -readonly [K in keyof JsonDialect]: JsonDialect[K] } = {};
+  if (options.nullValues !== undefined) dialect.nullValues = options.nullValues;
+  if (options.dateStyle !== undefined) dialect.dateStyle = options.dateStyle;
+  if (options.dateFormat !== undefined) dialect.dateFormat = options.dateFormat;
+  if (options.timestampFormat !== undefined) dialect.timestampFormat = options.timestampFormat;
+  return dialect;
+}
+
 /**
  * What is wrong with a watcher's CSV settings, each under the option's own name (`dateStyle`, `csvDelimiter`);
  * `alone`: each setting by itself, not what is wrong with them together (see `dialectProblems`).
@@ -87,6 +97,8 @@ export interface TextSettings {
   readonly maxDecompressedBytes: number;
   /** How `.csv` and `.tsv` files are written (delimiter, dates...); empty: the defaults. */
   readonly csv?: CsvDialect;
+  /** How JSON strings are read (NULL markers, dates); empty: the defaults. */
+  readonly json?: JsonDialect;
   /** The character set of text files; undefined or UTF-8: read as they are. */
   readonly encoding?: string;
 }
@@ -97,8 +109,13 @@ export interface TextSettings {
  * from `encoding` when one is set, and read compressed too (`.csv.gz`) unless `compression` is off.
  */
 export function watcherPlugins(extra: readonly IngesterPlugin[], text: TextSettings): PluginRegistry {
-  const custom = text.csv !== undefined && Object.keys(text.csv).length > 0;
-  const builtins = custom ? builtinIngesters.map((p) => (p === csvIngester ? createCsvIngester(text.csv) : p)) : builtinIngesters;
+  const customCsv = text.csv !== undefined && Object.keys(text.csv).length > 0;
+  const customJson = text.json !== undefined && Object.keys(text.json).length > 0;
+  const builtins = builtinIngesters.map((p) => {
+    if (p === csvIngester && customCsv) return createCsvIngester(text.csv);
+    if (p === jsonIngester && customJson) return createJsonIngester(text.json);
+    return p;
+  });
   // Checks that no two extras claim one extension; then builtins, extras and the variants below
   // in one list, where a later plugin replaces an earlier one for the extensions it lists.
   let registry = new PluginRegistry(builtins, extra);

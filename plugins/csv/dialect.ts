@@ -10,7 +10,8 @@
  */
 import { ingestError, IngestFailure } from '../../src/errors.ts';
 import type { ClaimedFile } from '../../src/types.ts';
-import { compileDateFormat, type DateFormat } from '../shared/date-format.ts';
+import { compileDateFormat } from '../shared/date-format.ts';
+import { compileDateSettings, type DateSettings } from '../shared/date-columns.ts';
 import { DATE_STYLES, type DateStyle } from '../shared/date-read.ts';
 import { type NumberFormat, separatorProblem } from '../shared/number-text.ts';
 import { parseRows } from './head.ts';
@@ -54,12 +55,7 @@ export interface CsvDialect {
   readonly columnNames?: readonly string[];
 }
 
-/** The dialect's date settings, compiled. */
-export interface DateSettings {
-  readonly style?: DateStyle;
-  readonly dateFormat?: DateFormat;
-  readonly timestampFormat?: DateFormat;
-}
+export type { DateSettings } from '../shared/date-columns.ts';
 
 /** A setting of a dialect that cannot be used: which, and why. */
 export interface DialectProblem {
@@ -208,19 +204,7 @@ export function nullMarkers(dialect: CsvDialect): string[] {
 
 /** The dialect's date settings, compiled (the dialect passed `dialectProblems`). */
 export function dateSettings(dialect: CsvDialect): DateSettings {
-  const compile = (format: string | undefined) => {
-    if (format === undefined) return undefined;
-    const compiled = compileDateFormat(format);
-    if (typeof compiled === 'string') throw new TypeError(`date format ${JSON.stringify(format)} ${compiled}`);
-    return compiled;
-  };
-  const dateFormat = compile(dialect.dateFormat);
-  const timestampFormat = compile(dialect.timestampFormat);
-  return {
-    ...(dialect.dateStyle ? { style: dialect.dateStyle } : {}),
-    ...(dateFormat ? { dateFormat } : {}),
-    ...(timestampFormat ? { timestampFormat } : {}),
-  };
+  return compileDateSettings(dialect);
 }
 
 const OTHER_DELIMITERS = [';', '\t', '|'] as const;
