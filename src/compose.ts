@@ -36,7 +36,7 @@ import type { DbAdapter, DbPool, FsAdapter, IngesterPlugin, Logger } from './typ
 // Ingester plugins
 // ---------------------------------------------------------------------------------------------
 
-export { delimiterProblem as csvDelimiterProblem } from '../plugins/csv/index.ts';
+export { delimiterProblem as csvDelimiterProblem, sniffCsv, sniffedFlags } from '../plugins/csv/index.ts';
 export { encodingProblem } from '../plugins/encoding/index.ts';
 
 /** The CSV settings of a watcher's options (`CsvOptions` and `csvDelimiter`), as the CSV plugin's dialect. */
@@ -55,6 +55,7 @@ export function csvDialectOf(options: CsvOptions & { readonly csvDelimiter?: str
   if (options.commentPrefix !== undefined) dialect.commentPrefix = options.commentPrefix;
   if (options.header !== undefined) dialect.header = options.header;
   if (options.columnNames !== undefined) dialect.columnNames = options.columnNames;
+  if (options.sniff !== undefined) dialect.sniff = options.sniff;
   return dialect;
 }
 

@@ -53,6 +53,11 @@ export interface CsvDialect {
   readonly header?: boolean;
   /** With `header: false`, the columns' names in file order; default `column1`, `column2`, ... */
   readonly columnNames?: readonly string[];
+  /**
+   * Each file read with the settings its head decides (sniff.ts), those given here kept; a file
+   * whose head reads more than one way fails with the candidates (CSV_SNIFF_UNDECIDED).
+   */
+  readonly sniff?: boolean;
 }
 
 export type { DateSettings } from '../shared/date-columns.ts';
@@ -89,7 +94,8 @@ export function dialectProblems(dialect: CsvDialect, alone = false): DialectProb
     if (value === undefined) continue;
     const problem = separatorProblem(value);
     if (problem) problems.push({ field, problem });
-    else if (!alone && value === (dialect.delimiter ?? ',')) {
+    // Sniffing without a delimiter given, each file's own delimiter is checked against it (sniffed.ts).
+    else if (!alone && value === (dialect.delimiter ?? ',') && !(dialect.sniff === true && dialect.delimiter === undefined)) {
       // Checked when the watcher starts, before it knows whether .csv files will come: a watcher of
       // .tsv files only (always tab-separated) is told so too, since the default delimiter is the clash.
       const tsv = dialect.delimiter === undefined ? '; for tab-separated files, .tsv too, --csv-delimiter tab' : '';
@@ -134,6 +140,8 @@ export function dialectProblems(dialect: CsvDialect, alone = false): DialectProb
       problem: `is ${JSON.stringify(dialect.commentPrefix)}: give the characters a comment line starts with, e.g. "#"`,
     });
   }
+  if (dialect.sniff !== undefined && typeof dialect.sniff !== 'boolean')
+    problems.push({ field: 'sniff', problem: `is ${JSON.stringify(dialect.sniff)}, not true or false` });
   if (dialect.header !== undefined && typeof dialect.header !== 'boolean')
     problems.push({ field: 'header', problem: `is ${JSON.stringify(dialect.header)}, not true or false` });
   if (dialect.columnNames !== undefined) {

@@ -114,7 +114,8 @@ export type DialectOption =
   | 'skipLines'
   | 'commentPrefix'
   | 'header'
-  | 'columnNames';
+  | 'columnNames'
+  | 'sniff';
 
 /**
  * A CSV dialect setting's own problem, as the API and serve configs name it (`dateStyle is ...`);
@@ -346,5 +347,23 @@ export const CSV_DIALECT_OPTIONS = {
       ),
     },
     serve: { schema: { type: 'array', items: { type: 'string' } }, fix: 'Give one name per column, with "header": false.' },
+  },
+  sniff: {
+    to: 'watcher',
+    doc:
+      'true: each CSV file is read with the dialect its head decides (delimiter, quote, escape, comments, preamble lines, header ' +
+      'or none, day/month order, decimal and thousands separators, NULL markers), the settings given kept; a file that reads ' +
+      'more than one way fails as `CSV_SNIFF_UNDECIDED`, listing the candidates; see [CSV dialects](#csv-dialects)',
+    default: false,
+    check: dialectCheck('sniff'),
+    flag: {
+      name: 'sniff',
+      type: 'boolean',
+      help:
+        'read each CSV file with the dialect its head decides (the flags\n`hyperwatch check` suggests); one that reads more ' +
+        'than one way fails,\nits candidates listed',
+      parse: () => ({ value: true }),
+    },
+    serve: { schema: { type: 'boolean' }, fix: 'Use true or false (no quotes).' },
   },
 } as const satisfies Partial<OptionTable>;
