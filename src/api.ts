@@ -4,7 +4,7 @@
  */
 import { realpath, stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import { csvDialectOf, defaultFsAdapter, watcherDb, watcherPlugins } from './compose.ts';
+import { csvDialectOf, defaultFsAdapter, jsonDialectOf, watcherDb, watcherPlugins } from './compose.ts';
 import { resolveOptions, WatchConfigError, type WatchOptions } from './options.ts';
 import { defaultRegistry, type WatcherRegistry } from './registry.ts';
 import { parseTableName } from './columns/sql.ts';
@@ -45,6 +45,7 @@ export async function openWatcher(dir: string, table: string | TableName, option
     compression: resolved.compression,
     maxDecompressedBytes: resolved.maxDecompressedBytes,
     csv: csvDialectOf(options),
+    json: jsonDialectOf(options),
     encoding: options.encoding,
   });
   const real = await realDirectory(dir);

@@ -15,6 +15,9 @@ export {
   csvDialectOf,
   csvOptionProblems,
   encodingProblem,
+  jsonDialectOf,
+  sniffCsv,
+  sniffedFlags,
   type TextSettings,
   watcherPlugins,
 } from './compose/ingesters.ts';

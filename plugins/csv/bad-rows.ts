@@ -13,7 +13,7 @@ import { fromDbError, IngestFailure, isIngestFailure } from '../../src/errors.ts
 import { columnList } from '../../src/columns/schema.ts';
 import { qualifiedName } from '../../src/columns/sql.ts';
 import { parseSqlType } from '../../src/columns/sql-types.ts';
-import { sourceValues, withSourceFields } from '../../src/columns/source-columns.ts';
+import { sourceValues } from '../../src/columns/source-columns.ts';
 import type { ClaimedFile, DbConnection, IngestContext, TableColumn, TableName } from '../../src/types.ts';
 import { isDateProblem, readDate } from '../shared/date-read.ts';
 import { fileStateMap } from '../shared/file-state.ts';
@@ -137,6 +137,7 @@ async function* goodRows(
   why: (r: CsvRecord) => Judged,
   onBad: (r: CsvRecord, reason: string) => Promise<void> | void,
   onGood?: (r: CsvRecord) => boolean,
+  suffix = '',
 ): AsyncGenerator<string> {
   let out = '';
   let header = text.header;
@@ -162,7 +163,7 @@ async function* goodRows(
       continue;
     }
     if (onGood && !onGood(r)) return;
-    out += `${judged.text ?? r.text}\n`;
+    out += `${judged.text ?? r.text}${suffix}\n`;
     if (out.length >= CHUNK_CHARS) {
       yield out;
       out = '';
@@ -189,12 +190,14 @@ export async function loadSkipping(
   const { delimiter, text } = plan;
   const checks = widen ? undefined : columns.map((c) => valueCheck(parseSqlType(c.sqlType), c.nullable));
   const why = judge(file, columns, plan, checks, refusedRows(ctx));
-  // Source columns (when asked for) follow the file's own, as on the fast path.
+  // Source columns (when asked for) follow the file's own, as on the fast path: appended to each
+  // record as it is sent, quoted as the file quotes (a `"` field under QUOTE "'" would land with its quotes).
   const sources = sourceValues(file, ctx);
+  const suffix = sources.map((v) => `${delimiter}${fieldText(v.text ?? undefined, delimiter, text.quote, text.escape)}`).join('');
   const sql = `COPY ${qualifiedName(table)} (${columnList([...columns, ...sources])}) FROM STDIN WITH ${copyOptions(text, false)}`;
   try {
-    const rows = goodRows(file, text, why, (r, reason) => sink.reject({ line: r.line, reason, record: r.text }));
-    return await conn.copyFrom(sql, sources.length > 0 ? withSourceFields(rows, sources, delimiter) : rows);
+    const rows = goodRows(file, text, why, (r, reason) => sink.reject({ line: r.line, reason, record: r.text }), undefined, suffix);
+    return await conn.copyFrom(sql, rows);
   } catch (error) {
     if (isIngestFailure(error)) throw error;
     const wider = widen?.(error);

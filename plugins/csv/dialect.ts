@@ -10,7 +10,8 @@
  */
 import { ingestError, IngestFailure } from '../../src/errors.ts';
 import type { ClaimedFile } from '../../src/types.ts';
-import { compileDateFormat, type DateFormat } from '../shared/date-format.ts';
+import { compileDateFormat } from '../shared/date-format.ts';
+import { compileDateSettings, type DateSettings } from '../shared/date-columns.ts';
 import { DATE_STYLES, type DateStyle } from '../shared/date-read.ts';
 import { type NumberFormat, separatorProblem } from '../shared/number-text.ts';
 import { parseRows } from './head.ts';
@@ -52,14 +53,14 @@ export interface CsvDialect {
   readonly header?: boolean;
   /** With `header: false`, the columns' names in file order; default `column1`, `column2`, ... */
   readonly columnNames?: readonly string[];
+  /**
+   * Each file read with the settings its head decides (sniff.ts), those given here kept; a file
+   * whose head reads more than one way fails with the candidates (CSV_SNIFF_UNDECIDED).
+   */
+  readonly sniff?: boolean;
 }
 
-/** The dialect's date settings, compiled. */
-export interface DateSettings {
-  readonly style?: DateStyle;
-  readonly dateFormat?: DateFormat;
-  readonly timestampFormat?: DateFormat;
-}
+export type { DateSettings } from '../shared/date-columns.ts';
 
 /** A setting of a dialect that cannot be used: which, and why. */
 export interface DialectProblem {
@@ -93,7 +94,8 @@ export function dialectProblems(dialect: CsvDialect, alone = false): DialectProb
     if (value === undefined) continue;
     const problem = separatorProblem(value);
     if (problem) problems.push({ field, problem });
-    else if (!alone && value === (dialect.delimiter ?? ',')) {
+    // Sniffing without a delimiter given, each file's own delimiter is checked against it (sniffed.ts).
+    else if (!alone && value === (dialect.delimiter ?? ',') && !(dialect.sniff === true && dialect.delimiter === undefined)) {
       // Checked when the watcher starts, before it knows whether .csv files will come: a watcher of
       // .tsv files only (always tab-separated) is told so too, since the default delimiter is the clash.
       const tsv = dialect.delimiter === undefined ? '; for tab-separated files, .tsv too, --csv-delimiter tab' : '';
@@ -138,6 +140,8 @@ export function dialectProblems(dialect: CsvDialect, alone = false): DialectProb
       problem: `is ${JSON.stringify(dialect.commentPrefix)}: give the characters a comment line starts with, e.g. "#"`,
     });
   }
+  if (dialect.sniff !== undefined && typeof dialect.sniff !== 'boolean')
+    problems.push({ field: 'sniff', problem: `is ${JSON.stringify(dialect.sniff)}, not true or false` });
   if (dialect.header !== undefined && typeof dialect.header !== 'boolean')
     problems.push({ field: 'header', problem: `is ${JSON.stringify(dialect.header)}, not true or false` });
   if (dialect.columnNames !== undefined) {
@@ -208,19 +212,7 @@ export function nullMarkers(dialect: CsvDialect): string[] {
 
 /** The dialect's date settings, compiled (the dialect passed `dialectProblems`). */
 export function dateSettings(dialect: CsvDialect): DateSettings {
-  const compile = (format: string | undefined) => {
-    if (format === undefined) return undefined;
-    const compiled = compileDateFormat(format);
-    if (typeof compiled === 'string') throw new TypeError(`date format ${JSON.stringify(format)} ${compiled}`);
-    return compiled;
-  };
-  const dateFormat = compile(dialect.dateFormat);
-  const timestampFormat = compile(dialect.timestampFormat);
-  return {
-    ...(dialect.dateStyle ? { style: dialect.dateStyle } : {}),
-    ...(dateFormat ? { dateFormat } : {}),
-    ...(timestampFormat ? { timestampFormat } : {}),
-  };
+  return compileDateSettings(dialect);
 }
 
 const OTHER_DELIMITERS = [';', '\t', '|'] as const;

@@ -13,9 +13,12 @@ import { appendMany } from './append-many.ts';
 import { streaming } from '../shared/decoded-file.ts';
 import { type CsvDialect, dialectProblems } from './dialect.ts';
 import { withLineFeeds } from './line-ends.ts';
+import { sniffedDialect } from './sniffed.ts';
 
 export { type CsvDialect, type DialectProblem, delimiterProblem, dialectProblems } from './dialect.ts';
 export { type Scan, scanCsv } from './scan.ts';
+export { type Sniffed, sniffCsv } from './sniff.ts';
+export { sniffedFlags } from './sniffed.ts';
 
 /**
  * CSV (`.csv`) and tab-separated (`.tsv`) files with a header line; `dialect.delimiter` sets the
@@ -25,17 +28,24 @@ export { type Scan, scanCsv } from './scan.ts';
 export function createCsvIngester(dialect: CsvDialect = {}): IngesterPlugin {
   const [problem] = dialectProblems(dialect);
   if (problem) throw new TypeError(`csv ${problem.field} ${problem.problem}`);
-  return defineIngester({
+  const single = defineIngester({
     name: 'csv',
     extensions: ['.csv', '.tsv'],
     append(conn, file, table, ctx) {
       const header: string[] = [];
       const load = async () => {
         const view = await withLineFeeds(file);
-        return append(conn, view, table, view === file ? ctx : streaming(ctx), header, dialect);
+        // Sniffed per file: the head is read as it arrives (decompressed and decoded).
+        const read = dialect.sniff ? await sniffedDialect(view, dialect) : dialect;
+        return append(conn, view, table, view === file ? ctx : streaming(ctx), header, read);
       };
       return ResultAsync.fromPromise(load(), (error) => nameColumn(fromDbError(error, file.name), header));
     },
+  });
+  // Files of a group may each be written their own way: sniffed, they load one by one (in the group's transaction).
+  if (dialect.sniff) return single;
+  return defineIngester({
+    ...single,
     appendMany(conn, files, table, ctx) {
       const load = async () => {
         const views = await Promise.all(files.map(withLineFeeds));

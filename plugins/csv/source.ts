@@ -32,7 +32,7 @@ export async function loadWithSource(
   if (select) {
     const sql =
       `INSERT BULK INTO ${target} SELECT ${[...select.map((s) => s.expr), ...sourceSelect(values, ctx.sqlType)].join(', ')} ` +
-      `FROM ${externalSource(file.stagedPath, select, plan, true)}`;
+      `FROM ${externalSource(file.stagedPath, select, plan)}`;
     const guarded = select.some((s, i) => s.type !== plan.columns[i]!.sqlType);
     return conn.execute(sql).catch((error: unknown) => Promise.reject(streamInstead(error, file, guarded, ctx)));
   }

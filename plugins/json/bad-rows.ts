@@ -5,14 +5,20 @@
  * it did): when the database refuses one, the next attempt checks each record's values against
  * the column types (value-check.ts) and leaves out those that cannot load and the one the
  * database refused, found again by its line. Only for a table that exists: in a table the file
- * creates, a value that does not fit widens its column, as without the option. JSON arrays are
- * not split into bad and good elements: a syntax error there fails the file.
+ * creates, a value that does not fit widens its column, as without the option. A date string
+ * its column cannot read (against `dateStyle`, not a date) is checked on every attempt, as it is
+ * read here anyway. JSON arrays are not split into bad and good elements: a syntax error there
+ * fails the file.
  */
 import { IngestFailure } from '../../src/errors.ts';
 import { parseSqlType } from '../../src/columns/sql-types.ts';
 import type { ClaimedFile, IngestContext, IngestError, RejectedRow, TableColumn } from '../../src/types.ts';
 import { fileStateMap } from '../shared/file-state.ts';
+import { dateFailure } from '../shared/date-columns.ts';
+import { isDateProblem, readDate } from '../shared/date-read.ts';
 import { type ValueCheck, valueCheck } from '../shared/value-check.ts';
+import { unmarked } from './dialect.ts';
+import type { Plan } from './plan.ts';
 import { isLosslessNumber, stringifyExact } from './exact.ts';
 import type { JsonRecord } from './record.ts';
 import { readBatches } from './records.ts';
@@ -53,13 +59,33 @@ function textOf(value: unknown): string {
 }
 
 /**
- * The skip helper for one attempt, or undefined when bad rows fail the file. `columns` and `lookup`
- * (key → column index, negative for none): the table's, when it exists.
+ * Why a record of an existing table cannot load one of its date strings (`column "d": ...`), or
+ * undefined; throws the file's failure for one that needs a setting (an ambiguous date).
+ */
+function badDate(file: ClaimedFile, plan: Plan, record: JsonRecord): string | undefined {
+  for (const key in record.value) {
+    const index = plan.keys.lookup(key);
+    const rule = index < 0 ? undefined : plan.dates[index];
+    const value = record.value[key];
+    if (!rule || typeof value !== 'string' || plan.nulls.has(value)) continue;
+    const read = readDate(value, rule);
+    if (!isDateProblem(read)) continue;
+    const column = plan.columns[index]!.name;
+    if (read.fileLevel) throw dateFailure(file, column, record.line, read);
+    return `column "${column}": ${read.reason}`;
+  }
+  return undefined;
+}
+
+/**
+ * The skip helper for one attempt, or undefined when bad rows fail the file. `existing`: the
+ * table's columns, when it exists; `planOf`: the plan, once made.
  */
 export function jsonSkip(
   ctx: IngestContext,
+  file: ClaimedFile,
   existing: readonly TableColumn[] | null,
-  lookup: () => ((key: string) => number) | undefined,
+  planOf: () => Plan | undefined,
 ): JsonSkip | undefined {
   const sink = ctx.badRows;
   if (!sink) return undefined;
@@ -73,14 +99,20 @@ export function jsonSkip(
   const check = (record: JsonRecord): string | undefined => {
     const earlier = refused.get(record.line);
     if (earlier !== undefined) return earlier;
-    const find = lookup();
-    if (!checks || !existing || !find) return undefined;
+    const plan = planOf();
+    if (!plan) return undefined;
+    if (!plan.inferred) {
+      const date = badDate(file, plan, record);
+      if (date !== undefined) return date;
+    }
+    if (!checks || !existing) return undefined;
+    const find = (key: string) => plan.keys.lookup(key);
     const seen = new Set<number>();
     for (const key in record.value) {
       const index = find(key);
       if (index < 0) continue; // an unknown key fails the file: a schema error, not a bad row
       seen.add(index);
-      const value = record.value[key];
+      const value = unmarked(record.value[key], plan.nulls);
       if (value === null || value === undefined) continue;
       if (typeof value === 'object' && typed![index])
         return (
@@ -91,7 +123,7 @@ export function jsonSkip(
       if (why !== undefined) return `key "${key}": ${why}`;
     }
     for (const [index, column] of existing.entries()) {
-      if (!column.nullable && (!seen.has(index) || record.value[column.name] === null))
+      if (!column.nullable && (!seen.has(index) || unmarked(record.value[column.name], plan.nulls) === null))
         return `column "${column.name}" is NOT NULL, and the record has no value for it`;
     }
     return undefined;

@@ -16,12 +16,21 @@ import { tableMissing } from '../../src/columns/table-fit.ts';
 import type { AppendResult, ClaimedFile, DbConnection, IngestContext, IngesterPlugin, TableName } from '../../src/types.ts';
 import { jsonSkip } from './bad-rows.ts';
 import { explainCopyError } from './copy-error.ts';
+import { type JsonDialect, type JsonReading, jsonReading } from './dialect.ts';
 import { type Plan, planExisting, planNew } from './plan.ts';
 import { readBatches } from './records.ts';
 import { csvChunks, RowEncoder } from './row-encoder.ts';
 import { takeSample } from './sample.ts';
 
-async function append(conn: DbConnection, file: ClaimedFile, table: TableName, ctx: IngestContext): Promise<AppendResult> {
+export type { JsonDialect } from './dialect.ts';
+
+async function append(
+  conn: DbConnection,
+  file: ClaimedFile,
+  table: TableName,
+  ctx: IngestContext,
+  reading: JsonReading,
+): Promise<AppendResult> {
   if (file.size === 0) {
     throw new IngestFailure(
       ingestError(
@@ -37,7 +46,7 @@ async function append(conn: DbConnection, file: ClaimedFile, table: TableName, c
   }
   const existing = await conn.describeTable(table);
   let plan: Plan | undefined;
-  const skip = jsonSkip(ctx, existing, () => (plan ? (key) => plan!.keys.lookup(key) : undefined));
+  const skip = jsonSkip(ctx, file, existing, () => plan);
   const batches = readBatches(file, skip?.unreadable);
   try {
     const sample = await takeSample(batches);
@@ -50,7 +59,9 @@ async function append(conn: DbConnection, file: ClaimedFile, table: TableName, c
     if (!existing && !ctx.schema.createTable) {
       throw tableMissing(file, table);
     }
-    plan = existing ? await planExisting(conn, file, table, existing, sample, ctx) : await planNew(conn, file, table, sample, ctx);
+    plan = existing
+      ? await planExisting(conn, file, table, existing, sample, ctx, reading)
+      : await planNew(conn, file, table, sample, ctx, reading);
     const sources = sourceValues(file, ctx);
     const sql = `COPY ${qualifiedName(table)} (${columnList([...plan.columns, ...sources])}) FROM STDIN WITH (FORMAT csv, HEADER false)`;
     const stop = { stopped: false };
@@ -66,13 +77,22 @@ async function append(conn: DbConnection, file: ClaimedFile, table: TableName, c
   }
 }
 
-/** JSON arrays of objects (`.json`) and JSON lines (`.json`, `.jsonl`, `.ndjson`). */
-export const jsonIngester: IngesterPlugin = defineIngester({
-  name: 'json',
-  extensions: ['.json', '.jsonl', '.ndjson'],
-  append(conn, file, table, ctx) {
-    return ResultAsync.fromPromise(append(conn, file, table, ctx), (error) => fromDbError(error, file.name));
-  },
-});
+/**
+ * JSON arrays of objects (`.json`) and JSON lines (`.json`, `.jsonl`, `.ndjson`); `dialect`: the
+ * strings that are NULL, and how date strings are written (see JsonDialect).
+ */
+export function createJsonIngester(dialect: JsonDialect = {}): IngesterPlugin {
+  const reading = jsonReading(dialect);
+  return defineIngester({
+    name: 'json',
+    extensions: ['.json', '.jsonl', '.ndjson'],
+    append(conn, file, table, ctx) {
+      return ResultAsync.fromPromise(append(conn, file, table, ctx, reading), (error) => fromDbError(error, file.name));
+    },
+  });
+}
+
+/** JSON with the default dialect: no NULL markers, dates decided by the file or failing it. */
+export const jsonIngester: IngesterPlugin = createJsonIngester();
 
 export default jsonIngester;

@@ -1,10 +1,13 @@
 /**
  * Column types for a new table, from the JSON values of the first records. JSON already says what
  * a value is, so strings stay TEXT even when they look like numbers ("007" is an id, not 7); only
- * date and timestamp strings are recognised, with the CSV plugin's rules.
+ * date and timestamp strings are recognised, with the CSV plugin's rules (plugins/shared/date-columns.ts):
+ * a column is a date only when its strings decide the order of day and month, or the settings do.
  */
 import type { LogicalType } from '../../src/types.ts';
-import { doubleHolds, inferColumnType } from '../shared/infer-text.ts';
+import { type DateSettings, inferDatedType } from '../shared/date-columns.ts';
+import type { DateProblem } from '../shared/date-read.ts';
+import { doubleHolds } from '../shared/infer-text.ts';
 import { isInt64Text, isLosslessNumber } from './exact.ts';
 
 /** Bounds of int64 as doubles: -2^63 is exact, 2^63 is the first value past the maximum. */
@@ -17,15 +20,25 @@ export function isInt64(value: number): boolean {
 
 const STRING_TYPES = new Set<LogicalType['kind']>(['date', 'timestamp', 'timestamptz']);
 
-/** Infers one column's type from its sample values (`null` and missing say nothing). */
-export function inferJsonType(values: Iterable<unknown>): LogicalType {
+/**
+ * Infers one column's type from its sample values (`null` and missing say nothing). Date strings
+ * that read both ways with nothing to decide fail the file: `fail` with the index of the value.
+ */
+export function inferJsonType(
+  values: readonly unknown[],
+  dates: DateSettings = {},
+  fail: (index: number, problem: DateProblem) => never = (_, problem) => {
+    throw new Error(problem.reason);
+  },
+): LogicalType {
   let integers = false;
   let fractions = false;
   let booleans = false;
   let nested = false;
   let beyondDouble = false;
   const strings: string[] = [];
-  for (const value of values) {
+  const at: number[] = [];
+  for (const [index, value] of values.entries()) {
     if (value === null || value === undefined) continue;
     if (isLosslessNumber(value)) {
       if (isInt64Text(value)) integers = true;
@@ -43,6 +56,7 @@ export function inferJsonType(values: Iterable<unknown>): LogicalType {
         break;
       case 'string':
         strings.push(value);
+        at.push(index);
         break;
       default:
         nested = true;
@@ -59,7 +73,7 @@ export function inferJsonType(values: Iterable<unknown>): LogicalType {
   if (booleans) return { kind: 'boolean' };
   // An empty string is a value, not a NULL as it is in CSV: it fits no date column.
   if (strings.includes('')) return { kind: 'text' };
-  const type = inferColumnType(strings);
+  const type = inferDatedType(strings, dates, (i, problem) => fail(at[i]!, problem));
   return STRING_TYPES.has(type.kind) ? type : { kind: 'text' };
 }
 

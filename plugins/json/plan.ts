@@ -8,6 +8,10 @@ import { parseSqlType } from '../../src/columns/sql-types.ts';
 import { givenTypes, typesGiven } from '../../src/columns/column-types.ts';
 import { createTableFor, fitTable } from '../../src/columns/table-fit.ts';
 import type { ClaimedFile, ColumnSpec, DbConnection, IngestContext, LogicalType, TableColumn, TableName } from '../../src/types.ts';
+import { dateFailure, dateKind, dateKindOf } from '../shared/date-columns.ts';
+import type { DateRule } from '../shared/date-read.ts';
+import { jsonDateRules } from './dates.ts';
+import { type JsonReading, unmarked } from './dialect.ts';
 import { inferJsonType } from './infer.ts';
 import { KeyMap } from './key-map.ts';
 import { describePosition } from './record.ts';
@@ -24,6 +28,10 @@ export interface Plan {
   readonly asJson: readonly boolean[];
   readonly keys: KeyMap;
   readonly sampleSize: number;
+  /** Strings that are NULL (`nullValues`). */
+  readonly nulls: ReadonlySet<string>;
+  /** How each COPY column's date strings are read; undefined for a column that holds no date. */
+  readonly dates: readonly (DateRule | undefined)[];
   /**
    * Columns of an existing table the database fills (a DEFAULT, an identity) that no sampled key
    * names: left out of the COPY so the database fills them. A later record naming one asks for a
@@ -59,6 +67,14 @@ export function includeLate(ctx: IngestContext, file: ClaimedFile, column: strin
   );
 }
 
+/** Infers column `name`'s type from the sample, its NULL markers taken for NULL. */
+function inferFromSample(file: ClaimedFile, sample: Sample, reading: JsonReading, name: string): LogicalType {
+  const values = sample.records.map((r) => unmarked(r.value[name], reading.nulls));
+  return inferJsonType(values, reading.dates, (index, problem) => {
+    throw dateFailure(file, name, sample.records[index]!.line, problem);
+  });
+}
+
 /**
  * An existing table (fitted to the sampled keys, see table-fit.ts): every column but the source
  * columns is in the COPY, so a key first seen late still finds its column; but the columns the
@@ -71,10 +87,11 @@ export async function planExisting(
   found: readonly TableColumn[],
   sample: Sample,
   ctx: IngestContext,
+  reading: JsonReading,
 ): Promise<Plan> {
   const inferAdded = (names: readonly string[]) =>
     givenTypes(
-      names.map((name) => ({ name, type: inferJsonType(sample.records.map((r) => r.value[name])) })),
+      names.map((name) => ({ name, type: inferFromSample(file, sample, reading, name) })),
       ctx.schema,
     );
   let existing: TableColumn[];
@@ -93,16 +110,26 @@ export async function planExisting(
   const omitted = existing.filter((c) => !columns.includes(c));
   const keys = new KeyMap(columns);
   for (const key of sample.keys) keys.lookup(key);
+  const kinds = columns.map((c) => dateKind(c.sqlType));
   return {
     columns,
     asJson: columns.map((c) => parseSqlType(c.sqlType).family === 'json'),
     keys,
     sampleSize: sample.records.length,
+    nulls: reading.nulls,
+    dates: jsonDateRules(columns, kinds, keys, sample, reading, file),
     ...(omitted.length > 0 ? { filledLater: new KeyMap(omitted) } : {}),
   };
 }
 
-export async function planNew(conn: DbConnection, file: ClaimedFile, table: TableName, sample: Sample, ctx: IngestContext): Promise<Plan> {
+export async function planNew(
+  conn: DbConnection,
+  file: ClaimedFile,
+  table: TableName,
+  sample: Sample,
+  ctx: IngestContext,
+  reading: JsonReading,
+): Promise<Plan> {
   const first = sample.records[0]!;
   if (sample.keys.length === 0) {
     throw new IngestFailure(
@@ -138,13 +165,23 @@ export async function planNew(conn: DbConnection, file: ClaimedFile, table: Tabl
   const widened = widenedTypes(ctx);
   const inferred: ColumnSpec[] = sample.keys.map((name) => ({
     name,
-    type: widened.get(name) ?? inferJsonType(sample.records.map((r) => r.value[name])),
+    type: widened.get(name) ?? inferFromSample(file, sample, reading, name),
   }));
   const columns = givenTypes(inferred, ctx.schema);
+  // Before the table is made: a sample whose dates cannot be read without a guess makes none.
+  const keys = new KeyMap(columns);
+  const dates = jsonDateRules(
+    columns,
+    columns.map((c) => dateKindOf(c.type)),
+    keys,
+    sample,
+    reading,
+    file,
+  );
   await createTableFor(conn, table, columns, file, ctx);
   // Types the user gave: values are written for the table as made, as into any existing table.
   const made = typesGiven(ctx.schema) ? await conn.describeTable(table) : null;
-  if (made) return planExisting(conn, file, table, made, sample, ctx);
+  if (made) return planExisting(conn, file, table, made, sample, ctx, reading);
   ctx.logger.info('created table from the first records', {
     file: file.name,
     table: tableLabel(table),
@@ -155,7 +192,9 @@ export async function planNew(conn: DbConnection, file: ClaimedFile, table: Tabl
     columns,
     inferred: columns.map((c) => c.type),
     asJson: columns.map((c) => c.type.kind === 'json'),
-    keys: new KeyMap(columns),
+    keys,
     sampleSize: sample.records.length,
+    nulls: reading.nulls,
+    dates,
   };
 }

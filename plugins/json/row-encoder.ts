@@ -5,6 +5,8 @@
 import { ingestError, IngestFailure } from '../../src/errors.ts';
 import { tableLabel } from '../../src/columns/sql.ts';
 import type { ClaimedFile, IngestContext, IngestError, LogicalType, TableName } from '../../src/types.ts';
+import { dateFailure } from '../shared/date-columns.ts';
+import { type DateRule, isDateProblem, readDate } from '../shared/date-read.ts';
 import type { JsonSkip } from './bad-rows.ts';
 import { encodeField } from './csv.ts';
 import { isLosslessNumber } from './exact.ts';
@@ -59,15 +61,33 @@ export class RowEncoder {
     let row = '';
     for (let i = 0; i < values.length; i++) {
       if (i > 0) row += ',';
-      const value = values[i];
+      let value = values[i];
       if (value === undefined || value === null) continue;
+      if (typeof value === 'string' && plan.nulls.has(value)) continue;
       if (plan.inferred) {
         const wider = widenFor(plan.inferred[i]!, value);
         if (wider) throw this.#widen(record, i, value, wider);
       }
+      const rule = plan.dates[i];
+      if (rule && typeof value === 'string') value = this.#date(record, i, value, rule);
       row += encodeField(value, plan.asJson[i]!);
     }
     return row + '\n';
+  }
+
+  /**
+   * A date string as ISO text, or the file's failure: a value against the order decided or the
+   * settings given fails it; one that is no date widens a column inferred from the sample to text
+   * (as any value that does not fit), and fails the file in a table that exists (with bad rows
+   * skipped, the skip's check has set such a record aside before it gets here).
+   */
+  #date(record: JsonRecord, index: number, value: string, rule: DateRule): string {
+    const read = readDate(value, rule);
+    if (!isDateProblem(read)) return read;
+    const column = this.plan.columns[index]!.name;
+    const unreadable = read.code === 'DATE_INVALID' || read.code === 'DATE_UNREADABLE';
+    if (this.plan.inferred && unreadable) throw this.#widen(record, index, value, { kind: 'text' });
+    throw dateFailure(this.file, column, record.line, read);
   }
 
   #keyFailure(record: JsonRecord, key: string, reason: number): IngestFailure {

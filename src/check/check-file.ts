@@ -21,6 +21,9 @@ import { WatcherRegistry } from '../registry.ts';
 import type { DbAdapter, DbPool, Row, TableName } from '../types.ts';
 import { type ColumnDefinition, existingTable } from './existing-table.ts';
 import { inRolledBackTransaction } from './rolled-back.ts';
+import { type SniffSuggestion, suggestion } from './sniff-suggestion.ts';
+
+export type { SniffSuggestion } from './sniff-suggestion.ts';
 
 /** How many rows a check shows by default. */
 export const CHECK_ROWS = 10;
@@ -97,6 +100,11 @@ export interface CheckResult {
   readonly rejected: number;
   /** The `.error` report the file would get in `failed/`, when it would fail. */
   readonly error?: Readonly<Record<string, unknown>>;
+  /**
+   * For a `.csv` or `.tsv` file: the dialect its head shows beyond the settings given, as the
+   * flags to pass (or `--sniff`), and the settings it reads more than one way, with their candidates.
+   */
+  readonly sniffed?: SniffSuggestion;
 }
 
 function tableOf(table: string | TableName | undefined, file: string): TableName {
@@ -119,6 +127,12 @@ async function checkedFile(path: string): Promise<void> {
  */
 export async function checkFile(path: string, options: CheckOptions = {}): Promise<CheckResult> {
   await checkedFile(path);
+  const sniffed = await suggestion(path, options);
+  const result = await checkedResult(path, options);
+  return sniffed ? { ...result, sniffed } : result;
+}
+
+async function checkedResult(path: string, options: CheckOptions): Promise<CheckResult> {
   const target = tableOf(options.table, path);
   const logger = options.logger ?? silentLogger;
   const user = options.db;

@@ -29,7 +29,24 @@ function rowsFlag(value: string | undefined): number {
   return Number(value);
 }
 
-function describe(result: CheckResult): string {
+/** A flag's word as a shell takes it: quoted when it holds anything but plain characters. */
+function shellWord(word: string): string {
+  return /^[A-Za-z0-9_.,%/:=+-]+$/.test(word) ? word : `'${word.replaceAll("'", `'\\''`)}'`;
+}
+
+/** What the head of the file shows of its dialect beyond the flags given (`hyperwatch check` suggests it). */
+function sniffLines(result: CheckResult, applied: boolean): string[] {
+  const sniffed = result.sniffed;
+  if (!sniffed) return [];
+  const lines: string[] = [];
+  const how = applied ? '(applied by --sniff)' : '(pass them, or --sniff)';
+  if (sniffed.flags.length > 0) lines.push(`${result.file} reads as written with: ${sniffed.flags.map(shellWord).join(' ')} ${how}`);
+  for (const u of sniffed.undecided)
+    lines.push(`${result.file} reads more than one way: ${u.setting} could be ${u.candidates.join(' or ')} (${u.why})`);
+  return lines;
+}
+
+function describe(result: CheckResult, sniffing: boolean): string {
   const { table } = result;
   const lines: string[] = [];
   const columns = (names: readonly string[]) => (names.length > 0 ? names.join(', ') : '(none)');
@@ -49,6 +66,7 @@ function describe(result: CheckResult): string {
     const width = Math.max(...table.columns.map((c) => c.name.length));
     for (const c of table.columns) lines.push(`  ${c.name.padEnd(width)}  ${c.type}`);
   }
+  lines.push(...sniffLines(result, sniffing));
   if (result.lands) {
     lines.push(`${result.rowCount} row${result.rowCount === 1 ? '' : 's'} would land`);
     if (result.rejected > 0)
@@ -94,7 +112,7 @@ export async function checkCommand(args: string[]): Promise<number> {
     });
     if (values.json) process.stdout.write(`${toJson(result)}\n`);
     else {
-      process.stdout.write(`${describe(result)}\n`);
+      process.stdout.write(`${describe(result, (values as { sniff?: unknown }).sniff === true)}\n`);
       if (result.lands && result.rows.length > 0) printRows(result.rows, false);
     }
     return result.lands ? 0 : 1;

@@ -8,13 +8,13 @@ import { arrowIngester } from '../../plugins/arrow/index.ts';
 import { compressedIngester } from '../../plugins/compressed/index.ts';
 import { createCsvIngester, type CsvDialect, csvIngester, dialectProblems } from '../../plugins/csv/index.ts';
 import { encodedIngester, isUtf8, utf16MarkedIngester } from '../../plugins/encoding/index.ts';
-import { jsonIngester } from '../../plugins/json/index.ts';
+import { createJsonIngester, type JsonDialect, jsonIngester } from '../../plugins/json/index.ts';
 import { parquetIngester } from '../../plugins/parquet/index.ts';
 import { PluginRegistry } from '../plugins.ts';
 import type { CsvOptions } from '../options.ts';
 import type { IngesterPlugin } from '../types.ts';
 
-export { delimiterProblem as csvDelimiterProblem } from '../../plugins/csv/index.ts';
+export { delimiterProblem as csvDelimiterProblem, sniffCsv, sniffedFlags } from '../../plugins/csv/index.ts';
 export { encodingProblem } from '../../plugins/encoding/index.ts';
 
 /** The CSV settings of a watcher's options (`CsvOptions` and `csvDelimiter`), as the CSV plugin's dialect. */
@@ -33,6 +33,17 @@ export function csvDialectOf(options: CsvOptions & { readonly csvDelimiter?: str
   if (options.commentPrefix !== undefined) dialect.commentPrefix = options.commentPrefix;
   if (options.header !== undefined) dialect.header = options.header;
   if (options.columnNames !== undefined) dialect.columnNames = options.columnNames;
+  if (options.sniff !== undefined) dialect.sniff = options.sniff;
+  return dialect;
+}
+
+/** The settings that mean something in JSON (NULL markers, how dates are written in strings), as the JSON plugin's dialect. */
+export function jsonDialectOf(options: CsvOptions): JsonDialect {
+  const dialect: { -readonly [K in keyof JsonDialect]: JsonDialect[K] } = {};
+  if (options.nullValues !== undefined) dialect.nullValues = options.nullValues;
+  if (options.dateStyle !== undefined) dialect.dateStyle = options.dateStyle;
+  if (options.dateFormat !== undefined) dialect.dateFormat = options.dateFormat;
+  if (options.timestampFormat !== undefined) dialect.timestampFormat = options.timestampFormat;
   return dialect;
 }
 
@@ -65,6 +76,8 @@ export interface TextSettings {
   readonly maxDecompressedBytes: number;
   /** How `.csv` and `.tsv` files are written (delimiter, dates...); empty: the defaults. */
   readonly csv?: CsvDialect;
+  /** How JSON strings are read (NULL markers, dates); empty: the defaults. */
+  readonly json?: JsonDialect;
   /** The character set of text files; undefined or UTF-8: read as they are. */
   readonly encoding?: string;
 }
@@ -75,8 +88,13 @@ export interface TextSettings {
  * from `encoding` when one is set, and read compressed too (`.csv.gz`) unless `compression` is off.
  */
 export function watcherPlugins(extra: readonly IngesterPlugin[], text: TextSettings): PluginRegistry {
-  const custom = text.csv !== undefined && Object.keys(text.csv).length > 0;
-  const builtins = custom ? builtinIngesters.map((p) => (p === csvIngester ? createCsvIngester(text.csv) : p)) : builtinIngesters;
+  const customCsv = text.csv !== undefined && Object.keys(text.csv).length > 0;
+  const customJson = text.json !== undefined && Object.keys(text.json).length > 0;
+  const builtins = builtinIngesters.map((p) => {
+    if (p === csvIngester && customCsv) return createCsvIngester(text.csv);
+    if (p === jsonIngester && customJson) return createJsonIngester(text.json);
+    return p;
+  });
   // Checks that no two extras claim one extension; then builtins, extras and the variants below
   // in one list, where a later plugin replaces an earlier one for the extensions it lists.
   let registry = new PluginRegistry(builtins, extra);

@@ -56,6 +56,13 @@ export interface CsvOptions {
   readonly header?: boolean;
   /** With `header: false`, the columns' names in file order; default `column1`, `column2`, ... */
   readonly columnNames?: readonly string[];
+  /**
+   * `true`: each CSV file is read with the dialect its head decides (the delimiter, quote, escape,
+   * comment and preamble lines, a header or none, the order of day and month, the decimal and
+   * thousands separators, NULL markers), the settings given kept as given; a file whose head
+   * reads more than one way fails with the candidates listed (CSV_SNIFF_UNDECIDED). Default false.
+   */
+  readonly sniff?: boolean;
 }
 
 export interface WatchOptions extends CsvOptions {

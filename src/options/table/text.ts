@@ -114,7 +114,8 @@ export type DialectOption =
   | 'skipLines'
   | 'commentPrefix'
   | 'header'
-  | 'columnNames';
+  | 'columnNames'
+  | 'sniff';
 
 /**
  * A CSV dialect setting's own problem, as the API and serve configs name it (`dateStyle is ...`);
@@ -158,7 +159,8 @@ export const CSV_DIALECT_OPTIONS = {
   dateStyle: {
     to: 'watcher',
     doc:
-      'the order of day, month and year in CSV dates such as `01/02/2018`: `DMY`, `MDY` or `YMD` (ISO dates read the same under each). ' +
+      'the order of day, month and year in CSV dates and JSON date strings such as `01/02/2018`: `DMY`, `MDY` or `YMD` (ISO ' +
+      'dates read the same under each). ' +
       "Unset, no date is read by a guess: the file's first rows must decide the order (a first part over 12 is a day, a second part " +
       'over 12 a month), else the file fails as `DATE_AMBIGUOUS` before a row lands',
     defaultText: 'decided by the file, or the file fails',
@@ -177,7 +179,9 @@ export const CSV_DIALECT_OPTIONS = {
   },
   dateFormat: {
     to: 'watcher',
-    doc: 'strftime-style format of CSV DATE values, for what a style cannot say, e.g. `%d.%m.%Y`, `%Y%m%d` (ISO values still read as ISO)',
+    doc:
+      'strftime-style format of CSV and JSON DATE values, for what a style cannot say, e.g. `%d.%m.%Y`, `%Y%m%d` (ISO values ' +
+      'still read as ISO)',
     check: dialectCheck('dateFormat'),
     flag: {
       name: 'date-format',
@@ -190,7 +194,7 @@ export const CSV_DIALECT_OPTIONS = {
   },
   timestampFormat: {
     to: 'watcher',
-    doc: 'strftime-style format of CSV TIMESTAMP values, e.g. `%d/%m/%Y %H:%M`',
+    doc: 'strftime-style format of CSV and JSON TIMESTAMP values, e.g. `%d/%m/%Y %H:%M`',
     check: dialectCheck('timestampFormat'),
     flag: {
       name: 'timestamp-format',
@@ -204,8 +208,9 @@ export const CSV_DIALECT_OPTIONS = {
   nullValues: {
     to: 'watcher',
     doc:
-      'unquoted CSV fields equal to one of these are NULL, e.g. `["\\\\N", "NA", "NULL"]` (database dumps, R and pandas); the empty ' +
-      'unquoted field stays NULL, a quoted `"NA"` stays text; type inference takes them for NULL too',
+      'unquoted CSV fields and JSON string values equal to one of these are NULL, e.g. `["\\\\N", "NA", "NULL"]` (database ' +
+      'dumps, R and pandas); the empty unquoted field stays NULL, a quoted `"NA"` in CSV stays text; type inference takes them for ' +
+      'NULL too',
     defaultText: 'the empty field only',
     check: dialectCheck('nullValues'),
     flag: {
@@ -342,5 +347,23 @@ export const CSV_DIALECT_OPTIONS = {
       ),
     },
     serve: { schema: { type: 'array', items: { type: 'string' } }, fix: 'Give one name per column, with "header": false.' },
+  },
+  sniff: {
+    to: 'watcher',
+    doc:
+      'true: each CSV file is read with the dialect its head decides (delimiter, quote, escape, comments, preamble lines, header ' +
+      'or none, day/month order, decimal and thousands separators, NULL markers), the settings given kept; a file that reads ' +
+      'more than one way fails as `CSV_SNIFF_UNDECIDED`, listing the candidates; see [CSV dialects](#csv-dialects)',
+    default: false,
+    check: dialectCheck('sniff'),
+    flag: {
+      name: 'sniff',
+      type: 'boolean',
+      help:
+        'read each CSV file with the dialect its head decides (the flags\n`hyperwatch check` suggests); one that reads more ' +
+        'than one way fails,\nits candidates listed',
+      parse: () => ({ value: true }),
+    },
+    serve: { schema: { type: 'boolean' }, fix: 'Use true or false (no quotes).' },
   },
 } as const satisfies Partial<OptionTable>;

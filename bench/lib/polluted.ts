@@ -1,0 +1,237 @@
+/**
+ * A polluted-files benchmark of our own making: one clean CSV file, and every pollution a user
+ * meets in exports (a file ending with empty lines, CRLF, backslash-escaped quotes, single-quote
+ * quoting, no header, preamble lines, two or three header lines, other delimiters, a decimal comma
+ * with thousands separators, NULL markers, comment lines, day-first dates, a date format, every
+ * field quoted, a byte order mark, windows-1252), each with the flags a user would type to say
+ * what the file is; and of each, one file with a bad row (a field too many) and one with a bad
+ * column (a value its number column cannot take). With those flags and `--on-bad-rows skip`, each
+ * lands the clean file's rows minus the bad one. Used by test/polluted-files.test.ts and
+ * bench/polluted-files.ts (which writes the rows many times over, `copies`).
+ */
+import { parseArgs } from 'node:util';
+import { WATCH_FLAGS, watchOptionsFromFlags } from '../../src/options/flags.ts';
+import type { WatchOptions } from '../../src/options.ts';
+
+/** The options the flags give, as `hyperwatch watch` reads them. */
+export function optionsFromFlags(flags: readonly string[]): WatchOptions {
+  const { values } = parseArgs({ args: [...flags], options: WATCH_FLAGS, strict: true, allowPositionals: false });
+  const result = watchOptionsFromFlags(values as Parameters<typeof watchOptionsFromFlags>[0]);
+  if ('problem' in result) throw new Error(`${flags.join(' ')}: ${result.problem}`);
+  return result.value;
+}
+
+/** One row of the clean file: id, name, amount (a double), day (ISO); null is NULL. */
+export type CleanRow = readonly [number, string, number | null, string | null];
+
+export const COLUMNS = ['id', 'name', 'amount', 'day'] as const;
+export const TABLE_SQL = '(id BIGINT, name TEXT, amount DOUBLE PRECISION, day DATE)';
+
+/** The clean rows: commas, quotes, an apostrophe, a line break and non-ASCII in names; NULLs; large and negative amounts. */
+export const CLEAN_ROWS: readonly CleanRow[] = [
+  [1, 'Alice', 12.5, '2018-02-01'],
+  [2, 'Bob, Jr.', null, '2018-03-15'],
+  [3, 'Carla "CJ" Jones', 1234.5, null],
+  [4, "Dan O'Brien", -0.25, '2018-12-31'],
+  [5, 'Émile Zola', 1234567.75, '2018-01-13'],
+  [6, 'two\nlines', 7, '2018-07-04'],
+  [7, '', 0, '2018-11-30'],
+  [8, 'Hank', 99.5, '2018-05-06'],
+  [9, 'Ida; Jo | Kim', 3, '2018-06-07'],
+  [10, 'Jules', null, null],
+  [11, 'Kurt', 42, '2018-02-28'],
+  [12, 'Lena', -1500, '2018-10-10'],
+];
+
+/** The clean rows `copies` times over, copy `c` of id `i` as id `100 c + i`. */
+export function cleanRows(copies = 1): CleanRow[] {
+  const rows: CleanRow[] = [];
+  for (let c = 0; c < copies; c++) for (const [id, ...rest] of CLEAN_ROWS) rows.push([100 * c + id, ...rest]);
+  return rows;
+}
+
+/** How a variant writes the rows. */
+interface Writing {
+  readonly delimiter: string;
+  readonly quote: string;
+  /** Escapes a quote inside quotes; the quote itself (doubled) by default. */
+  readonly escape?: string;
+  readonly decimal: string;
+  readonly thousands?: string;
+  /** The text of a NULL field (default: empty). */
+  readonly nullMarker?: string;
+  readonly date: (iso: string) => string;
+  readonly quoteAll?: boolean;
+  readonly header: 'one' | 'none' | 'two' | 'three';
+  readonly preamble: readonly string[];
+  /** A comment line after every `commentEvery` rows (and one before the header). */
+  readonly comment?: string;
+  readonly lineEnd: string;
+  readonly trailing: string;
+  readonly bom?: boolean;
+  readonly latin1?: boolean;
+}
+
+const PLAIN: Writing = {
+  delimiter: ',',
+  quote: '"',
+  decimal: '.',
+  date: (iso) => iso,
+  header: 'one',
+  preamble: [],
+  lineEnd: '\n',
+  trailing: '',
+};
+
+/** A pollution: its name, how it writes the file, the flags a user types for it, the extension. */
+export interface Pollution {
+  readonly name: string;
+  readonly writing: Writing;
+  readonly flags: readonly string[];
+  readonly extension?: '.csv' | '.tsv';
+}
+
+const dmy = (iso: string) => `${iso.slice(8, 10)}/${iso.slice(5, 7)}/${iso.slice(0, 4)}`;
+const dotted = (iso: string) => `${Number(iso.slice(8, 10))}.${Number(iso.slice(5, 7))}.${iso.slice(0, 4)}`;
+
+export const POLLUTIONS: readonly Pollution[] = [
+  { name: 'clean', writing: PLAIN, flags: [] },
+  { name: 'empty-lines-at-end', writing: { ...PLAIN, trailing: '\n\n\n' }, flags: [] },
+  { name: 'crlf', writing: { ...PLAIN, lineEnd: '\r\n', trailing: '\r\n' }, flags: [] },
+  { name: 'backslash-escape', writing: { ...PLAIN, escape: '\\' }, flags: ['--escape', '\\'] },
+  { name: 'single-quotes', writing: { ...PLAIN, quote: "'" }, flags: ['--quote', "'"] },
+  { name: 'quote-all', writing: { ...PLAIN, quoteAll: true }, flags: [] },
+  { name: 'no-header', writing: { ...PLAIN, header: 'none' }, flags: ['--no-header', '--column-names', 'id,name,amount,day'] },
+  {
+    name: 'preamble',
+    writing: { ...PLAIN, preamble: ['Sales report, 2018', 'generated by the ledger; do not edit'] },
+    flags: ['--skip-lines', '2'],
+  },
+  { name: 'two-header-lines', writing: { ...PLAIN, header: 'two' }, flags: ['--skip-lines', '1'] },
+  {
+    name: 'three-header-lines',
+    writing: { ...PLAIN, header: 'three' },
+    flags: ['--no-header', '--skip-lines', '3', '--column-names', 'id,name,amount,day'],
+  },
+  { name: 'semicolon', writing: { ...PLAIN, delimiter: ';' }, flags: ['--csv-delimiter', ';'] },
+  { name: 'tab-in-csv', writing: { ...PLAIN, delimiter: '\t' }, flags: ['--csv-delimiter', 'tab'] },
+  { name: 'tsv', writing: { ...PLAIN, delimiter: '\t' }, flags: [], extension: '.tsv' },
+  { name: 'pipe', writing: { ...PLAIN, delimiter: '|' }, flags: ['--csv-delimiter', '|'] },
+  {
+    name: 'decimal-comma',
+    writing: { ...PLAIN, delimiter: ';', decimal: ',', thousands: '.' },
+    flags: ['--csv-delimiter', ';', '--decimal-separator', ',', '--thousands-separator', '.'],
+  },
+  { name: 'null-backslash-n', writing: { ...PLAIN, nullMarker: '\\N' }, flags: ['--null-value', '\\N'] },
+  { name: 'null-na', writing: { ...PLAIN, nullMarker: 'NA' }, flags: ['--null-value', 'NA', '--null-value', 'NULL'] },
+  { name: 'comments', writing: { ...PLAIN, comment: '# ' }, flags: ['--comment', '#'] },
+  { name: 'day-first', writing: { ...PLAIN, date: dmy }, flags: ['--date-style', 'DMY'] },
+  { name: 'date-format', writing: { ...PLAIN, date: dotted }, flags: ['--date-format', '%d.%m.%Y'] },
+  { name: 'bom', writing: { ...PLAIN, bom: true }, flags: [] },
+  { name: 'windows-1252', writing: { ...PLAIN, latin1: true, lineEnd: '\r\n' }, flags: ['--encoding', 'windows-1252'] },
+  {
+    name: 'everything',
+    writing: {
+      ...PLAIN,
+      delimiter: ';',
+      quote: "'",
+      escape: '\\',
+      decimal: ',',
+      thousands: '.',
+      nullMarker: 'NULL',
+      date: dmy,
+      preamble: ['Report'],
+      comment: '# ',
+      lineEnd: '\r\n',
+      trailing: '\r\n\r\n',
+    },
+    flags: [
+      ...['--csv-delimiter', ';', '--quote', "'", '--escape', '\\', '--decimal-separator', ',', '--thousands-separator', '.'],
+      ...['--null-value', 'NULL', '--date-style', 'DMY', '--skip-lines', '1', '--comment', '#'],
+    ],
+  },
+];
+
+function numberText(value: number, w: Writing): string {
+  const [whole, fraction] = Math.abs(value).toString().split('.');
+  const grouped = w.thousands ? whole!.replace(/\B(?=(\d{3})+(?!\d))/g, w.thousands) : whole!;
+  return `${value < 0 ? '-' : ''}${grouped}${fraction === undefined ? '' : `${w.decimal}${fraction}`}`;
+}
+
+function field(text: string, w: Writing, isNull = false): string {
+  if (isNull) return w.nullMarker ?? '';
+  const escapeChar = w.escape ?? w.quote;
+  const needs =
+    w.quoteAll ||
+    text === '' ||
+    text.includes(w.delimiter) ||
+    text.includes(w.quote) ||
+    text.includes(escapeChar) ||
+    /[\r\n]/.test(text) ||
+    (w.comment !== undefined && text.startsWith(w.comment.trim()));
+  if (!needs) return text;
+  let inner = '';
+  for (const ch of text) inner += ch === w.quote || ch === escapeChar ? `${escapeChar}${ch}` : ch;
+  return `${w.quote}${inner}${w.quote}`;
+}
+
+/** A row as the variant writes it: its fields (as text), `extra` fields after them. */
+type Fields = readonly string[];
+
+function rowFields(row: CleanRow, w: Writing): Fields {
+  const [id, name, amount, day] = row;
+  return [
+    field(String(id), w),
+    // The empty name is a value, not a NULL: quoted, so that no marker or empty field is taken for NULL.
+    name === '' ? `${w.quote}${w.quote}` : field(name, w),
+    amount === null ? field('', w, true) : field(numberText(amount, w), w),
+    day === null ? field('', w, true) : field(w.date(day), w),
+  ];
+}
+
+/** The bad rows of a variant: `row` a field too many, `column` an amount no number column takes. */
+export type Badness = 'none' | 'row' | 'column';
+/** The bad row's id: no clean row's, in any copy (copy `c` of row `i` is `100 c + i`). */
+export const BAD_ID = 99;
+
+/** The file's text and, for a bad variant, the line where its bad row starts. */
+export function pollutedText(p: Pollution, bad: Badness, copies = 1): { text: string; badLine?: number } {
+  const w = p.writing;
+  const lines: string[] = [...w.preamble];
+  const headerFields = COLUMNS.map((c) => field(c, w)).join(w.delimiter);
+  if (w.comment) lines.push(`${w.comment}exported ${new Date(0).toISOString()}`);
+  if (w.header === 'one') lines.push(headerFields);
+  if (w.header === 'two') lines.push(['customer', '', 'money', ''].map((c) => field(c, w)).join(w.delimiter), headerFields);
+  if (w.header === 'three') lines.push('Customers', headerFields, ['', '', 'EUR', 'YYYY-MM-DD'].map((c) => field(c, w)).join(w.delimiter));
+  let badLine: number | undefined;
+  // Physical lines so far: a name with a line break in it takes two.
+  const linesSoFar = () => lines.join('\n').split('\n').length;
+  for (const [i, row] of cleanRows(copies).entries()) {
+    if (i === 6 && bad !== 'none') {
+      const fields: string[] = [...rowFields([BAD_ID, 'bad', 1, '2018-01-01'], w)];
+      if (bad === 'row') fields.push(field('surplus', w));
+      else fields[2] = field('twelve', w);
+      badLine = linesSoFar() + 1;
+      lines.push(fields.join(w.delimiter));
+    }
+    lines.push(rowFields(row, w).join(w.delimiter));
+    if (w.comment && i % 4 === 3) lines.push(`${w.comment}subtotal after row ${i + 1}`);
+  }
+  // Line breaks inside quoted fields stay `\n`; record ends are the variant's.
+  const text = lines.join(w.lineEnd) + w.lineEnd + w.trailing;
+  return { text: (w.bom ? '\uFEFF' : '') + text, ...(badLine === undefined ? {} : { badLine }) };
+}
+
+/** The bytes of the file: UTF-8, or windows-1252 for that variant (its names fit in Latin-1). */
+export function pollutedBytes(p: Pollution, text: string): Uint8Array {
+  if (!p.writing.latin1) return new TextEncoder().encode(text);
+  return Uint8Array.from(text, (ch) => {
+    const code = ch.charCodeAt(0);
+    if (code > 0xff) throw new Error(`${JSON.stringify(ch)} is not in Latin-1`);
+    return code;
+  });
+}
+
+export function fileName(p: Pollution, bad: Badness): string {
+  return `${p.name}${bad === 'none' ? '' : `-bad-${bad}`}${p.extension ?? '.csv'}`;
+}
