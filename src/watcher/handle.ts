@@ -15,6 +15,7 @@ import { startLedgerRetention } from './retention.ts';
 import { within } from '../util/within.ts';
 import { ActiveFiles } from './active.ts';
 import { claimAll } from './claim.ts';
+import { claimAndFinishUnits } from './unit-finish.ts';
 import { Reaper } from './dead-sessions.ts';
 import { onNames, rescan } from './discover.ts';
 import { takeDue } from './discover-stable.ts';
@@ -287,6 +288,8 @@ export class WatcherHandle {
     const early = new EarlyBegin(known.exists && !env.options.skipDuplicateContent ? w.pool.ifOpen?.begin?.() : undefined, sentAt);
     try {
       env.log.debug('claiming', { files: readyNames.length, first: readyNames[0], inFlight: life.running, queued: inbox.size });
+      // readyWhen 'marker': the names are folders, each one claim and one transaction of its own.
+      if (env.options.readyWhen === 'marker') return await claimAndFinishUnits(w, readyNames);
       const claimed = await claimAll(w, readyNames);
       env.log.debug('claimed', { files: claimed.length });
       await finishAll(w, claimed, early);
