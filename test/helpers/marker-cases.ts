@@ -17,6 +17,7 @@ import { ResultAsync } from 'neverthrow';
 import { csvIngester } from '../../plugins/csv/index.ts';
 import { openWatcher } from '../../src/api.ts';
 import { defineIngester } from '../../src/plugins.ts';
+import { newClaimId, unitStagedName } from '../../src/protocol/names.ts';
 import { readHistory } from '../../src/store/history.ts';
 import { csv, leftovers, waitFor } from './drop.ts';
 import { count } from './env.ts';
@@ -280,4 +281,52 @@ export function markerCases(t: WatchBench): void {
       'first/p/a.csv',
     ]);
   });
+
+  it('recovery: a dead process’s claimed folders are taken over whole; the ledger decides (committed: only removed; not: ingested)', async () => {
+    const { dir, table, opts } = await t.inbox();
+    const options = { ...opts, readyWhen: 'marker' as const, sourceColumns: { claim: '_claim' } };
+    const first = await openWatcher(dir, table, options);
+    await mkdir(join(dir, 'job-a'));
+    await writeFile(join(dir, 'job-a', 'a.csv'), csv('id', [[1], [2]]));
+    await writeFile(join(dir, 'job-a', '_SUCCESS'), '');
+    await waitFor(() => first.stats.filesIngested === 1, 'job-a to land', 10000);
+    await first.stop();
+    const [landed] = await readHistory(t.pool, { table });
+    // What a process killed after that commit, before removing the folder, leaves; and folders it
+    // had claimed but not committed, one of them inside a folder it had itself taken over from another dead process.
+    const dead = join(dir, '.hyperwatch', 'staging', 'dead-owner');
+    const staged = async (folder: string, name: string, ids: number[]) => {
+      await mkdir(join(folder, name, 'sub'), { recursive: true });
+      await writeFile(join(folder, name, 'sub', 'x~y.csv'), csv('id', ids.map((i) => [i])));
+      await writeFile(join(folder, name, '_SUCCESS'), '');
+    };
+    await staged(dead, unitStagedName(landed!.claimId, 'job-a'), [1, 2]);
+    const b = newClaimId();
+    const c = newClaimId();
+    await staged(dead, unitStagedName(b, 'job-b'), [3, 4]);
+    await staged(join(dead, '.from-older-owner'), unitStagedName(c, 'job-c'), [5]);
+    const second = await openWatcher(dir, table, options);
+    await waitFor(() => second.stats.filesIngested === 2, 'job-b and job-c to land', 15000);
+    await second.whenIdle();
+    const rows = await t.pool.query<{ id: string; _claim: string }>(`SELECT id, _claim FROM ${table} ORDER BY id`);
+    assert.deepEqual(
+      rows.map((r) => [Number(r.id), r._claim]),
+      [
+        [1, landed!.claimId],
+        [2, landed!.claimId],
+        [3, b],
+        [4, b],
+        [5, c],
+      ],
+      'the committed folder not again; the others under their own claim ids',
+    );
+    assert.equal(second.stats.recovered, 3);
+    assert.equal(second.stats.filesFailed, 0);
+    const history = await readHistory(t.pool, { table });
+    assert.deepEqual(history.map((h) => h.file).sort(), ['job-a/a.csv', 'job-b/sub/x~y.csv', 'job-c/sub/x~y.csv']);
+    await second.stop();
+    assert.deepEqual(await filesIn(join(dir, '.hyperwatch', 'staging')), [], 'staging empty');
+    assert.deepEqual(await leftovers(dir), []);
+  });
 }
+
