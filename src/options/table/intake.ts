@@ -42,8 +42,10 @@ export const INTAKE_OPTIONS = {
     to: 'watcher',
     doc:
       "when a data file is taken: `'sentinel'` once its `X.ready` is there; `'stable'` once its size and modification time have not " +
-      'changed for `stableMs` and no process holds it open for writing (Linux), for producers that cannot write a sentinel; see ' +
-      "[Producers that cannot write .ready](#producers-that-cannot-write-ready) for what `'stable'` cannot promise",
+      'changed for `stableMs` and no process holds it open for writing (Linux), for producers that cannot write a sentinel ' +
+      "(see [Producers that cannot write .ready](#producers-that-cannot-write-ready) for what `'stable'` cannot promise); " +
+      "`'marker'`: a whole subfolder once it holds its `marker` file, all its data files in one transaction (see " +
+      '[Folders with a completion marker](#folders-with-a-completion-marker))',
     default: 'sentinel',
     check: isOneOf('readyWhen', READY_WHEN),
     flag: {
