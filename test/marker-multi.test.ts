@@ -72,8 +72,16 @@ describe('two processes on one inbox, --ready marker (PostgreSQL)', { timeout: 1
         'the inbox and staging to empty (a takeover of the killed process included)',
         40_000,
       ).catch(async (error: unknown) => {
-        const said = members.map((m) => `${m.name}: ${m.lines.slice(-8).map((l) => `${l.message} ${JSON.stringify(l.fields)}`).join('\n  ')}`);
-        throw new Error(`${String(error)}; inbox ${(await leftovers(dir)).join(', ')}; staged ${(await stagedEntries(dir)).join(', ')}\n${said.join('\n')}`);
+        const said = members.map(
+          (m) =>
+            `${m.name}: ${m.lines
+              .slice(-8)
+              .map((l) => `${l.message} ${JSON.stringify(l.fields)}`)
+              .join('\n  ')}`,
+        );
+        throw new Error(
+          `${String(error)}; inbox ${(await leftovers(dir)).join(', ')}; staged ${(await stagedEntries(dir)).join(', ')}\n${said.join('\n')}`,
+        );
       });
       const failedNow = await failedEntries(dir).catch(() => []);
       if (failedNow.length > 0) {

@@ -297,7 +297,13 @@ export function markerCases(t: WatchBench): void {
     const dead = join(dir, '.hyperwatch', 'staging', 'dead-owner');
     const staged = async (folder: string, name: string, ids: number[]) => {
       await mkdir(join(folder, name, 'sub'), { recursive: true });
-      await writeFile(join(folder, name, 'sub', 'x~y.csv'), csv('id', ids.map((i) => [i])));
+      await writeFile(
+        join(folder, name, 'sub', 'x~y.csv'),
+        csv(
+          'id',
+          ids.map((i) => [i]),
+        ),
+      );
       await writeFile(join(folder, name, '_SUCCESS'), '');
     };
     await staged(dead, unitStagedName(landed!.claimId, 'job-a'), [1, 2]);
@@ -329,4 +335,3 @@ export function markerCases(t: WatchBench): void {
     assert.deepEqual(await leftovers(dir), []);
   });
 }
-
