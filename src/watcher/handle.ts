@@ -284,12 +284,13 @@ export class WatcherHandle {
   async #task(readyNames: readonly string[]): Promise<void> {
     const w = this.#w;
     const { env, known, life, inbox } = w;
+    // readyWhen 'marker': the names are folders, each one claim and one transaction of its own;
+    // no early BEGIN, which would hold a pooled connection that no folder's transaction uses.
+    if (env.options.readyWhen === 'marker') return claimAndFinishUnits(w, readyNames);
     const sentAt = performance.now();
     const early = new EarlyBegin(known.exists && !env.options.skipDuplicateContent ? w.pool.ifOpen?.begin?.() : undefined, sentAt);
     try {
       env.log.debug('claiming', { files: readyNames.length, first: readyNames[0], inFlight: life.running, queued: inbox.size });
-      // readyWhen 'marker': the names are folders, each one claim and one transaction of its own.
-      if (env.options.readyWhen === 'marker') return await claimAndFinishUnits(w, readyNames);
       const claimed = await claimAll(w, readyNames);
       env.log.debug('claimed', { files: claimed.length });
       await finishAll(w, claimed, early);

@@ -334,4 +334,19 @@ export function markerCases(t: WatchBench): void {
     assert.deepEqual(await filesIn(join(dir, '.hyperwatch', 'staging')), [], 'staging empty');
     assert.deepEqual(await leftovers(dir), []);
   });
+
+  it('one connection (maxConcurrent 1) into an existing table: folder after folder lands, none waiting on a connection for ever', async () => {
+    const { dir, table, opts } = await t.inbox();
+    await t.pool.query(`CREATE TABLE ${table} (id BIGINT)`);
+    const handle = await openWatcher(dir, table, { ...opts, readyWhen: 'marker', maxConcurrent: 1 });
+    for (let j = 0; j < 6; j++) {
+      await mkdir(join(dir, `j${j}`));
+      await writeFile(join(dir, `j${j}`, 'a.csv'), csv('id', [[j * 2], [j * 2 + 1]]));
+      await writeFile(join(dir, `j${j}`, '_SUCCESS'), '');
+    }
+    await waitFor(() => handle.stats.filesIngested === 6, 'six folders to land', 15000);
+    assert.equal(await count(t.pool, table), 12);
+    await handle.stop();
+    assert.deepEqual(await leftovers(dir), []);
+  });
 }
