@@ -80,7 +80,8 @@ describe('two processes on one inbox, --ready marker (PostgreSQL)', { timeout: 1
               .join('\n  ')}`,
         );
         throw new Error(
-          `${String(error)}; inbox ${(await leftovers(dir)).join(', ')}; staged ${(await stagedEntries(dir)).join(', ')}\n${said.join('\n')}`,
+          `${String(error)}; inbox ${(await leftovers(dir)).join(', ')}; ` +
+            `staged ${(await stagedEntries(dir)).join(', ')}\n${said.join('\n')}`,
         );
       });
       const failedNow = await failedEntries(dir).catch(() => []);

@@ -69,7 +69,7 @@ describe('hyperwatch watch --ready stable', () => {
     assert.deepEqual(names, ['a/b/x.csv', 'c/x.csv']);
   });
 
-  it('refuses --stable-ms without --ready stable, --marker without --ready marker, and marker with --recursive, as usage errors', async () => {
+  it('refuses --stable-ms without --ready stable, --marker without --ready marker, marker with --recursive: usage errors', async () => {
     const inbox = await tmp.dir('usage');
     const db = tmp.path('usage.hyper');
     const alone = await cli(['watch', inbox, '--table', 't', '--database', db, '--stable-ms', '700', '--once']).done;

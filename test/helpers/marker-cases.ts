@@ -282,7 +282,7 @@ export function markerCases(t: WatchBench): void {
     ]);
   });
 
-  it('recovery: a dead process’s claimed folders are taken over whole; the ledger decides (committed: only removed; not: ingested)', async () => {
+  it('recovery: a dead process’s claimed folders are taken over whole, the ledger deciding (committed: removed, else ingested)', async () => {
     const { dir, table, opts } = await t.inbox();
     const options = { ...opts, readyWhen: 'marker' as const, sourceColumns: { claim: '_claim' } };
     const first = await openWatcher(dir, table, options);
@@ -335,7 +335,7 @@ export function markerCases(t: WatchBench): void {
     assert.deepEqual(await leftovers(dir), []);
   });
 
-  it('one connection (maxConcurrent 1) into an existing table: folder after folder lands, none waiting on a connection for ever', async () => {
+  it('one connection (maxConcurrent 1), the table already there: folder after folder lands, none waiting for ever', async () => {
     const { dir, table, opts } = await t.inbox();
     await t.pool.query(`CREATE TABLE ${table} (id BIGINT)`);
     const handle = await openWatcher(dir, table, { ...opts, readyWhen: 'marker', maxConcurrent: 1 });
