@@ -282,7 +282,7 @@ export function markerCases(t: WatchBench): void {
     ]);
   });
 
-  it('recovery: a dead process’s claimed folders are taken over whole, the ledger deciding (committed: removed, else ingested)', async () => {
+  it('recovery: a dead owner’s claimed folders are taken over whole; the ledger says: committed, removed; else ingested', async () => {
     const { dir, table, opts } = await t.inbox();
     const options = { ...opts, readyWhen: 'marker' as const, sourceColumns: { claim: '_claim' } };
     const first = await openWatcher(dir, table, options);
