@@ -1,4 +1,4 @@
-/** `hyperwatch watch --ready stable --include`, `--recursive`, run as a user would, against a real embedded hyperd. */
+/** `hyperwatch watch --ready stable --include`, `--ready marker`, `--recursive`, run as a user would, against a real embedded hyperd. */
 import assert from 'node:assert/strict';
 import { mkdir, readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -31,6 +31,26 @@ describe('hyperwatch watch --ready stable', () => {
     assert.deepEqual(JSON.parse(query.stdout), [{ n: '3' }]);
   });
 
+  it('--ready marker --marker _DONE --once takes the folders holding _DONE whole; `history` names their files', async () => {
+    const inbox = await tmp.dir('marker');
+    await mkdir(join(inbox, 'job', 'date=2026-12-01'), { recursive: true });
+    await writeFile(join(inbox, 'job', 'date=2026-12-01', 'a.csv'), csv('id', [[1], [2]]));
+    await writeFile(join(inbox, 'job', 'b.csv'), csv('id', [[3]]));
+    await writeFile(join(inbox, 'job', '_DONE'), '');
+    await mkdir(join(inbox, 'waiting'));
+    await writeFile(join(inbox, 'waiting', 'c.csv'), csv('id', [[4]]));
+    const db = tmp.path('marker.hyper');
+    const args = ['watch', inbox, '--table', 't', '--database', db, '--ready', 'marker', '--marker', '_DONE'];
+    const run = await cli([...args, '--once', '--json', '--quiet']).done;
+    assert.equal(run.code, 0, run.stderr);
+    assert.equal(JSON.parse(run.stdout).stats.filesIngested, 2);
+    assert.deepEqual((await readdir(inbox)).filter((n) => n !== '.hyperwatch' && n !== 'failed').sort(), ['waiting']);
+    const history = await cli(['history', '--database', db, '--json']).done;
+    const rows = JSON.parse(history.stdout) as { file: string; claimId: string }[];
+    assert.deepEqual(rows.map((r) => r.file).sort(), ['job/b.csv', 'job/date=2026-12-01/a.csv']);
+    assert.equal(new Set(rows.map((r) => r.claimId)).size, 1, 'one claim for the folder');
+  });
+
   it('--recursive --once takes the files of subfolders with their .ready, and `history` names them by their path', async () => {
     const inbox = await tmp.dir('recursive');
     await mkdir(join(inbox, 'a', 'b'), { recursive: true });
@@ -49,14 +69,17 @@ describe('hyperwatch watch --ready stable', () => {
     assert.deepEqual(names, ['a/b/x.csv', 'c/x.csv']);
   });
 
-  it('refuses --stable-ms without --ready stable, and --ready marker (not built yet), as usage errors', async () => {
+  it('refuses --stable-ms without --ready stable, --marker without --ready marker, marker with --recursive: usage errors', async () => {
     const inbox = await tmp.dir('usage');
     const db = tmp.path('usage.hyper');
     const alone = await cli(['watch', inbox, '--table', 't', '--database', db, '--stable-ms', '700', '--once']).done;
     assert.equal(alone.code, 2);
     assert.match(alone.stderr, /--stable-ms goes with --ready stable/);
-    const marker = await cli(['watch', inbox, '--table', 't', '--database', db, '--ready', 'marker', '--once']).done;
+    const marker = await cli(['watch', inbox, '--table', 't', '--database', db, '--marker', '_DONE', '--once']).done;
     assert.equal(marker.code, 2);
-    assert.match(marker.stderr, /--ready is sentinel or stable, got "marker"/);
+    assert.match(marker.stderr, /--marker goes with --ready marker/);
+    const both = await cli(['watch', inbox, '--table', 't', '--database', db, '--ready', 'marker', '--recursive', '--once']).done;
+    assert.equal(both.code, 2, both.stderr);
+    assert.match(both.stderr, /readyWhen: 'marker' cannot go with recursive \(a marker folder is always read whole/);
   });
 });

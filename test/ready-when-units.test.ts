@@ -11,23 +11,26 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { watchOptionsFromFlags } from '../src/options/flags.ts';
 import { checkOptions, resolveOptions } from '../src/options/resolve.ts';
-import { isStableCandidate } from '../src/protocol/names.ts';
+import { isStableCandidate, isUnitExtra, newClaimId, parseUnitStagedName, unitStagedName } from '../src/protocol/names.ts';
 import { emptyStats } from '../src/observe/stats.ts';
 import { heldForWriting } from '../src/watcher/open-writers.ts';
 import { fileSelection } from '../src/watcher/select.ts';
 import { Settling } from '../src/watcher/settling.ts';
 
 describe('readyWhen and include/exclude settings', () => {
-  it('defaults to sentinels, every file; refuses marker (not built yet) and globs that are not a list', () => {
+  it('defaults to sentinels, every file; refuses a readyWhen it does not know and globs that are not a list', () => {
     const resolved = resolveOptions({});
     assert.equal(resolved.readyWhen, 'sentinel');
     assert.equal(resolved.stableMs, 5000);
     assert.deepEqual([resolved.include, resolved.exclude], [[], []]);
     assert.equal(resolveOptions({ stableMs: 1 }).stableMs, 100, 'below its range: the minimum');
     assert.throws(
-      () => checkOptions({ readyWhen: 'marker' as never }),
-      /^WatchConfigError: readyWhen is "marker"; use 'sentinel' or 'stable'$/,
+      () => checkOptions({ readyWhen: 'folder' as never }),
+      /^WatchConfigError: readyWhen is "folder"; use 'sentinel', 'stable' or 'marker'$/,
     );
+    assert.equal(resolveOptions({ readyWhen: 'marker' }).marker, '_SUCCESS');
+    assert.equal(resolveOptions({ readyWhen: 'marker', marker: '_DONE' }).marker, '_DONE');
+    assert.equal(resolveOptions({ readyWhen: 'marker', partitionColumns: true }).partitionColumns, true, 'no recursive needed');
     assert.throws(
       () => checkOptions({ include: '*.csv' as never }),
       /include must be a list of globs such as \['\*\.csv'\], got "\*\.csv"/,
@@ -39,10 +42,39 @@ describe('readyWhen and include/exclude settings', () => {
     const read = watchOptionsFromFlags({ ready: 'stable', 'stable-ms': '2000', include: ['*.csv', '*.tsv'], exclude: ['tmp_*'] });
     assert.deepEqual(read, { value: { readyWhen: 'stable', stableMs: 2000, include: ['*.csv', '*.tsv'], exclude: ['tmp_*'] } });
     assert.deepEqual(watchOptionsFromFlags({ 'stable-ms': '2000' }), { problem: '--stable-ms goes with --ready stable' });
-    assert.deepEqual(watchOptionsFromFlags({ ready: 'marker' }), { problem: '--ready is sentinel or stable, got "marker"' });
+    assert.deepEqual(watchOptionsFromFlags({ ready: 'folder' }), { problem: '--ready is sentinel, stable or marker, got "folder"' });
+    assert.deepEqual(watchOptionsFromFlags({ ready: 'marker', marker: '_DONE' }), { value: { readyWhen: 'marker', marker: '_DONE' } });
+    assert.deepEqual(watchOptionsFromFlags({ marker: '_DONE' }), { problem: '--marker goes with --ready marker' });
     assert.deepEqual(watchOptionsFromFlags({ ready: 'stable', 'stable-ms': 'soon' }), {
       problem: '--stable-ms expects a whole number, got "soon"',
     });
+  });
+});
+
+describe('readyWhen marker: what it refuses', () => {
+  it('refuses settings a folder landing whole cannot honour, each with what to drop', () => {
+    const refused: [Record<string, unknown>, RegExp][] = [
+      [{ recursive: true }, /cannot go with recursive \(a marker folder is always read whole/],
+      [{ mode: 'upsert', key: ['id'] }, /cannot go with mode: 'upsert' \(a folder lands in append mode only/],
+      [{ order: 'name' }, /cannot go with order: 'name'/],
+      [{ onBadRows: 'skip' }, /cannot go with onBadRows: 'skip'/],
+      [{ include: ['*.csv'] }, /cannot go with include \/ exclude/],
+      [{ exclude: ['x*'] }, /cannot go with include \/ exclude/],
+    ];
+    for (const [extra, message] of refused)
+      assert.throws(() => checkOptions({ readyWhen: 'marker', ...extra }), message, JSON.stringify(extra));
+    assert.throws(() => checkOptions({ marker: '_DONE' }), /marker goes with readyWhen: 'marker'/);
+    assert.throws(() => checkOptions({ readyWhen: 'marker', marker: 'a/b' }), /marker must be a file name such as '_SUCCESS'/);
+  });
+
+  it('sets aside the marker and what Hadoop readers hide; names a staged folder apart from a staged file', () => {
+    for (const name of ['j/_SUCCESS', 'j/_committed_12', 'j/d=1/.part-0.parquet.crc', 'j/x.crc', 'j/_DONE', 'j/a.tmp'])
+      assert.equal(isUnitExtra(name, '_DONE'), true, name);
+    for (const name of ['j/part-0.parquet', 'j/d=1/x.csv', 'j/SUCCESS.csv']) assert.equal(isUnitExtra(name, '_SUCCESS'), false, name);
+    const id = newClaimId();
+    assert.deepEqual(parseUnitStagedName(unitStagedName(id, 'job~7')), { claimId: id, folder: 'job~7' });
+    assert.equal(parseUnitStagedName(`${id}~a@b.csv`), undefined, 'a staged file is not a folder');
+    assert.equal(parseUnitStagedName('.from-owner'), undefined, 'an adopted owner folder is not a claimed folder');
   });
 });
 

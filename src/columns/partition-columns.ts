@@ -54,10 +54,11 @@ function decode(text: string): string {
 /**
  * The partition values of `name` (a path relative to the watched directory, `/`-separated): one
  * per folder, in path order. A folder that is not `key=value`, an empty key, or a key given
- * twice fails the file, with the segment and the fix.
+ * twice fails the file, with the segment and the fix. `skipFolders`: leading folders that are not
+ * partitions (a marker folder, `readyWhen: 'marker'`).
  */
-export function partitionValues(name: string): Result<PartitionValue[], IngestError> {
-  const segments = name.split('/').slice(0, -1);
+export function partitionValues(name: string, skipFolders = 0): Result<PartitionValue[], IngestError> {
+  const segments = name.split('/').slice(skipFolders, -1);
   const values: PartitionValue[] = [];
   const seen = new Set<string>();
   for (const segment of segments) {

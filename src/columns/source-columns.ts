@@ -53,7 +53,7 @@ export function isSourceColumn(ctx: IngestContext, name: string, file?: ClaimedF
 /** The file's partition values (none without `partitionColumns`); a path that has none right fails the file. */
 function partitionsOf(file: ClaimedFile, ctx: IngestContext): SourceValue[] {
   if (ctx.schema.partitionColumns !== true) return [];
-  const parsed = partitionValues(file.name);
+  const parsed = partitionValues(file.name, ctx.schema.inMarkerFolder === true ? 1 : 0);
   if (parsed.isErr()) throw new IngestFailure(parsed.error);
   return parsed.value;
 }

@@ -20,6 +20,7 @@ export interface ResolvedOptions {
   readonly createTable: boolean;
   readonly rescanIntervalMs: number;
   readonly readyWhen: ReadyWhen;
+  readonly marker: string;
   readonly stableMs: number;
   /** Empty: every file. */
   readonly include: readonly string[];
@@ -66,14 +67,36 @@ export function checkOptions(options: WatchOptions): void {
   }
   const together = csvTogetherProblem(options);
   if (together) throw new WatchConfigError(`${together.option} ${together.problem}`);
+  const marker = markerProblem(options);
+  if (marker) throw new WatchConfigError(marker);
   // Not implied: turning it on would start taking the files of every subfolder, which the user did not ask for.
-  if (options.partitionColumns === true && options.recursive !== true)
+  // A marker folder is read whole anyway: its key=value folders are partitions without recursive.
+  if (options.partitionColumns === true && options.recursive !== true && options.readyWhen !== 'marker')
     throw new WatchConfigError(
       'partitionColumns needs recursive: true (partition folders are subfolders, which are read only with recursive); ' +
         'give both (--recursive --partition-columns)',
     );
   const combined = modeKeyProblem(options.mode, options.key);
   if (combined) throw new WatchConfigError(`${combined.problem}. ${combined.fix}`);
+}
+
+/**
+ * `readyWhen: 'marker'` lands a folder's files in one transaction, as they are: settings that
+ * apply file by file, or to loose files of the watched directory, cannot be kept for a folder.
+ */
+function markerProblem(options: WatchOptions): string | undefined {
+  if (options.readyWhen !== 'marker') {
+    return options.marker === undefined ? undefined : "marker goes with readyWhen: 'marker' (--ready marker --marker _SUCCESS)";
+  }
+  const refused: [boolean, string][] = [
+    [options.recursive === true, 'recursive (a marker folder is always read whole, with its subfolders; drop recursive)'],
+    [(options.mode ?? 'append') !== 'append', `mode: '${options.mode}' (a folder lands in append mode only; drop mode)`],
+    [options.order === 'name', "order: 'name' (folders are taken as their markers appear; drop order)"],
+    [options.onBadRows === 'skip', "onBadRows: 'skip' (a folder lands whole or not at all; drop onBadRows)"],
+    [(options.include?.length ?? 0) > 0 || (options.exclude?.length ?? 0) > 0, 'include / exclude (a folder lands whole; drop them)'],
+  ];
+  const found = refused.find(([bad]) => bad);
+  return found ? `readyWhen: 'marker' cannot go with ${found[1]}` : undefined;
 }
 
 /**
@@ -111,6 +134,7 @@ export function resolveOptions(options: WatchOptions): ResolvedOptions {
     createTable: options.createTable ?? OPTIONS.createTable.default,
     rescanIntervalMs: inRange(options, 'rescanIntervalMs'),
     readyWhen: options.readyWhen ?? OPTIONS.readyWhen.default,
+    marker: options.marker ?? OPTIONS.marker.default,
     stableMs: inRange(options, 'stableMs'),
     include: options.include ?? [],
     exclude: options.exclude ?? [],

@@ -91,10 +91,16 @@ export interface WatchOptions extends CsvOptions {
   /**
    * When a data file is taken: `'sentinel'` (default) once its `X.ready` is there; `'stable'` once
    * its size and modification time have not changed for `stableMs` (for producers that cannot write
-   * a sentinel: SFTP and SMB uploads, a person saving from a spreadsheet). See the README's
+   * a sentinel: SFTP and SMB uploads, a person saving from a spreadsheet); `'marker'` a whole
+   * subfolder once it holds its `marker` file (Spark's `_SUCCESS`). See the README's
    * "Producers that cannot write .ready" for what `'stable'` cannot promise.
    */
   readonly readyWhen?: ReadyWhen;
+  /**
+   * `readyWhen: 'marker'`: the file that completes a subfolder of the watched directory (default
+   * `_SUCCESS`). The folder's data files (recursively) then land in one transaction, or none does.
+   */
+  readonly marker?: string;
   /** `readyWhen: 'stable'`: how long a file must stay unchanged before it is taken. Default 5000 ms. */
   readonly stableMs?: number;
   /**
@@ -244,8 +250,8 @@ export interface WatchOptions extends CsvOptions {
   readonly signal?: AbortSignal;
 }
 
-/** `readyWhen`'s values; `'marker'` (a folder with its `_SUCCESS`) is not built yet. */
-export const READY_WHEN = ['sentinel', 'stable'] as const;
+/** `readyWhen`'s values. */
+export const READY_WHEN = ['sentinel', 'stable', 'marker'] as const;
 export type ReadyWhen = (typeof READY_WHEN)[number];
 
 export const ON_SUCCESS = ['delete', 'archive'] as const;

@@ -85,3 +85,32 @@ export function failedNameCandidates(name: string, claimId: string, extension: s
   const ext = extension && name.toLowerCase().endsWith(extension) ? name.slice(name.length - extension.length) : '';
   return [name, `${name.slice(0, name.length - ext.length)}.${claimId}${ext}`];
 }
+
+/** What `newClaimId` makes. */
+const CLAIM_ID = /^[0-9a-z]{9,}-[0-9a-f]{16}$/;
+
+/**
+ * `readyWhen: 'marker'`: a claimed folder in staging, `<claimId>@<folder>`, a folder itself (its
+ * files keep their own names inside). `@` is never in a claim id, and a staged file's name has
+ * `~` or `^` right after its claim id: the two never read as each other.
+ */
+export function unitStagedName(claimId: string, folder: string): string {
+  return `${claimId}@${folder}`;
+}
+
+export function parseUnitStagedName(staged: string): { claimId: string; folder: string } | undefined {
+  const at = staged.indexOf('@');
+  if (at <= 0 || at === staged.length - 1) return undefined;
+  const claimId = staged.slice(0, at);
+  return CLAIM_ID.test(claimId) ? { claimId, folder: staged.slice(at + 1) } : undefined;
+}
+
+/**
+ * Not data in a marker folder: the marker itself, and what Hadoop's readers skip as hidden (names
+ * starting with `_` or `.`: `_SUCCESS`, `_committed_*`, `_started_*`, `_temporary/`, `.part-0.crc`),
+ * checksum files `*.crc`, and `*.tmp`. Judged by the last segment; folders by their own name.
+ */
+export function isUnitExtra(name: string, marker: string): boolean {
+  const base = baseName(name);
+  return base === marker || base.startsWith('_') || base.startsWith('.') || /\.(crc|tmp)$/i.test(base);
+}

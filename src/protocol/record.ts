@@ -51,6 +51,8 @@ export interface CommittedFile {
   readonly duplicate?: boolean;
   /** Rows left out as bad (`onBadRows: 'skip'`); their file waits in staging beside it. */
   readonly rejected?: number;
+  /** `readyWhen: 'marker'`: `stagedPath` is a claimed folder, `name` the folder, of `files` data files. */
+  readonly unit?: { readonly files: number };
 }
 
 /** Gone from staging: committed and durable. */

@@ -31,6 +31,11 @@ export interface SchemaPolicy {
    * on its rows too (see `fileColumnSpecs` and `sourceValues` in the plugin kit).
    */
   readonly partitionColumns?: boolean;
+  /**
+   * `readyWhen: 'marker'`: a file's name starts with its marker folder (`job-7/date=2026-12-01/part-0.parquet`),
+   * which is not a partition folder.
+   */
+  readonly inMarkerFolder?: boolean;
   /** Types given for columns by name (`zip: 'TEXT'`), in place of inferred ones, for new tables and added columns. */
   readonly columnTypes?: Readonly<Record<string, string>>;
   /** Every new column (of a new table, or added) TEXT, but those of `columnTypes`. */

@@ -4,7 +4,7 @@
  * in between is finished by recovery the same way). The archive is never watched: discovery reads
  * only the watched directory itself, or with `recursive` its subfolders but the archive's.
  */
-import { mkdirSync } from 'node:fs';
+import { cpSync, mkdirSync, renameSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { ARCHIVE_DIR, READY_SUFFIX } from '../constants.ts';
 import { ensureParentOf, exists, moveWithoutReplacing } from '../protocol/files.ts';
@@ -67,4 +67,36 @@ export function archiveStaged(
     });
   }
   return settled;
+}
+
+/**
+ * `readyWhen: 'marker'`: a committed folder goes to the archive whole (`archive/<folder>/`, or
+ * `<folder>.<claimId>/` when the name is taken), by one rename; on another filesystem copied, then
+ * removed. A failure leaves it in staging, committed: the next start archives it.
+ */
+export function archiveUnit(
+  env: WatchEnv,
+  committed: { readonly stagedPath: string; readonly name: string; readonly claimId: string },
+): SettledFile {
+  const { name, claimId, stagedPath } = committed;
+  try {
+    const folder = archiveFolder(env);
+    mkdirSync(folder, { recursive: true });
+    const target = join(folder, exists(join(folder, name)) ? `${name}.${claimId}` : name);
+    try {
+      renameSync(stagedPath, target);
+    } catch (error) {
+      if ((error as { code?: unknown }).code !== 'EXDEV') throw error;
+      cpSync(stagedPath, target, { recursive: true, errorOnExist: true, force: false });
+      rmSync(stagedPath, { recursive: true, force: true });
+    }
+    env.log.debug('archived', { folder: name, claimId, to: target });
+  } catch (error) {
+    env.log.error('could not archive an ingested folder; it stays in staging until the next start archives it', {
+      folder: name,
+      claimId,
+      error: String(error),
+    });
+  }
+  return { state: 'settled', name, claimId };
 }

@@ -213,7 +213,7 @@ async function appendAll(
  * Columns a committed transaction added (schema evolution): the cached description lacks them,
  * so it is dropped; each column is logged and counted once, however many files brought it.
  */
-function columnsAdded(w: Watch, added: readonly ColumnSpec[], files: readonly OpenedFile[]): void {
+export function columnsAdded(w: Watch, added: readonly ColumnSpec[], files: readonly OpenedFile[]): void {
   if (added.length === 0) return;
   const { env, known } = w;
   known.forget();
@@ -228,7 +228,7 @@ function columnsAdded(w: Watch, added: readonly ColumnSpec[], files: readonly Op
  * A transaction that added columns failed: Hyper keeps DDL even so (PostgreSQL does not, see
  * `ddlSurvivesRollback`), so the columns the table now has were added all the same, and are counted.
  */
-async function columnsKept(w: Watch, added: readonly ColumnSpec[], files: readonly OpenedFile[]): Promise<void> {
+export async function columnsKept(w: Watch, added: readonly ColumnSpec[], files: readonly OpenedFile[]): Promise<void> {
   if (added.length === 0) return;
   try {
     const present = new Set((await w.pool.get().transaction((conn) => conn.describeTable(w.env.table)))?.map((c) => c.name));
@@ -242,7 +242,7 @@ async function columnsKept(w: Watch, added: readonly ColumnSpec[], files: readon
   }
 }
 
-async function dropIfCreatedEmptyQuietly(w: Watch): Promise<void> {
+export async function dropIfCreatedEmptyQuietly(w: Watch): Promise<void> {
   const { env } = w;
   try {
     // DDL rolled back with the transaction (PostgreSQL): a table there now is another process's,

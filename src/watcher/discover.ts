@@ -5,6 +5,7 @@
  * With `readyWhen: 'stable'` the events and listings go to discover-stable.ts instead; with
  * `include` / `exclude`, what they leave out is not queued, only counted; with `recursive`, the
  * listing walks the subfolders (walk.ts) and the events come from each of them (subfolders.ts).
+ * With `readyWhen: 'marker'`, folders are queued instead of sentinels (discover-marker.ts).
  */
 import { type Dirent, lstatSync } from 'node:fs';
 import { opendir } from 'node:fs/promises';
@@ -12,6 +13,7 @@ import { join } from 'node:path';
 import { READY_SUFFIX } from '../constants.ts';
 import { exists } from '../protocol/files.ts';
 import { baseName, dataNameOf, isIgnoredName, newClaimId } from '../protocol/names.ts';
+import { listMarkerFolders, onMarkerNames } from './discover-marker.ts';
 import { forgetUnlisted, listedStable, onStableNames, takeDue } from './discover-stable.ts';
 import { fail, orphanReady } from './fail.ts';
 import { walkTree } from './walk.ts';
@@ -21,6 +23,10 @@ import type { Watch } from './watch.ts';
 export function onNames(w: Watch, names: readonly string[]): void {
   if (w.life.stopping) return;
   const { inbox, env } = w;
+  if (env.options.readyWhen === 'marker') {
+    onMarkerNames(w, names);
+    return;
+  }
   const files = env.options.recursive ? withoutNewFolders(w, names) : names;
   if (env.options.readyWhen === 'stable') {
     onStableNames(w, files);
@@ -84,6 +90,14 @@ async function listDirectory(w: Watch): Promise<void> {
   const { inbox, env, life } = w;
   env.stats.rescans++;
   inbox.listing();
+  if (env.options.readyWhen === 'marker') {
+    try {
+      env.stats.ignored = await listMarkerFolders(w);
+    } catch (error) {
+      env.log.error('cannot list the watched directory', { dir: env.dir, error: String(error) });
+    }
+    return;
+  }
   const stable = env.options.readyWhen === 'stable';
   const now = Date.now();
   const listed = new Set<string>();

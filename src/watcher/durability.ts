@@ -4,11 +4,12 @@
  * (Hyper). A server restart before the checkpoint sends the files it may have lost back to the
  * ledger check (recover.ts).
  */
+import { rmSync } from 'node:fs';
 import { READY_SUFFIX } from '../constants.ts';
 import { removeIfPresent } from '../protocol/files.ts';
 import type { ResolvedOptions } from '../options.ts';
 import type { CommittedFile, SettledFile } from '../protocol/record.ts';
-import { archiveStaged } from './archive.ts';
+import { archiveStaged, archiveUnit } from './archive.ts';
 import { epochOf, type WatchEnv } from './env.ts';
 import type { Lifecycle } from './life.ts';
 import type { WatcherPool } from './pool.ts';
@@ -148,7 +149,13 @@ export class Checkpoints {
         files: doubtful.length,
       });
       try {
-        await this.recheck(doubtful.map((u) => ({ claimId: u.claimId, names: [u.name, u.name + READY_SUFFIX], counted: u })));
+        await this.recheck(
+          doubtful.map((u) =>
+            u.unit
+              ? { claimId: u.claimId, names: [], unit: u.name, counted: u }
+              : { claimId: u.claimId, names: [u.name, u.name + READY_SUFFIX], counted: u },
+          ),
+        );
       } catch (error) {
         // The database is away again: keep them for the next checkpoint, marked as doubtful.
         this.#unsettled.push(...doubtful.map((u) => ({ ...u, epoch: -1 })));
@@ -156,6 +163,15 @@ export class Checkpoints {
       }
     }
   }
+}
+
+/** A committed claim in staging: a file (and its sentinel), or a marker folder (`unit`). */
+type StagedCommit = Pick<CommittedFile, 'stagedPath' | 'name' | 'claimId' | 'unit'>;
+
+/** A marker folder: removed whole (a folder left half-removed by a crash is removed by the next start's recovery). */
+function removeUnit(committed: StagedCommit): SettledFile {
+  rmSync(committed.stagedPath, { recursive: true, force: true });
+  return { state: 'settled', name: committed.name, claimId: committed.claimId };
 }
 
 /** Rows were rejected (`onBadRows: 'skip'`), or may have been (a commit found in the ledger). */
@@ -167,11 +183,7 @@ function mayHaveRejected(options: Pick<ResolvedOptions, 'onBadRows'>, committed:
  * A durable commit leaves staging: its rejected rows (`rejectedFile`) into failed/ first; if they
  * cannot move, the claim stays for the next start's recovery.
  */
-export function settleStaged(
-  env: WatchEnv,
-  committed: { readonly stagedPath: string; readonly name: string; readonly claimId: string },
-  rejectedFile: boolean,
-): SettledFile | undefined {
+export function settleStaged(env: WatchEnv, committed: StagedCommit, rejectedFile: boolean): SettledFile | undefined {
   if (rejectedFile && !settleRejected(env, committed)) return undefined;
   return removeStaged(env, committed);
 }
@@ -181,10 +193,8 @@ export function settleStaged(
  * interrupted before its data file was taken (see recover.ts). Moved to the archive instead with
  * `onSuccess: 'archive'`.
  */
-function removeStaged(
-  env: WatchEnv,
-  committed: { readonly stagedPath: string; readonly name: string; readonly claimId: string },
-): SettledFile {
+function removeStaged(env: WatchEnv, committed: StagedCommit): SettledFile {
+  if (committed.unit) return env.options.onSuccess === 'archive' ? archiveUnit(env, committed) : removeUnit(committed);
   if (env.options.onSuccess === 'archive') return archiveStaged(env, committed);
   removeIfPresent(committed.stagedPath + READY_SUFFIX);
   removeIfPresent(committed.stagedPath);

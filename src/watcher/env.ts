@@ -112,6 +112,7 @@ export function ingestContext(env: WatchEnv, attempt: number, fileState: Map<str
       evolution: options.schemaEvolution,
       sourceColumns: options.sourceColumns,
       partitionColumns: options.partitionColumns,
+      ...(options.readyWhen === 'marker' ? { inMarkerFolder: true } : {}),
       columnTypes: options.columnTypes,
       allText: options.allText,
     },

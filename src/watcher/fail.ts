@@ -57,6 +57,17 @@ export async function fail(w: Pick<Watch, 'env' | 'failLock'>, failed: FailedFil
   }
 }
 
+/** A marker folder changed between its claim and its commit (`readyWhen: 'marker'`). */
+export function unitChanged(folder: string, how: string, marker: string): IngestError {
+  return ingestError(
+    'data',
+    'CHANGED_AFTER_READY',
+    `folder ${folder} changed after its ${marker} appeared (${how}); nothing of it was committed`,
+    `Producers must finish every file of the folder before writing ${marker} last; then drop the complete folder again.`,
+    { file: folder },
+  );
+}
+
 /** `stableMs`: the file was taken as stable (`readyWhen: 'stable'`), not by its `.ready`. */
 export function changedAfterReady(file: OpenedFile, how: string, stableMs?: number): IngestError {
   if (stableMs !== undefined)
@@ -78,7 +89,17 @@ export function changedAfterReady(file: OpenedFile, how: string, stableMs?: numb
   );
 }
 
-export function unknownExtension(file: OpenedFile, known: readonly string[]): IngestError {
+/** `unit`: the file is a member of that marker folder (`readyWhen: 'marker'`), which fails whole. */
+export function unknownExtension(file: { readonly name: string }, known: readonly string[], unit?: string): IngestError {
+  if (unit !== undefined)
+    return ingestError(
+      'data',
+      'UNKNOWN_EXTENSION',
+      `${file.name}: no ingester for this file's extension (known: ${known.join(', ')}), so nothing of folder ${unit} was committed`,
+      `Remove or rename that file (names starting with _ or . and *.crc files are set aside), or add an ingester plugin for it; ` +
+        `then drop the folder ${unit} again with its marker.`,
+      { file: file.name },
+    );
   return ingestError(
     'config',
     'UNKNOWN_EXTENSION',
@@ -88,7 +109,16 @@ export function unknownExtension(file: OpenedFile, known: readonly string[]): In
   );
 }
 
-export function notRegularFile(dataName: string, reason: string): IngestError {
+/** `unit`: as for `unknownExtension`. */
+export function notRegularFile(dataName: string, reason: string, unit?: string): IngestError {
+  if (unit !== undefined)
+    return ingestError(
+      'security',
+      'NOT_A_REGULAR_FILE',
+      `${dataName} ${reason}; only regular files are ingested, so nothing of folder ${unit} was committed`,
+      `Put only regular files in the folder (no symlinks, pipes or devices), then drop the folder ${unit} again with its marker.`,
+      { file: dataName },
+    );
   return ingestError(
     'security',
     'NOT_A_REGULAR_FILE',

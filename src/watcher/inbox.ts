@@ -65,6 +65,11 @@ export class Inbox {
   /** Queues a sentinel name (state `ready`) unless it is already queued or being claimed. */
   enqueue(readyName: string): boolean {
     if (dataNameOf(readyName) === undefined) return false;
+    return this.enqueueName(readyName);
+  }
+
+  /** Queues a name as it is: a sentinel's, or a marker folder's (`readyWhen: 'marker'`). */
+  enqueueName(readyName: string): boolean {
     if (this.pending(readyName)) return false;
     if (this.#queue.size >= this.queueLimit) {
       // Bounded memory: drop it for now; a rescan finds it again once the queue drains.

@@ -50,7 +50,7 @@ export async function finishOne(w: Watch, claimed: ClaimedFile, early?: EarlyBeg
  * process made its own attempt meanwhile (its staging tables, its files), and the file is its now.
  * The database away: not known, so the failure stands, as before leases.
  */
-async function claimTakenOver(w: Watch): Promise<boolean> {
+export async function claimTakenOver(w: Watch): Promise<boolean> {
   if (w.lease.fenced) return true;
   // No lease held (not yet taken, or given back at a stop): no other process can have taken the claim.
   if (!w.lease.registered || w.lease.released) return false;

@@ -15,6 +15,7 @@ import { settleStaged } from './durability.ts';
 import { batchLimit, type WatchEnv } from './env.ts';
 import { finishAll } from './group.ts';
 import { dropStagesOfClaim } from './modes.ts';
+import { recoverUnits } from './unit-recover.ts';
 import { dataNameOfRejected, rejectedSuffix, settleRejected } from './rejected.ts';
 import type { Watch } from './watch.ts';
 
@@ -24,6 +25,8 @@ export interface StagedClaim {
   readonly names: readonly string[];
   /** Already counted as committed (a commit a server restart may have lost): counted again when it lands. */
   readonly counted?: CommittedFile;
+  /** `readyWhen: 'marker'`: a claimed folder (`names` then empty), see unit-recover.ts. */
+  readonly unit?: string;
 }
 
 /** Staged names (`<claimId>~<name>`) grouped by claim. */
@@ -42,7 +45,15 @@ export function claimsOf(names: readonly string[]): StagedClaim[] {
  * again (small ones in groups), under their claim id: at start-up (before the sweep), and after
  * a server restart lost commits that were not yet checkpointed (dispatch is paused meanwhile).
  */
-export async function recoverClaims(w: Watch, claims: readonly StagedClaim[]): Promise<void> {
+export async function recoverClaims(w: Watch, all: readonly StagedClaim[]): Promise<void> {
+  let claims = all;
+  await recoverUnits(
+    w,
+    claims.flatMap((c) =>
+      c.unit === undefined ? [] : [{ claimId: c.claimId, folder: c.unit, ...(c.counted ? { counted: c.counted } : {}) }],
+    ),
+  );
+  claims = claims.filter((c) => c.unit === undefined);
   if (claims.length === 0) return;
   const { env } = w;
   const committed = await committedClaims(

@@ -11,10 +11,10 @@ import { join } from 'node:path';
 import { renameIfPresent } from '../protocol/files.ts';
 import { dropLease, endFrozenSessions, type LeaseRow, readLeases, takeLease } from '../store/lease.ts';
 import { isLedgerScratch } from '../store/ledger.ts';
-import { parseStagedName } from '../protocol/names.ts';
+import { parseStagedName, parseUnitStagedName } from '../protocol/names.ts';
 import { endDeadSessions, forgetKeys, pidAlive } from './dead-sessions.ts';
 import { expiryTrusted, heartbeatMs, leasePoolOf, noteLeases, stillOurs } from './lease.ts';
-import { claimsOf, recoverClaims } from './recover.ts';
+import { claimsOf, recoverClaims, type StagedClaim } from './recover.ts';
 import type { Watch } from './watch.ts';
 
 /** The entries of the staging root: other owners' folders, and claims staged by a version without owners. */
@@ -146,9 +146,13 @@ async function dropStale(w: Watch, rows: ReadonlyMap<string, LeaseRow>, folders:
 /** A dead owner's folder inside ours while its claims are moved out of it. */
 const ADOPTED_PREFIX = '.from-';
 
-/** Every file under `folder` (folders adopted by a process that died while adopting them too). */
-async function filesUnder(folder: string): Promise<{ dir: string; name: string }[]> {
-  const out: { dir: string; name: string }[] = [];
+/**
+ * Every entry under `folder` (folders adopted by a process that died while adopting them too):
+ * staged files, and claimed marker folders (`readyWhen: 'marker'`), which are claims themselves,
+ * moved whole, never gone into, and never taken for an adopted owner's folder.
+ */
+async function filesUnder(folder: string): Promise<{ dir: string; name: string; unit?: true }[]> {
+  const out: { dir: string; name: string; unit?: true }[] = [];
   let entries;
   try {
     entries = await readdir(folder, { withFileTypes: true });
@@ -156,7 +160,8 @@ async function filesUnder(folder: string): Promise<{ dir: string; name: string }
     return out;
   }
   for (const e of entries) {
-    if (e.isDirectory()) out.push(...(await filesUnder(join(folder, e.name))));
+    if (e.isDirectory() && parseUnitStagedName(e.name)) out.push({ dir: folder, name: e.name, unit: true });
+    else if (e.isDirectory()) out.push(...(await filesUnder(join(folder, e.name))));
     else out.push({ dir: folder, name: e.name });
   }
   return out;
@@ -166,7 +171,7 @@ async function filesUnder(folder: string): Promise<{ dir: string; name: string }
 async function adopt(w: Watch, folder: string, from: string, steps: Record<string, number>): Promise<void> {
   const files = await filesUnder(folder);
   const taken = files
-    .filter((f) => parseStagedName(f.name) && renameIfPresent(join(f.dir, f.name), join(w.env.staging, f.name)))
+    .filter((f) => (f.unit || parseStagedName(f.name)) && renameIfPresent(join(f.dir, f.name), join(w.env.staging, f.name)))
     .map((f) => f.name);
   // The ledger rows of a transaction it died in (never committed: its client is gone).
   await Promise.all(files.filter((f) => isLedgerScratch(f.name)).map((f) => rm(join(f.dir, f.name), { force: true })));
@@ -181,7 +186,7 @@ async function adopt(w: Watch, folder: string, from: string, steps: Record<strin
 async function adoptedUnder(folder: string): Promise<string[]> {
   const out: string[] = [];
   for (const e of await readdir(folder, { withFileTypes: true }).catch(() => [])) {
-    if (!e.isDirectory()) continue;
+    if (!e.isDirectory() || parseUnitStagedName(e.name)) continue;
     if (e.name.startsWith(ADOPTED_PREFIX)) out.push(e.name.slice(ADOPTED_PREFIX.length));
     out.push(...(await adoptedUnder(join(folder, e.name))));
   }
@@ -196,11 +201,19 @@ async function removeTree(folder: string): Promise<void> {
 }
 
 async function finish(w: Watch, names: readonly string[], from: string, steps?: Record<string, number>): Promise<void> {
-  const claims = claimsOf(names);
+  const claims = [...claimsOf(names.filter((n) => !parseUnitStagedName(n))), ...unitsOf(names)];
   w.env.log.info('took over', { from, files: claims.length, owner: w.env.me.owner, ...(steps ? { ms: steps } : {}) });
   if (claims.length === 0) return;
   w.env.stats.takenOver += claims.length;
   await recoverClaims(w, claims);
+}
+
+/** The claimed marker folders among `names`. */
+function unitsOf(names: readonly string[]): StagedClaim[] {
+  return names.flatMap((n) => {
+    const parsed = parseUnitStagedName(n);
+    return parsed ? [{ claimId: parsed.claimId, names: [], unit: parsed.folder }] : [];
+  });
 }
 
 /** Claims staged in the staging root by a version without owners (it ran alone): taken one by one. */

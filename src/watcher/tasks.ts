@@ -9,6 +9,7 @@ import { claimAll } from './claim.ts';
 import { EarlyBegin } from './early.ts';
 import { batchLimit } from './env.ts';
 import { finishAll } from './group.ts';
+import { claimAndFinishUnits } from './unit-finish.ts';
 import type { Watch } from './watch.ts';
 
 export class TaskPump {
@@ -103,6 +104,9 @@ export class TaskPump {
   async #task(readyNames: readonly string[]): Promise<void> {
     const w = this.#watch();
     const { env, known, life, inbox } = w;
+    // readyWhen 'marker': the names are folders, each one claim and one transaction of its own;
+    // no early BEGIN, which would hold a pooled connection that no folder's transaction uses.
+    if (env.options.readyWhen === 'marker') return claimAndFinishUnits(w, readyNames);
     const sentAt = performance.now();
     const early = new EarlyBegin(known.exists && !env.options.skipDuplicateContent ? w.pool.ifOpen?.begin?.() : undefined, sentAt);
     try {

@@ -4,6 +4,14 @@ import type { FlagText, OptionTable } from '../spec.ts';
 import { READY_WHEN } from '../watch-options.ts';
 
 const WITH_STABLE = { flag: 'ready', value: 'stable', problem: '--stable-ms goes with --ready stable' } as const;
+const WITH_MARKER = { flag: 'ready', value: 'marker', problem: '--marker goes with --ready marker' } as const;
+
+/** A marker file's name: one name, no folder in it, not `.` or `..`. */
+function isMarkerName(value: unknown): string | undefined {
+  return typeof value === 'string' && value !== '' && !value.includes('/') && !value.includes('\\') && value !== '.' && value !== '..'
+    ? undefined
+    : `marker must be a file name such as '_SUCCESS' (no folder), got ${shown(value)}`;
+}
 
 /** A list of globs: each a non-empty string. */
 function isGlobList(name: string): (value: unknown) => string | undefined {
@@ -34,18 +42,38 @@ export const INTAKE_OPTIONS = {
     to: 'watcher',
     doc:
       "when a data file is taken: `'sentinel'` once its `X.ready` is there; `'stable'` once its size and modification time have not " +
-      'changed for `stableMs` and no process holds it open for writing (Linux), for producers that cannot write a sentinel; see ' +
-      "[Producers that cannot write .ready](#producers-that-cannot-write-ready) for what `'stable'` cannot promise",
+      'changed for `stableMs` and no process holds it open for writing (Linux), for producers that cannot write a sentinel ' +
+      "(see [Producers that cannot write .ready](#producers-that-cannot-write-ready) for what `'stable'` cannot promise); " +
+      "`'marker'`: a whole subfolder once it holds its `marker` file, all its data files in one transaction (see " +
+      '[Folders with a completion marker](#folders-with-a-completion-marker))',
     default: 'sentinel',
     check: isOneOf('readyWhen', READY_WHEN),
     flag: {
       name: 'ready',
       type: 'string',
-      value: '<sentinel|stable>',
-      help: 'take a file once its X.ready is there (default), or once it\nhas not changed for --stable-ms (no sentinel needed)',
-      parse: oneOfFlag('ready', { sentinel: 'sentinel', stable: 'stable' } as const),
+      value: '<sentinel|stable|marker>',
+      help:
+        'take a file once its X.ready is there (default), once it\nhas not changed for --stable-ms (no sentinel needed), or\n' +
+        'a whole subfolder once it holds its --marker file',
+      parse: oneOfFlag('ready', { sentinel: 'sentinel', stable: 'stable', marker: 'marker' } as const),
     },
-    serve: { schema: { enum: [...READY_WHEN] }, fix: 'Use "sentinel" or "stable".' },
+    serve: { schema: { enum: [...READY_WHEN] }, fix: 'Use "sentinel", "stable" or "marker".' },
+  },
+  marker: {
+    to: 'watcher',
+    doc:
+      "`readyWhen: 'marker'`: the file whose presence makes a subfolder of the watched directory one complete unit (Spark, Hadoop " +
+      'and Hive write `_SUCCESS` last)',
+    default: '_SUCCESS',
+    check: isMarkerName,
+    flag: {
+      name: 'marker',
+      type: 'string',
+      value: '<name>',
+      requires: WITH_MARKER,
+      help: 'with --ready marker: the file that completes a folder (default _SUCCESS)',
+    },
+    serve: { schema: { type: 'string', minLength: 1 }, fix: 'Give a file name, e.g. "_SUCCESS".' },
   },
   stableMs: {
     to: 'watcher',
