@@ -7,7 +7,7 @@ import type { DbChoice } from '../compose.ts';
 import { modeKeyProblem } from './load-modes.ts';
 import type { FlagResult, FlagSpec, FlagText } from './spec.ts';
 import { OPTION_ENTRIES, type OptionEntry } from './table.ts';
-import { csvTogetherProblem } from './table/text.ts';
+import { csvTogetherProblem } from './table/csv-dialect.ts';
 import type { WatchOptions } from './watch-options.ts';
 
 type FlagEntry = OptionEntry & { readonly flag: FlagSpec<unknown> };

@@ -11,7 +11,7 @@ import type { Logger, SchemaEvolution, SourceColumns } from '../types.ts';
 import { WatchConfigError } from './error.ts';
 import { OPTION_ENTRIES, OPTIONS } from './table.ts';
 import { DEFAULT_RETRY_DELAY_MS } from './table/running.ts';
-import { csvTogetherProblem } from './table/text.ts';
+import { csvTogetherProblem } from './table/csv-dialect.ts';
 import type { OnSuccess, ReadyWhen, WatchOptions } from './watch-options.ts';
 
 export interface ResolvedOptions {

@@ -6,7 +6,7 @@
  */
 import type { JsonSchema, ServeSpec } from './spec.ts';
 import { API_ONLY, OPTION_ENTRIES, type OptionEntry } from './table.ts';
-import { csvTogetherProblem } from './table/text.ts';
+import { csvTogetherProblem } from './table/csv-dialect.ts';
 import type { DatabaseSettings, WatchOptions } from './watch-options.ts';
 
 /** What a serve config's watcher holds besides `dir` and `table`: every setting but the API's own, `fs` by name. */

@@ -14,7 +14,8 @@ import { INTAKE_OPTIONS } from './table/intake.ts';
 import { RUNNING_OPTIONS } from './table/running.ts';
 import { SETTLE_OPTIONS } from './table/settle.ts';
 import { TABLE_OPTIONS } from './table/tables.ts';
-import { CSV_DIALECT_OPTIONS, TEXT_OPTIONS } from './table/text.ts';
+import { CSV_DIALECT_OPTIONS } from './table/csv-dialect.ts';
+import { TEXT_OPTIONS } from './table/text.ts';
 
 /** In the order the README, the schema and `--help` list them. */
 export const OPTIONS = {

@@ -16,7 +16,7 @@ import { describe, it } from 'node:test';
 import { createHyperAdapter } from '../../adapters/db/hyper/index.ts';
 import { openWatcher } from '../../src/api.ts';
 import type { WatchOptions } from '../../src/options.ts';
-import type { DialectOption } from '../../src/options/table/text.ts';
+import type { DialectOption } from '../../src/options/table/csv-dialect.ts';
 import { gzip } from './compression-suite.ts';
 import { once, report } from './csv-dates-suite.ts';
 import { rowsOf } from './csv-dialect-suite.ts';
