@@ -30,6 +30,7 @@ export const SERIAL = {
   'test/crash-hyperd.test.ts': 'kills hyperd mid-stream and mid-checkpoint at measured moments',
   'test/crash-bad-rows.test.ts': 'SIGKILLs watchers at random moments, as crash.test.ts',
   'test/recursive-kill.test.ts': 'SIGKILLs watchers at random moments, as crash.test.ts, with files in subfolders',
+  'test/order-name-multi.test.ts': 'two processes on 5 s leases, one waiting for the other to commit a large file',
   'test/multi-process.test.ts': 'leases of a few seconds between processes, and SIGSTOP past them',
   'test/multi-process-hyper.test.ts': 'three processes on one hyperd, killed and restarted within a 150 s budget',
   'test/lease-expiry.test.ts': 'leases that expire after a few hundred milliseconds',
