@@ -84,6 +84,18 @@ function convertedMismatch(element: SchemaElement): string | undefined {
   const logical = element.logical_type?.type;
   const wanted = logical === undefined ? undefined : LOGICAL_CONVERTED[logical];
   if (wanted && !wanted.includes(converted)) return `the logical type ${logical} but the converted type ${converted}`;
+  const decimal = element.logical_type?.type === 'DECIMAL' ? element.logical_type : undefined;
+  // Both forms of a decimal say its precision and scale: readers take one or the other (arrow-rs refuses a file where they differ).
+  if (
+    decimal &&
+    converted === 'DECIMAL' &&
+    ((element.scale !== undefined && element.scale !== decimal.scale) ||
+      (element.precision !== undefined && element.precision !== decimal.precision))
+  )
+    return (
+      `the logical type DECIMAL(${decimal.precision},${decimal.scale}) but the converted type ` +
+      `DECIMAL(${element.precision ?? '?'},${element.scale ?? '?'})`
+    );
   return undefined;
 }
 

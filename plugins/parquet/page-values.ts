@@ -127,7 +127,9 @@ function checkLevels(
   const maxDef = getMaxDefinitionLevel(schemaPath);
   const v2 = header.data_page_header_v2;
   if (v2) {
-    levelRuns(body.subarray(0, v2.repetition_levels_byte_length), maxRep, 'repetition', fail, v2.num_values);
+    const rows = levelRuns(body.subarray(0, v2.repetition_levels_byte_length), maxRep, 'repetition', fail, v2.num_values, true);
+    // Readers find the rows of a page by its header's count (arrow-rs: "StructArrayReader out of sync").
+    if (rows !== v2.num_rows) throw fail(`says it holds ${v2.num_rows} rows where its ${v2.num_values} values begin ${rows}`);
     levelRuns(
       body.subarray(v2.repetition_levels_byte_length, v2.repetition_levels_byte_length + v2.definition_levels_byte_length),
       maxDef,

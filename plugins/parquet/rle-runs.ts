@@ -18,13 +18,17 @@ function runHeader(bytes: Uint8Array, at: number): [number, number] | undefined 
   return undefined;
 }
 
-/** Every value of an RLE / bit-packed hybrid run of levels at most `max`. */
-export function levelRuns(bytes: Uint8Array, max: number, what: string, fail: Fail, count: number): void {
-  if (max === 0) return;
+/**
+ * Every value of an RLE / bit-packed hybrid run of levels at most `max`. With `countZeros`, returns
+ * how many levels are 0 (repetition levels: the rows that begin in the page).
+ */
+export function levelRuns(bytes: Uint8Array, max: number, what: string, fail: Fail, count: number, countZeros = false): number {
+  if (max === 0) return count;
   const width = 32 - Math.clz32(max);
   const powerOfTwo = ((max + 1) & max) === 0;
   let at = 0;
   let levels = 0;
+  let zeros = 0;
   while (at < bytes.length) {
     const read = runHeader(bytes, at);
     if (read === undefined) throw fail(`has ${what} levels that end inside a run header`);
@@ -33,11 +37,13 @@ export function levelRuns(bytes: Uint8Array, max: number, what: string, fail: Fa
     if (header % 2 === 1) {
       const length = Math.floor(header / 2) * width;
       if (at + length > bytes.length) throw fail(`has ${what} levels that end inside a bit-packed run`);
-      if (!powerOfTwo) {
+      if (!powerOfTwo || countZeros) {
         for (let bit = 0; bit + width <= length * 8 && at + (bit >> 3) < bytes.length; bit += width) {
           let value = 0;
           for (let b = 0; b < width; b++) value |= ((bytes[at + ((bit + b) >> 3)]! >> ((bit + b) & 7)) & 1) << b;
           if (value > max) throw fail(`has a ${what} level of ${value}, above the column's ${max}`);
+          // Past the page's values, the last group's padding.
+          if (value === 0 && levels + bit / width < count) zeros++;
         }
       }
       at += length;
@@ -49,10 +55,12 @@ export function levelRuns(bytes: Uint8Array, max: number, what: string, fail: Fa
       if (at + valueBytes > bytes.length) throw fail(`has ${what} levels that end inside a run`);
       for (let b = 0; b < valueBytes && at < bytes.length; b++) value |= bytes[at++]! << (8 * b);
       if (value > max) throw fail(`has a ${what} level of ${value}, above the column's ${max}`);
+      if (value === 0) zeros += Math.max(0, Math.min(Math.floor(header / 2), count - (levels - Math.floor(header / 2))));
     }
   }
   // Every value of the page has its level (Arrow C++, arrow-rs and DuckDB refuse fewer).
   if (levels < count) throw fail(`has ${what} levels for ${levels} of its ${count} values`);
+  return zeros;
 }
 
 /** The boolean values `runs` hold (1 bit wide), counted up to `defined`. */
