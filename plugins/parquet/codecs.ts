@@ -58,6 +58,9 @@ function snappy(input: Uint8Array, size: number): Uint8Array {
 function gzip(input: Uint8Array, size: number): Uint8Array {
   if (input.length < 18 || input[0] !== 0x1f || input[1] !== 0x8b || input[2] !== 8)
     fail('the GZIP data does not start with a gzip header');
+  // Parquet writers write a bare member (no name, comment, extra field or text hint); DuckDB
+  // refuses any flag, so a set one is a damaged header, not a writer's choice.
+  if (input[3] !== 0) fail(`the GZIP header sets flags 0x${input[3]!.toString(16).padStart(2, '0')}, which Parquet writers never set`);
   const view = new DataView(input.buffer, input.byteOffset, input.byteLength);
   const length = view.getUint32(input.length - 4, true);
   if (length !== size % 2 ** 32) fail(`the GZIP data says it holds ${length} bytes where the page header says ${size}`);
