@@ -7,12 +7,12 @@ import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { badCsv, CSV_HEADER, smallCsv, writeRows } from '../bench/lib/data.ts';
-import { percentile, summarize } from '../bench/lib/measure.ts';
-import type { FormatCase } from '../bench/lib/format-set.ts';
-import { evaluateTargets, type Figure, throughputSvg } from '../bench/lib/report.ts';
-import { formatRows, phaseRows } from '../bench/lib/report-formats.ts';
-import { removeDir, tempDir } from './helpers/env.ts';
+import { badCsv, CSV_HEADER, smallCsv, writeRows } from '../../bench/lib/data.ts';
+import { percentile, summarize } from '../../bench/lib/measure.ts';
+import type { FormatCase } from '../../bench/lib/format-set.ts';
+import { evaluateTargets, type Figure, throughputSvg } from '../../bench/lib/report.ts';
+import { formatRows, phaseRows } from '../../bench/lib/report-formats.ts';
+import { removeDir, tempDir } from '../helpers/env.ts';
 
 const dirs: string[] = [];
 after(async () => {

@@ -7,11 +7,11 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { fileURLToPath } from 'node:url';
-import { replayDir } from '../fuzz/replay.ts';
-import { tempDir } from './helpers/env.ts';
+import { replayDir } from '../../fuzz/replay.ts';
+import { tempDir } from '../helpers/env.ts';
+import { ROOT } from '../helpers/proc.ts';
 
-const FIXTURES = join(fileURLToPath(new URL('.', import.meta.url)), 'fixtures', 'fuzz');
+const FIXTURES = join(ROOT, 'test', 'fixtures', 'fuzz');
 
 describe('fuzzer regressions', () => {
   it('every mutant the fuzzer found is refused with its code, or lands what an independent reader reads', async () => {

@@ -6,8 +6,8 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { fuzz } from '../fuzz/run.ts';
-import { tempDir } from './helpers/env.ts';
+import { fuzz } from '../../fuzz/run.ts';
+import { tempDir } from '../helpers/env.ts';
 
 const COUNT = 240;
 /** Growth of resident memory during one watcher run (the judges' memory, DuckDB's and arrow-rs's WebAssembly, is theirs). */

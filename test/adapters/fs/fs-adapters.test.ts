@@ -9,11 +9,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import process from 'node:process';
 import { after, before, describe, it } from 'node:test';
-import { denoFsAdapter, isDenoRuntime } from '../adapters/fs/deno/index.ts';
-import { nodeFsAdapter } from '../adapters/fs/node/index.ts';
-import { pollFsAdapter } from '../adapters/fs/poll/index.ts';
-import type { FsAdapter, FsSubscription } from '../src/types.ts';
-import { drop, waitFor } from './helpers/drop.ts';
+import { denoFsAdapter, isDenoRuntime } from '../../../adapters/fs/deno/index.ts';
+import { nodeFsAdapter } from '../../../adapters/fs/node/index.ts';
+import { pollFsAdapter } from '../../../adapters/fs/poll/index.ts';
+import type { FsAdapter, FsSubscription } from '../../../src/types.ts';
+import { drop, waitFor } from '../../helpers/drop.ts';
 
 function runtimeName(): string {
   if (isDenoRuntime()) return 'Deno';
@@ -24,7 +24,7 @@ function runtimeName(): string {
 /** @parcel/watcher is a native module: load it only to learn whether it works here. */
 async function parcelFactory(): Promise<{ make?: () => FsAdapter; unavailable?: string }> {
   try {
-    const { parcelFsAdapter } = await import('../adapters/fs/parcel/index.ts');
+    const { parcelFsAdapter } = await import('../../../adapters/fs/parcel/index.ts');
     return { make: () => parcelFsAdapter() };
   } catch (error) {
     return { unavailable: `@parcel/watcher does not load on ${runtimeName()} ${process.platform}-${process.arch}: ${String(error)}` };

@@ -6,10 +6,10 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { makeVector, RecordBatch, Table, tableToIPC } from 'apache-arrow';
-import { arrowIngester } from '../plugins/arrow/index.ts';
-import type { Logger } from '../src/types.ts';
-import { count } from './helpers/env.ts';
-import { usePluginBench } from './helpers/plugin-bench.ts';
+import { arrowIngester } from '../../../plugins/arrow/index.ts';
+import type { Logger } from '../../../src/types.ts';
+import { count } from '../../helpers/env.ts';
+import { usePluginBench } from '../../helpers/plugin-bench.ts';
 
 describe('arrow ingester: columns cast into the table', () => {
   const warnings: string[] = [];

@@ -12,9 +12,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { Bool, Dictionary, Float64, Int32, List, makeVector, Table, tableToIPC, Utf8, vectorFromArray, Field } from 'apache-arrow';
-import { openIpc } from '../plugins/arrow/source.ts';
-import { IngestFailure } from '../src/errors.ts';
-import { claimFile } from '../src/protocol/files.ts';
+import { openIpc } from '../../../plugins/arrow/source.ts';
+import { IngestFailure } from '../../../src/errors.ts';
+import { claimFile } from '../../../src/protocol/files.ts';
 
 function part(start: number, n: number): Table {
   const ids = Array.from({ length: n }, (_, i) => start + i);

@@ -6,10 +6,10 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { Dictionary, Float64, Int32, makeVector, Table, tableToIPC, Utf8, vectorFromArray } from 'apache-arrow';
-import { arrowIngester } from '../plugins/arrow/index.ts';
-import type { Logger } from '../src/types.ts';
-import { count } from './helpers/env.ts';
-import { expectError, type PluginTarget, usePluginBench } from './helpers/plugin-bench.ts';
+import { arrowIngester } from '../../../plugins/arrow/index.ts';
+import type { Logger } from '../../../src/types.ts';
+import { count } from '../../helpers/env.ts';
+import { expectError, type PluginTarget, usePluginBench } from '../../helpers/plugin-bench.ts';
 
 const lines: { level: string; message: string; fields?: Record<string, unknown> }[] = [];
 const logger: Logger = {

@@ -4,9 +4,9 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { decompress } from '../plugins/arrow/codecs.ts';
-import { IpcProblem } from '../plugins/arrow/problem.ts';
-import { zstdRawFrame } from './helpers/arrow-bench.ts';
+import { decompress } from '../../../plugins/arrow/codecs.ts';
+import { IpcProblem } from '../../../plugins/arrow/problem.ts';
+import { zstdRawFrame } from '../../helpers/arrow-bench.ts';
 
 describe('arrow body codecs (unit)', () => {
   const text = (bytes: Uint8Array): string => new TextDecoder().decode(bytes);

@@ -7,8 +7,8 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { Table, tableToIPC } from 'apache-arrow';
 import { Message } from 'apache-arrow/ipc/metadata/message';
-import { expectError } from './helpers/plugin-bench.ts';
-import { basic, expectedBasic, useArrowBench } from './helpers/arrow-bench.ts';
+import { expectError } from '../../helpers/plugin-bench.ts';
+import { basic, expectedBasic, useArrowBench } from '../../helpers/arrow-bench.ts';
 
 describe('arrow ingester', () => {
   const { bench, tableColumns, rowsOf } = useArrowBench();

@@ -5,9 +5,9 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { expectError } from './helpers/plugin-bench.ts';
-import { useArrowBench } from './helpers/arrow-bench.ts';
-import { encodedStream } from './helpers/arrow-encoded.ts';
+import { expectError } from '../../helpers/plugin-bench.ts';
+import { useArrowBench } from '../../helpers/arrow-bench.ts';
+import { encodedStream } from '../../helpers/arrow-encoded.ts';
 import { Dictionary, Int32, makeVector, Table, tableToIPC, Utf8, vectorFromArray } from 'apache-arrow';
 
 describe('arrow ingester: list-view and run-end encoded columns', () => {

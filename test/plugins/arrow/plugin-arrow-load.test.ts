@@ -19,8 +19,8 @@ import {
   Utf8,
   vectorFromArray,
 } from 'apache-arrow';
-import { count } from './helpers/env.ts';
-import { basic, col, expectedBasic, table, useArrowBench, zstdRawFrame } from './helpers/arrow-bench.ts';
+import { count } from '../../helpers/env.ts';
+import { basic, col, expectedBasic, table, useArrowBench, zstdRawFrame } from '../../helpers/arrow-bench.ts';
 
 describe('arrow ingester', () => {
   const { bench, tableColumns, rowsOf } = useArrowBench();

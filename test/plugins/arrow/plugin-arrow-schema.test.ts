@@ -6,9 +6,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { Field, Float64, Int32, makeData, RecordBatch, Schema, Struct, Table, tableToIPC, Utf8, vectorFromArray } from 'apache-arrow';
-import { count } from './helpers/env.ts';
-import { expectError } from './helpers/plugin-bench.ts';
-import { basic, col, useArrowBench } from './helpers/arrow-bench.ts';
+import { count } from '../../helpers/env.ts';
+import { expectError } from '../../helpers/plugin-bench.ts';
+import { basic, col, useArrowBench } from '../../helpers/arrow-bench.ts';
 
 describe('arrow ingester', () => {
   const { bench } = useArrowBench();

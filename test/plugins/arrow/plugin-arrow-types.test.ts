@@ -52,9 +52,9 @@ import {
   vectorFromArray,
   type Vector,
 } from 'apache-arrow';
-import { useHyperFixture } from './helpers/env.ts';
-import { expectError } from './helpers/plugin-bench.ts';
-import { col, decimalVector, table, useArrowBench } from './helpers/arrow-bench.ts';
+import { useHyperFixture } from '../../helpers/env.ts';
+import { expectError } from '../../helpers/plugin-bench.ts';
+import { col, decimalVector, table, useArrowBench } from '../../helpers/arrow-bench.ts';
 
 describe('arrow ingester', () => {
   const { bench, tableColumns, rowsOf } = useArrowBench();

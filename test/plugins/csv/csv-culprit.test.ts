@@ -4,7 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { conversionFailure, likelyCulprit } from '../plugins/csv/culprit.ts';
+import { conversionFailure, likelyCulprit } from '../../../plugins/csv/culprit.ts';
 
 const bytes = (text: string) => new TextEncoder().encode(text);
 const file = (rows: string[]) => bytes(`id,name,amount,ok\n${rows.join('\n')}\n`);

@@ -5,10 +5,10 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { csvDateCases, datesOf, once } from './helpers/csv-dates-suite.ts';
-import { drop } from './helpers/drop.ts';
-import { postgresForFile } from './helpers/postgres-file.ts';
-import { useWatchBench } from './helpers/watch-bench.ts';
+import { csvDateCases, datesOf, once } from '../../helpers/csv-dates-suite.ts';
+import { drop } from '../../helpers/drop.ts';
+import { postgresForFile } from '../../helpers/postgres-file.ts';
+import { useWatchBench } from '../../helpers/watch-bench.ts';
 
 const { pg, pgFixture } = await postgresForFile();
 

@@ -8,14 +8,14 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { createHyperAdapter } from '../adapters/db/hyper/index.ts';
-import { type DateRule, isDateProblem, readDate } from '../plugins/shared/date-read.ts';
-import { dateSql } from '../plugins/shared/date-sql.ts';
-import { quoteLiteral } from '../src/columns/sql.ts';
-import { csvDateCases } from './helpers/csv-dates-suite.ts';
-import { dbFixture, hyperFixture, tempDir } from './helpers/env.ts';
-import { streamedOnly } from './helpers/streamed-only.ts';
-import { useWatchBench } from './helpers/watch-bench.ts';
+import { createHyperAdapter } from '../../../adapters/db/hyper/index.ts';
+import { type DateRule, isDateProblem, readDate } from '../../../plugins/shared/date-read.ts';
+import { dateSql } from '../../../plugins/shared/date-sql.ts';
+import { quoteLiteral } from '../../../src/columns/sql.ts';
+import { csvDateCases } from '../../helpers/csv-dates-suite.ts';
+import { dbFixture, hyperFixture, tempDir } from '../../helpers/env.ts';
+import { streamedOnly } from '../../helpers/streamed-only.ts';
+import { useWatchBench } from '../../helpers/watch-bench.ts';
 
 describe('dates on hyperd reading the files itself', () => {
   const t = useWatchBench(() => hyperFixture(), 'dates_read_');

@@ -5,11 +5,11 @@
  * on PostgreSQL: csv-dialect-postgres.test.ts.
  */
 import { describe } from 'node:test';
-import { createHyperAdapter } from '../adapters/db/hyper/index.ts';
-import { csvNullCases, csvNumberCases, csvSyntaxCases } from './helpers/csv-dialect-suite.ts';
-import { dbFixture, hyperFixture, tempDir } from './helpers/env.ts';
-import { streamedOnly } from './helpers/streamed-only.ts';
-import { useWatchBench } from './helpers/watch-bench.ts';
+import { createHyperAdapter } from '../../../adapters/db/hyper/index.ts';
+import { csvNullCases, csvNumberCases, csvSyntaxCases } from '../../helpers/csv-dialect-suite.ts';
+import { dbFixture, hyperFixture, tempDir } from '../../helpers/env.ts';
+import { streamedOnly } from '../../helpers/streamed-only.ts';
+import { useWatchBench } from '../../helpers/watch-bench.ts';
 
 describe('CSV dialects on hyperd reading the files itself', () => {
   const t = useWatchBench(() => hyperFixture(), 'dialect_read_');

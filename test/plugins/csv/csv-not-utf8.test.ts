@@ -10,17 +10,17 @@ import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { createHyperAdapter } from '../adapters/db/hyper/index.ts';
-import { createPostgresAdapter } from '../adapters/db/postgres/index.ts';
-import { openWatcher } from '../src/api.ts';
-import { dropFile } from '../src/producer/drop.ts';
-import { WatcherRegistry } from '../src/registry.ts';
-import type { DbAdapter } from '../src/types.ts';
-import { failedEntries, waitFor } from './helpers/drop.ts';
-import { useTempDir } from './helpers/env.ts';
-import { type PostgresServer, startPostgres } from './helpers/postgres.ts';
-import { ROOT } from './helpers/proc.ts';
-import { CHECK_CHUNK_BYTES } from '../plugins/csv/utf8-check.ts';
+import { createHyperAdapter } from '../../../adapters/db/hyper/index.ts';
+import { createPostgresAdapter } from '../../../adapters/db/postgres/index.ts';
+import { openWatcher } from '../../../src/api.ts';
+import { dropFile } from '../../../src/producer/drop.ts';
+import { WatcherRegistry } from '../../../src/registry.ts';
+import type { DbAdapter } from '../../../src/types.ts';
+import { failedEntries, waitFor } from '../../helpers/drop.ts';
+import { useTempDir } from '../../helpers/env.ts';
+import { type PostgresServer, startPostgres } from '../../helpers/postgres.ts';
+import { ROOT } from '../../helpers/proc.ts';
+import { CHECK_CHUNK_BYTES } from '../../../plugins/csv/utf8-check.ts';
 
 const FOUND = readFileSync(join(ROOT, 'test', 'fixtures', 'csv-timestamp-invalid-utf8.csv'));
 /** The found file without its damaged row: what made the table (`at TIMESTAMP`) in the fuzzer's run. */

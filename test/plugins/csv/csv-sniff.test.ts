@@ -9,17 +9,17 @@ import assert from 'node:assert/strict';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { optionsFromFlags, POLLUTIONS, pollutedText } from '../bench/lib/polluted.ts';
-import { sniffCsv } from '../plugins/csv/sniff.ts';
-import { sniffedFlags } from '../plugins/csv/sniffed.ts';
-import { openWatcher } from '../src/api.ts';
-import { once, report } from './helpers/csv-dates-suite.ts';
-import { rowsOf } from './helpers/csv-dialect-suite.ts';
-import { drop, waitFor } from './helpers/drop.ts';
-import { count, hyperFixture } from './helpers/env.ts';
-import { pollutedCase } from './helpers/polluted-suite.ts';
-import { postgresForFile } from './helpers/postgres-file.ts';
-import { useWatchBench, type WatchBench } from './helpers/watch-bench.ts';
+import { optionsFromFlags, POLLUTIONS, pollutedText } from '../../../bench/lib/polluted.ts';
+import { sniffCsv } from '../../../plugins/csv/sniff.ts';
+import { sniffedFlags } from '../../../plugins/csv/sniffed.ts';
+import { openWatcher } from '../../../src/api.ts';
+import { once, report } from '../../helpers/csv-dates-suite.ts';
+import { rowsOf } from '../../helpers/csv-dialect-suite.ts';
+import { drop, waitFor } from '../../helpers/drop.ts';
+import { count, hyperFixture } from '../../helpers/env.ts';
+import { pollutedCase } from '../../helpers/polluted-suite.ts';
+import { postgresForFile } from '../../helpers/postgres-file.ts';
+import { useWatchBench, type WatchBench } from '../../helpers/watch-bench.ts';
 
 /** Pollutions sniff does not cover: header lines it cannot tell from rows, names for a file without a header. */
 const NOT_SNIFFED = new Set(['two-header-lines', 'three-header-lines', 'no-header']);
@@ -110,7 +110,7 @@ sniffed file without a header', async () => {
       'report.csv': 'Report of the day\nid|amount|d\n5|7|2018-02-13\n',
     };
     for (const [name, text] of Object.entries(files)) await writeFile(join(dir, name), text);
-    const { gzip } = await import('./helpers/compression-suite.ts');
+    const { gzip } = await import('../../helpers/compression-suite.ts');
     await writeFile(join(dir, 'z.csv.gz'), await gzip("id;amount;d\n6;'2,5';13/02/2018\n"));
     const names = [...Object.keys(files), 'z.csv.gz'];
     for (const name of names) await writeFile(join(dir, `${name}.ready`), '');
@@ -151,8 +151,8 @@ describe('--sniff on PostgreSQL', () => {
 
 describe('hyperwatch check suggests the sniffed dialect', () => {
   it('checkFile: the flags the head of a file shows beyond those given, and what it reads more than one way', async () => {
-    const { checkFile } = await import('../src/index.ts');
-    const { tempDir } = await import('./helpers/env.ts');
+    const { checkFile } = await import('../../../src/index.ts');
+    const { tempDir } = await import('../../helpers/env.ts');
     const dir = await tempDir();
     await writeFile(join(dir, 'de.csv'), 'Sales report\nid;amount;day\n1;1.234,5;13/02/2018\n2;NA;01/03/2018\n');
     const plain = await checkFile(join(dir, 'de.csv'));

@@ -8,12 +8,12 @@ import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { startWatching, stopWatching } from '../src/api.ts';
-import type { WatchOptions } from '../src/options.ts';
-import type { WatcherStats } from '../src/observe/stats.ts';
-import { drop } from './helpers/drop.ts';
-import { count, hyperFixture } from './helpers/env.ts';
-import { useWatchBench } from './helpers/watch-bench.ts';
+import { startWatching, stopWatching } from '../../../src/api.ts';
+import type { WatchOptions } from '../../../src/options.ts';
+import type { WatcherStats } from '../../../src/observe/stats.ts';
+import { drop } from '../../helpers/drop.ts';
+import { count, hyperFixture } from '../../helpers/env.ts';
+import { useWatchBench } from '../../helpers/watch-bench.ts';
 
 /** `rows` data lines `id,name,amount` with ids from `first`; the name field is quoted and holds a comma. */
 function bigCsv(rows: number, first = 0, bad?: { line: number; amount: string }): string {

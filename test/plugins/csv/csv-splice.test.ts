@@ -5,8 +5,8 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { fieldRules, type ReadPlan } from '../plugins/csv/read-plan.ts';
-import { fieldText, type SpliceOptions, spliced, unquote } from '../plugins/csv/splice.ts';
+import { fieldRules, type ReadPlan } from '../../../plugins/csv/read-plan.ts';
+import { fieldText, type SpliceOptions, spliced, unquote } from '../../../plugins/csv/splice.ts';
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();

@@ -4,9 +4,9 @@
  * cluster; on hyperd: json-dialect.test.ts.
  */
 import { describe } from 'node:test';
-import { jsonDialectCases } from './helpers/json-dialect-suite.ts';
-import { postgresForFile } from './helpers/postgres-file.ts';
-import { useWatchBench } from './helpers/watch-bench.ts';
+import { jsonDialectCases } from '../../helpers/json-dialect-suite.ts';
+import { postgresForFile } from '../../helpers/postgres-file.ts';
+import { useWatchBench } from '../../helpers/watch-bench.ts';
 
 const { pgFixture } = await postgresForFile();
 

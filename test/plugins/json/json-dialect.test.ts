@@ -4,9 +4,9 @@
  * json-dialect-postgres.test.ts.
  */
 import { describe } from 'node:test';
-import { hyperFixture } from './helpers/env.ts';
-import { jsonDialectCases } from './helpers/json-dialect-suite.ts';
-import { useWatchBench } from './helpers/watch-bench.ts';
+import { hyperFixture } from '../../helpers/env.ts';
+import { jsonDialectCases } from '../../helpers/json-dialect-suite.ts';
+import { useWatchBench } from '../../helpers/watch-bench.ts';
 
 describe('JSON dialect settings on hyperd', () => {
   const t = useWatchBench(() => hyperFixture(), 'json_dialect_');

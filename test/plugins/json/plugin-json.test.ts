@@ -2,10 +2,10 @@ import assert from 'node:assert/strict';
 import { createWriteStream } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { jsonIngester } from '../plugins/json/index.ts';
-import { silentLogger } from '../src/log.ts';
-import { count } from './helpers/env.ts';
-import { columnTypes as columnTypesIn, expectError, type Outcome, usePluginBench } from './helpers/plugin-bench.ts';
+import { jsonIngester } from '../../../plugins/json/index.ts';
+import { silentLogger } from '../../../src/log.ts';
+import { count } from '../../helpers/env.ts';
+import { columnTypes as columnTypesIn, expectError, type Outcome, usePluginBench } from '../../helpers/plugin-bench.ts';
 
 describe('json ingester', () => {
   // The JSON ingester asks for a retry each time it widens a column: room for several in a file.

@@ -14,8 +14,8 @@ import { Schema } from 'apache-arrow/fb/schema';
 import { Type } from 'apache-arrow/fb/type';
 import { ByteBuffer } from 'flatbuffers';
 import { Table as WasmTable, readParquet, WriterPropertiesBuilder, writeParquet } from 'parquet-wasm';
-import { count } from './helpers/env.ts';
-import { context, LOCAL, REMOTE, useParquetBench } from './helpers/parquet-bench.ts';
+import { count } from '../../helpers/env.ts';
+import { context, LOCAL, REMOTE, useParquetBench } from '../../helpers/parquet-bench.ts';
 
 /** A Parquet file arrow-rs writes from a table with an id and a list column (it keeps the Arrow schema). */
 function arrowRsFile(): Uint8Array {

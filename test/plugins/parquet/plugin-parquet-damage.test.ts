@@ -6,8 +6,8 @@ import assert from 'node:assert/strict';
 import { copyFile, readFile, truncate, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { before, describe, it } from 'node:test';
-import { count } from './helpers/env.ts';
-import { context, LOCAL, REMOTE, useParquetBench } from './helpers/parquet-bench.ts';
+import { count } from '../../helpers/env.ts';
+import { context, LOCAL, REMOTE, useParquetBench } from '../../helpers/parquet-bench.ts';
 
 describe('parquet ingester', () => {
   const { fx, hyperParquet, ingest, expectError, manyTypesFile } = useParquetBench();

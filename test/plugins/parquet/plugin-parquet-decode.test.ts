@@ -7,17 +7,17 @@ import assert from 'node:assert/strict';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { encoderFor, formatDate, formatDecimal, formatTime, toJson } from '../plugins/parquet/csv.ts';
-import { formatTimestamp, hexBytes, quoteCsv } from '../plugins/shared/csv-text.ts';
-import { MAX_GROUP_BYTES, openGroup } from '../plugins/parquet/decode.ts';
-import { parquetIngester } from '../plugins/parquet/index.ts';
-import { mapParquetColumn } from '../plugins/parquet/types.ts';
-import { isIngestFailure } from '../src/errors.ts';
-import type { OpenedFile } from '../src/protocol/files.ts';
-import type { DbConnection, Row, TableColumn } from '../src/types.ts';
-import { removeDir, tempDir } from './helpers/env.ts';
-import { miniParquet, plain } from './helpers/conformance-parquet-mini.ts';
-import { claimInto, context, LOCAL } from './helpers/parquet-bench.ts';
+import { encoderFor, formatDate, formatDecimal, formatTime, toJson } from '../../../plugins/parquet/csv.ts';
+import { formatTimestamp, hexBytes, quoteCsv } from '../../../plugins/shared/csv-text.ts';
+import { MAX_GROUP_BYTES, openGroup } from '../../../plugins/parquet/decode.ts';
+import { parquetIngester } from '../../../plugins/parquet/index.ts';
+import { mapParquetColumn } from '../../../plugins/parquet/types.ts';
+import { isIngestFailure } from '../../../src/errors.ts';
+import type { OpenedFile } from '../../../src/protocol/files.ts';
+import type { DbConnection, Row, TableColumn } from '../../../src/types.ts';
+import { removeDir, tempDir } from '../../helpers/env.ts';
+import { miniParquet, plain } from '../../helpers/conformance-parquet-mini.ts';
+import { claimInto, context, LOCAL } from '../../helpers/parquet-bench.ts';
 
 describe('parquet CSV encoding (the fallback)', () => {
   it('formats dates and timestamps as ISO text, before 1970 and BC too', () => {

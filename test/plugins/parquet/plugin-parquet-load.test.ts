@@ -7,9 +7,9 @@ import assert from 'node:assert/strict';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { before, describe, it } from 'node:test';
-import { columnsOf, count } from './helpers/env.ts';
-import { type MiniColumn, miniParquet, plain, type ThriftField } from './helpers/conformance-parquet-mini.ts';
-import { AS_TEXT, context, LOCAL, REMOTE, useParquetBench } from './helpers/parquet-bench.ts';
+import { columnsOf, count } from '../../helpers/env.ts';
+import { type MiniColumn, miniParquet, plain, type ThriftField } from '../../helpers/conformance-parquet-mini.ts';
+import { AS_TEXT, context, LOCAL, REMOTE, useParquetBench } from '../../helpers/parquet-bench.ts';
 
 describe('parquet ingester', () => {
   const { fx, hyperParquet, ingest, select, rows, manyTypesFile } = useParquetBench();

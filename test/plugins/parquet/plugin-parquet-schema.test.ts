@@ -7,9 +7,9 @@ import assert from 'node:assert/strict';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { before, describe, it } from 'node:test';
-import { count } from './helpers/env.ts';
-import { miniParquet, plain } from './helpers/conformance-parquet-mini.ts';
-import { context, LOCAL, REMOTE, useParquetBench } from './helpers/parquet-bench.ts';
+import { count } from '../../helpers/env.ts';
+import { miniParquet, plain } from '../../helpers/conformance-parquet-mini.ts';
+import { context, LOCAL, REMOTE, useParquetBench } from '../../helpers/parquet-bench.ts';
 
 describe('parquet ingester', () => {
   const { fx, hyperParquet, ingest, select, expectError, manyTypesFile } = useParquetBench();

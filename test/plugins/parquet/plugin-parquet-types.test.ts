@@ -5,11 +5,11 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { SchemaElement, SchemaTree } from 'hyparquet';
-import { describeParquetType } from '../plugins/parquet/column.ts';
-import { mapParquetColumn } from '../plugins/parquet/types.ts';
-import { fitsColumn } from '../src/columns/type-policy.ts';
-import { parseSqlType } from '../src/columns/sql-types.ts';
-import type { LogicalType } from '../src/types.ts';
+import { describeParquetType } from '../../../plugins/parquet/column.ts';
+import { mapParquetColumn } from '../../../plugins/parquet/types.ts';
+import { fitsColumn } from '../../../src/columns/type-policy.ts';
+import { parseSqlType } from '../../../src/columns/sql-types.ts';
+import type { LogicalType } from '../../../src/types.ts';
 
 function leaf(
   element: Omit<SchemaElement, 'name' | 'repetition_type'> & { name?: string; repetition_type?: SchemaElement['repetition_type'] },

@@ -5,9 +5,17 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { csvField, formatDecimal, formatFloat, formatTimeOfDay, formatTimestamp, hexBytes, quoteCsv } from '../plugins/shared/csv-text.ts';
-import { formatDate } from '../plugins/shared/dates.ts';
-import { useHyperFixture } from './helpers/env.ts';
+import {
+  csvField,
+  formatDecimal,
+  formatFloat,
+  formatTimeOfDay,
+  formatTimestamp,
+  hexBytes,
+  quoteCsv,
+} from '../../../plugins/shared/csv-text.ts';
+import { formatDate } from '../../../plugins/shared/dates.ts';
+import { useHyperFixture } from '../../helpers/env.ts';
 
 const MICROS_PER_DAY = 86_400_000_000n;
 

@@ -5,8 +5,8 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { compileDateFormat, type DateFormat } from '../plugins/shared/date-format.ts';
-import { type DateProblem, type DateRule, decideOrder, isDateProblem, readDate } from '../plugins/shared/date-read.ts';
+import { compileDateFormat, type DateFormat } from '../../../plugins/shared/date-format.ts';
+import { type DateProblem, type DateRule, decideOrder, isDateProblem, readDate } from '../../../plugins/shared/date-read.ts';
 
 const DATE: DateRule = { withTime: false };
 const TS: DateRule = { withTime: true };

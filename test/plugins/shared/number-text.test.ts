@@ -1,7 +1,7 @@
 /** Numbers as locales write them (plugins/shared/number-text.ts): the minus sign as Intl writes it for Nordic locales. */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { numberReader, separatorProblem } from '../plugins/shared/number-text.ts';
+import { numberReader, separatorProblem } from '../../../plugins/shared/number-text.ts';
 
 describe('numbers as a locale writes them', () => {
   const swedish = numberReader({ decimal: ',', thousands: '\u00a0' });

@@ -7,10 +7,10 @@ import assert from 'node:assert/strict';
 import { mkdir, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { createHyperAdapter } from '../adapters/db/hyper/index.ts';
-import { processFootprint, startWatchChild } from './helpers/child.ts';
-import { csv, drop, leftovers, stagedEntries, waitFor } from './helpers/drop.ts';
-import { removeDir, tempDir } from './helpers/env.ts';
+import { createHyperAdapter } from '../../../adapters/db/hyper/index.ts';
+import { processFootprint, startWatchChild } from '../../helpers/child.ts';
+import { csv, drop, leftovers, stagedEntries, waitFor } from '../../helpers/drop.ts';
+import { removeDir, tempDir } from '../../helpers/env.ts';
 
 const FILES = 20_000;
 /** Far below the usual 1,024 soft limit: the watcher bounds its open claims. */

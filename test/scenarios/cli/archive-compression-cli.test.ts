@@ -6,15 +6,15 @@ import assert from 'node:assert/strict';
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { byteCount } from '../src/cli/main.ts';
-import { ConfigError, validateConfig } from '../src/serve/config.ts';
-import { confineWatcher } from '../src/serve/confine.ts';
-import { ServeInstance } from '../src/serve/server.ts';
-import { silentLogger } from '../src/log.ts';
-import { gzip } from './helpers/compression-suite.ts';
-import { csv, drop } from './helpers/drop.ts';
-import { useTempDir } from './helpers/env.ts';
-import { cli, ROOT, usageError } from './helpers/proc.ts';
+import { byteCount } from '../../../src/cli/main.ts';
+import { ConfigError, validateConfig } from '../../../src/serve/config.ts';
+import { confineWatcher } from '../../../src/serve/confine.ts';
+import { ServeInstance } from '../../../src/serve/server.ts';
+import { silentLogger } from '../../../src/log.ts';
+import { gzip } from '../../helpers/compression-suite.ts';
+import { csv, drop } from '../../helpers/drop.ts';
+import { useTempDir } from '../../helpers/env.ts';
+import { cli, ROOT, usageError } from '../../helpers/proc.ts';
 
 const FIXTURES = join(ROOT, 'test', 'fixtures', 'compressed');
 

@@ -6,10 +6,10 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { dropFile } from '../src/producer/drop.ts';
-import { csv } from './helpers/drop.ts';
-import { useTempDir } from './helpers/env.ts';
-import { cli } from './helpers/proc.ts';
+import { dropFile } from '../../../src/producer/drop.ts';
+import { csv } from '../../helpers/drop.ts';
+import { useTempDir } from '../../helpers/env.ts';
+import { cli } from '../../helpers/proc.ts';
 
 interface Line {
   readonly level: string;

@@ -3,9 +3,9 @@ import assert from 'node:assert/strict';
 import { mkdir, readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { csv, drop, waitFor } from './helpers/drop.ts';
-import { useTempDir } from './helpers/env.ts';
-import { cli, hyperdChildrenOf, isRunning, usageError } from './helpers/proc.ts';
+import { csv, drop, waitFor } from '../../helpers/drop.ts';
+import { useTempDir } from '../../helpers/env.ts';
+import { cli, hyperdChildrenOf, isRunning, usageError } from '../../helpers/proc.ts';
 
 describe('hyperwatch CLI', () => {
   const tmp = useTempDir('hyperwatch-cli-');

@@ -8,13 +8,13 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import postgres from 'postgres';
-import { fileRole, TABLEAU_ROLE } from '../adapters/db/hyper/index.ts';
-import { holderPath } from '../adapters/db/hyper/holder.ts';
-import { dropFile } from '../src/producer/drop.ts';
-import { csv, waitFor } from './helpers/drop.ts';
-import { suiteResource, useTempDir } from './helpers/env.ts';
-import { cli } from './helpers/proc.ts';
-import { startStandaloneHyperd } from './helpers/standalone-hyperd.ts';
+import { fileRole, TABLEAU_ROLE } from '../../../adapters/db/hyper/index.ts';
+import { holderPath } from '../../../adapters/db/hyper/holder.ts';
+import { dropFile } from '../../../src/producer/drop.ts';
+import { csv, waitFor } from '../../helpers/drop.ts';
+import { suiteResource, useTempDir } from '../../helpers/env.ts';
+import { cli } from '../../helpers/proc.ts';
+import { startStandaloneHyperd } from '../../helpers/standalone-hyperd.ts';
 
 /** Rows of file `f`: ids f*1000 .. f*1000+rows-1, each naming its file. */
 function fileRows(f: number, rows: number): (string | number)[][] {

@@ -7,9 +7,9 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { suiteResource, useTempDir } from './helpers/env.ts';
-import { startPostgres } from './helpers/postgres.ts';
-import { cli } from './helpers/proc.ts';
+import { suiteResource, useTempDir } from '../../helpers/env.ts';
+import { startPostgres } from '../../helpers/postgres.ts';
+import { cli } from '../../helpers/proc.ts';
 
 const SELECT = `SELECT DATE '2018-01-28' AS d, DATE '0044-03-15 BC' AS bc, TIME '10:15:00' AS t, TIME '23:59:59.999999' AS late,
   TIMESTAMP '2018-01-29 00:00:00' AS midnight, TIMESTAMP '2018-01-28 23:59:59.123456' AS frac,

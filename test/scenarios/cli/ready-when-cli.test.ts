@@ -3,9 +3,9 @@ import assert from 'node:assert/strict';
 import { mkdir, readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { csv } from './helpers/drop.ts';
-import { useTempDir } from './helpers/env.ts';
-import { cli } from './helpers/proc.ts';
+import { csv } from '../../helpers/drop.ts';
+import { useTempDir } from '../../helpers/env.ts';
+import { cli } from '../../helpers/proc.ts';
 
 describe('hyperwatch watch --ready stable', () => {
   const tmp = useTempDir('hyperwatch-ready-cli-');

@@ -7,12 +7,12 @@ import assert from 'node:assert/strict';
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { ConfigError, validateConfig } from '../src/serve/config.ts';
-import { ServeInstance } from '../src/serve/server.ts';
-import { silentLogger } from '../src/log.ts';
-import { drop } from './helpers/drop.ts';
-import { useTempDir } from './helpers/env.ts';
-import { cli, usageError } from './helpers/proc.ts';
+import { ConfigError, validateConfig } from '../../../src/serve/config.ts';
+import { ServeInstance } from '../../../src/serve/server.ts';
+import { silentLogger } from '../../../src/log.ts';
+import { drop } from '../../helpers/drop.ts';
+import { useTempDir } from '../../helpers/env.ts';
+import { cli, usageError } from '../../helpers/proc.ts';
 
 const EXPORT = '\ufeffid;city;amount\r\n1;"Köln; Mitte";1,5\r\n2;Bonn;2,25\r\n';
 

@@ -17,10 +17,10 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { makeVector, Table } from 'apache-arrow';
-import { createPostgresAdapter } from '../adapters/db/postgres/index.ts';
-import { arrowIngester } from '../plugins/arrow/index.ts';
-import { startWatching, stopWatching } from '../src/api.ts';
-import type { DbPool } from '../src/types.ts';
+import { createPostgresAdapter } from '../../../adapters/db/postgres/index.ts';
+import { arrowIngester } from '../../../plugins/arrow/index.ts';
+import { startWatching, stopWatching } from '../../../src/api.ts';
+import type { DbPool } from '../../../src/types.ts';
 import {
   type Case,
   checkRefusal,
@@ -33,13 +33,13 @@ import {
   quiet,
   refusedCases,
   validCases,
-} from './helpers/conformance-arrow-cases.ts';
-import { expectedRows, judge } from './helpers/conformance-arrow-judge.ts';
-import { drop } from './helpers/drop.ts';
-import { dbFixture, hyperFixture, tempDir } from './helpers/env.ts';
-import { startPostgres } from './helpers/postgres.ts';
-import { usePluginBench } from './helpers/plugin-bench.ts';
-import { useWatchBench } from './helpers/watch-bench.ts';
+} from '../../helpers/conformance-arrow-cases.ts';
+import { expectedRows, judge } from '../../helpers/conformance-arrow-judge.ts';
+import { drop } from '../../helpers/drop.ts';
+import { dbFixture, hyperFixture, tempDir } from '../../helpers/env.ts';
+import { startPostgres } from '../../helpers/postgres.ts';
+import { usePluginBench } from '../../helpers/plugin-bench.ts';
+import { useWatchBench } from '../../helpers/watch-bench.ts';
 
 const report: string[] = [];
 after(() => console.log(`Arrow conformance report (case [path] | outcome):\n${report.join('\n')}`));
@@ -148,7 +148,7 @@ describe('Arrow conformance: the ingester, on hyperd, through ARROWSTREAM and th
 });
 
 /** Every case through a real watcher: its own inbox and table, the outcome in stats, the table and `failed/`. */
-function watcherSuite(label: string, open: () => Promise<import('./helpers/env.ts').DbFixture>, session: readonly string[]): void {
+function watcherSuite(label: string, open: () => Promise<import('../../helpers/env.ts').DbFixture>, session: readonly string[]): void {
   describe(`Arrow conformance: a watcher on ${label}`, () => {
     const bench = useWatchBench(open, 'wconf_');
     let hyperStream: Uint8Array | undefined;

@@ -7,10 +7,10 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
-import { quoteLiteral } from '../src/columns/sql.ts';
-import { type AmbiguousCase, onEveryTarget, type ProducedCase, type Row } from './helpers/conformance-csv.ts';
-import { tempDir } from './helpers/env.ts';
-import { postgresForFile } from './helpers/postgres-file.ts';
+import { quoteLiteral } from '../../../src/columns/sql.ts';
+import { type AmbiguousCase, onEveryTarget, type ProducedCase, type Row } from '../../helpers/conformance-csv.ts';
+import { tempDir } from '../../helpers/env.ts';
+import { postgresForFile } from '../../helpers/postgres-file.ts';
 
 /** What the producer holds: id, an amount, a date, a timestamp (whole minutes) and a text, as each database prints them. */
 const SOURCE: readonly [number, string | null, string | null, string | null, string | null][] = [

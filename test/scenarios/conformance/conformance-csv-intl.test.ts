@@ -9,12 +9,12 @@
  */
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
-import { type AmbiguousCase, type Dialect, onEveryTarget, type ProducedCase, type Row } from './helpers/conformance-csv.ts';
-import { once, report } from './helpers/csv-dates-suite.ts';
-import { drop } from './helpers/drop.ts';
-import { count } from './helpers/env.ts';
-import type { WatchBench } from './helpers/watch-bench.ts';
-import { postgresForFile } from './helpers/postgres-file.ts';
+import { type AmbiguousCase, type Dialect, onEveryTarget, type ProducedCase, type Row } from '../../helpers/conformance-csv.ts';
+import { once, report } from '../../helpers/csv-dates-suite.ts';
+import { drop } from '../../helpers/drop.ts';
+import { count } from '../../helpers/env.ts';
+import type { WatchBench } from '../../helpers/watch-bench.ts';
+import { postgresForFile } from '../../helpers/postgres-file.ts';
 
 interface Line {
   readonly id: number;

@@ -11,9 +11,9 @@
  * values without these; dumps with such values are to be written with `FORMAT csv`.
  */
 import postgres from 'postgres';
-import { quoteLiteral } from '../src/columns/sql.ts';
-import { type AmbiguousCase, onEveryTarget, type ProducedCase, type Row } from './helpers/conformance-csv.ts';
-import { postgresForFile } from './helpers/postgres-file.ts';
+import { quoteLiteral } from '../../../src/columns/sql.ts';
+import { type AmbiguousCase, onEveryTarget, type ProducedCase, type Row } from '../../helpers/conformance-csv.ts';
+import { postgresForFile } from '../../helpers/postgres-file.ts';
 
 const { pg, pgFixture } = await postgresForFile();
 

@@ -11,12 +11,12 @@ import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { it } from 'node:test';
-import { type AmbiguousCase, onEveryTarget, type ProducedCase, type Row } from './helpers/conformance-csv.ts';
-import { once } from './helpers/csv-dates-suite.ts';
-import { rowsOf } from './helpers/csv-dialect-suite.ts';
-import { drop } from './helpers/drop.ts';
-import { postgresForFile } from './helpers/postgres-file.ts';
-import type { WatchBench } from './helpers/watch-bench.ts';
+import { type AmbiguousCase, onEveryTarget, type ProducedCase, type Row } from '../../helpers/conformance-csv.ts';
+import { once } from '../../helpers/csv-dates-suite.ts';
+import { rowsOf } from '../../helpers/csv-dialect-suite.ts';
+import { drop } from '../../helpers/drop.ts';
+import { postgresForFile } from '../../helpers/postgres-file.ts';
+import type { WatchBench } from '../../helpers/watch-bench.ts';
 
 interface Booking {
   readonly id: number;

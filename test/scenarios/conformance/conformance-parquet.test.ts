@@ -12,7 +12,7 @@ import assert from 'node:assert/strict';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import type { DbCapabilities, IngestError } from '../src/types.ts';
+import type { DbCapabilities, IngestError } from '../../../src/types.ts';
 import {
   asReported,
   DECODED_HERE,
@@ -25,17 +25,17 @@ import {
   openDuckDb,
   type Outcome,
   SERVER_READS,
-} from './helpers/conformance-parquet.ts';
-import { duckdbCases, type Expectation, hyperCases, parquetWasmCases, type WriterCase } from './helpers/conformance-parquet-cases.ts';
-import { handWrittenCases } from './helpers/conformance-parquet-hand.ts';
-import { type Hostile, miniParquet, plain } from './helpers/conformance-parquet-mini.ts';
-import { createPostgresAdapter } from '../adapters/db/postgres/index.ts';
-import { startWatching, stopWatching } from '../src/api.ts';
-import { silentLogger } from '../src/log.ts';
-import { drop } from './helpers/drop.ts';
-import { count, type DbFixture, dbFixture, hyperFixture, tempDir, useHyperFixture } from './helpers/env.ts';
-import { useWatchBench } from './helpers/watch-bench.ts';
-import { type PostgresServer, startPostgres } from './helpers/postgres.ts';
+} from '../../helpers/conformance-parquet.ts';
+import { duckdbCases, type Expectation, hyperCases, parquetWasmCases, type WriterCase } from '../../helpers/conformance-parquet-cases.ts';
+import { handWrittenCases } from '../../helpers/conformance-parquet-hand.ts';
+import { type Hostile, miniParquet, plain } from '../../helpers/conformance-parquet-mini.ts';
+import { createPostgresAdapter } from '../../../adapters/db/postgres/index.ts';
+import { startWatching, stopWatching } from '../../../src/api.ts';
+import { silentLogger } from '../../../src/log.ts';
+import { drop } from '../../helpers/drop.ts';
+import { count, type DbFixture, dbFixture, hyperFixture, tempDir, useHyperFixture } from '../../helpers/env.ts';
+import { useWatchBench } from '../../helpers/watch-bench.ts';
+import { type PostgresServer, startPostgres } from '../../helpers/postgres.ts';
 
 /** Bounds every case must keep, on a loaded 2-core machine. */
 const MAX_CASE_MS = 60_000;

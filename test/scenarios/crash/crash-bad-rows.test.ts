@@ -9,13 +9,13 @@ import { mkdir, readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import Papa from 'papaparse';
-import { createHyperAdapter } from '../adapters/db/hyper/index.ts';
-import { openWatcher } from '../src/api.ts';
-import { WatcherRegistry } from '../src/registry.ts';
-import { openWhenUnlocked } from './helpers/child.ts';
-import { killWhileProducing } from './helpers/kill-loop.ts';
-import { csv, drop, leftovers, stagedEntries, waitFor } from './helpers/drop.ts';
-import { useHyperFixture } from './helpers/env.ts';
+import { createHyperAdapter } from '../../../adapters/db/hyper/index.ts';
+import { openWatcher } from '../../../src/api.ts';
+import { WatcherRegistry } from '../../../src/registry.ts';
+import { openWhenUnlocked } from '../../helpers/child.ts';
+import { killWhileProducing } from '../../helpers/kill-loop.ts';
+import { csv, drop, leftovers, stagedEntries, waitFor } from '../../helpers/drop.ts';
+import { useHyperFixture } from '../../helpers/env.ts';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

@@ -7,12 +7,12 @@ import assert from 'node:assert/strict';
 import { mkdir, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { createHyperAdapter } from '../adapters/db/hyper/index.ts';
-import { openWatcher } from '../src/api.ts';
-import { WatcherRegistry } from '../src/registry.ts';
-import { gzip } from './helpers/compression-suite.ts';
-import { csv, drop, leftovers, stagedEntries, waitFor } from './helpers/drop.ts';
-import { useHyperFixture } from './helpers/env.ts';
+import { createHyperAdapter } from '../../../adapters/db/hyper/index.ts';
+import { openWatcher } from '../../../src/api.ts';
+import { WatcherRegistry } from '../../../src/registry.ts';
+import { gzip } from '../../helpers/compression-suite.ts';
+import { csv, drop, leftovers, stagedEntries, waitFor } from '../../helpers/drop.ts';
+import { useHyperFixture } from '../../helpers/env.ts';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

@@ -6,15 +6,15 @@ import assert from 'node:assert/strict';
 import { mkdir, readdir, rename, symlink, unlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { createHyperAdapter } from '../adapters/db/hyper/index.ts';
-import { openWatcher } from '../src/api.ts';
-import { WatcherRegistry } from '../src/registry.ts';
-import { gzip } from './helpers/compression-suite.ts';
-import { csv, drop, leftovers, stagedEntries, waitFor } from './helpers/drop.ts';
-import { count, useHyperFixture } from './helpers/env.ts';
-import type { DbPool } from '../src/types.ts';
-import { openWhenUnlocked } from './helpers/child.ts';
-import { killWhileProducing } from './helpers/kill-loop.ts';
+import { createHyperAdapter } from '../../../adapters/db/hyper/index.ts';
+import { openWatcher } from '../../../src/api.ts';
+import { WatcherRegistry } from '../../../src/registry.ts';
+import { gzip } from '../../helpers/compression-suite.ts';
+import { csv, drop, leftovers, stagedEntries, waitFor } from '../../helpers/drop.ts';
+import { count, useHyperFixture } from '../../helpers/env.ts';
+import type { DbPool } from '../../../src/types.ts';
+import { openWhenUnlocked } from '../../helpers/child.ts';
+import { killWhileProducing } from '../../helpers/kill-loop.ts';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

@@ -9,13 +9,13 @@ import { mkdir, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import postgres from 'postgres';
-import { createHyperAdapter } from '../adapters/db/hyper/index.ts';
-import { openWhenUnlocked, startWatchChild } from './helpers/child.ts';
-import { leftovers, stagedEntries, waitFor } from './helpers/drop.ts';
-import { removeDir, tempDir, useHyperFixture } from './helpers/env.ts';
-import { type Member, startMember, stopAll } from './helpers/fleet.ts';
-import { sparkJob } from './helpers/marker-cases.ts';
-import { type PostgresServer, startPostgres } from './helpers/postgres.ts';
+import { createHyperAdapter } from '../../../adapters/db/hyper/index.ts';
+import { openWhenUnlocked, startWatchChild } from '../../helpers/child.ts';
+import { leftovers, stagedEntries, waitFor } from '../../helpers/drop.ts';
+import { removeDir, tempDir, useHyperFixture } from '../../helpers/env.ts';
+import { type Member, startMember, stopAll } from '../../helpers/fleet.ts';
+import { sparkJob } from '../../helpers/marker-cases.ts';
+import { type PostgresServer, startPostgres } from '../../helpers/postgres.ts';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

@@ -10,15 +10,16 @@ import { readFileSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import type { DbPool } from '../src/types.ts';
-import { failedEntries } from './helpers/drop.ts';
-import { killScenario, stopAll } from './helpers/fleet.ts';
-import { hyperdStanding } from './helpers/hyperd-log.ts';
-import { cli } from './helpers/proc.ts';
-import { type SharedHyperd, startSharedHyperd } from './helpers/shared-hyperd.ts';
+import type { DbPool } from '../../../src/types.ts';
+import { failedEntries } from '../../helpers/drop.ts';
+import { killScenario, stopAll } from '../../helpers/fleet.ts';
+import { hyperdStanding } from '../../helpers/hyperd-log.ts';
+import { cli } from '../../helpers/proc.ts';
+import { type SharedHyperd, startSharedHyperd } from '../../helpers/shared-hyperd.ts';
 
 const LEASE_MS = 3000;
-// A kill in the middle of a COPY FROM STDIN holds its table until hyperd ends that COPY, 10 s on (see multi-process-hyper.test.ts).
+// A kill in the middle of a COPY FROM STDIN holds its table until hyperd ends that COPY, 10 s on
+// (see test/scenarios/multi-process/multi-process-hyper.test.ts).
 const TAKEOVER_SLACK_MS = 15_000;
 
 describe('upserts under SIGKILL (hyperd by endpoint)', { timeout: 300_000 }, () => {

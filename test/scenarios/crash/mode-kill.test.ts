@@ -11,10 +11,10 @@ import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import postgres from 'postgres';
-import { failedEntries } from './helpers/drop.ts';
-import { removeDir, tempDir } from './helpers/env.ts';
-import { killScenario, stopAll } from './helpers/fleet.ts';
-import { type PostgresServer, startPostgres } from './helpers/postgres.ts';
+import { failedEntries } from '../../helpers/drop.ts';
+import { removeDir, tempDir } from '../../helpers/env.ts';
+import { killScenario, stopAll } from '../../helpers/fleet.ts';
+import { type PostgresServer, startPostgres } from '../../helpers/postgres.ts';
 
 const LEASE_MS = 3000;
 const TAKEOVER_SLACK_MS = 5000;

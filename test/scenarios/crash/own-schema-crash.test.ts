@@ -11,13 +11,13 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { openWatcher } from '../src/api.ts';
-import { readHistory } from '../src/store/history.ts';
-import { WatcherRegistry } from '../src/registry.ts';
-import { stagedEntries, waitFor } from './helpers/drop.ts';
-import { ledgerClaims, makeOldLayout, type OldInbox, oldInbox, tablesIn } from './helpers/old-layout.ts';
-import { type ChildSpec, type FreshDatabase, hyperdTarget, postgresTarget, type Target } from './helpers/own-schema-targets.ts';
-import { ROOT } from './helpers/proc.ts';
+import { openWatcher } from '../../../src/api.ts';
+import { readHistory } from '../../../src/store/history.ts';
+import { WatcherRegistry } from '../../../src/registry.ts';
+import { stagedEntries, waitFor } from '../../helpers/drop.ts';
+import { ledgerClaims, makeOldLayout, type OldInbox, oldInbox, tablesIn } from '../../helpers/old-layout.ts';
+import { type ChildSpec, type FreshDatabase, hyperdTarget, postgresTarget, type Target } from '../../helpers/own-schema-targets.ts';
+import { ROOT } from '../../helpers/proc.ts';
 
 /** Every step a move goes through, in order (see src/store/own-layout.ts). */
 const STEPS = [

@@ -7,11 +7,11 @@ import assert from 'node:assert/strict';
 import { mkdir, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { createHyperAdapter } from '../adapters/db/hyper/index.ts';
-import { openWhenUnlocked } from './helpers/child.ts';
-import { killWhileProducing } from './helpers/kill-loop.ts';
-import { csv, drop } from './helpers/drop.ts';
-import { useHyperFixture } from './helpers/env.ts';
+import { createHyperAdapter } from '../../../adapters/db/hyper/index.ts';
+import { openWhenUnlocked } from '../../helpers/child.ts';
+import { killWhileProducing } from '../../helpers/kill-loop.ts';
+import { csv, drop } from '../../helpers/drop.ts';
+import { useHyperFixture } from '../../helpers/env.ts';
 
 /** Files left under `dir` but in failed/ and .hyperwatch/ (folders themselves are not files). */
 async function filesLeft(dir: string, rel = ''): Promise<string[]> {

@@ -9,16 +9,16 @@ import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import postgres from 'postgres';
-import { createHyperAdapter, TABLEAU_ROLE } from '../adapters/db/hyper/index.ts';
-import { openWatcher } from '../src/api.ts';
-import { dropFile } from '../src/producer/drop.ts';
-import { lineLogger } from '../src/log.ts';
-import { WatcherRegistry } from '../src/registry.ts';
-import { renderMetrics } from '../src/serve/metrics.ts';
-import { csv, stagedEntries, waitFor } from './helpers/drop.ts';
-import { suiteResource, useTempDir } from './helpers/env.ts';
-import { cli } from './helpers/proc.ts';
-import { startStandaloneHyperd } from './helpers/standalone-hyperd.ts';
+import { createHyperAdapter, TABLEAU_ROLE } from '../../../adapters/db/hyper/index.ts';
+import { openWatcher } from '../../../src/api.ts';
+import { dropFile } from '../../../src/producer/drop.ts';
+import { lineLogger } from '../../../src/log.ts';
+import { WatcherRegistry } from '../../../src/registry.ts';
+import { renderMetrics } from '../../../src/serve/metrics.ts';
+import { csv, stagedEntries, waitFor } from '../../helpers/drop.ts';
+import { suiteResource, useTempDir } from '../../helpers/env.ts';
+import { cli } from '../../helpers/proc.ts';
+import { startStandaloneHyperd } from '../../helpers/standalone-hyperd.ts';
 
 describe('an idle watcher lets go of the .hyper file', () => {
   const tmp = useTempDir('hyperwatch-idle-');

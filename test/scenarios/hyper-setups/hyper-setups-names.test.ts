@@ -5,11 +5,11 @@
 import assert from 'node:assert/strict';
 import { writeFile } from 'node:fs/promises';
 import { describe, it } from 'node:test';
-import { dropFile } from '../src/producer/drop.ts';
-import { parseTableName, qualifiedName, tableLabel } from '../src/columns/sql.ts';
-import { csv, waitFor } from './helpers/drop.ts';
-import { useTempDir } from './helpers/env.ts';
-import { cli, jsonLogLines } from './helpers/proc.ts';
+import { dropFile } from '../../../src/producer/drop.ts';
+import { parseTableName, qualifiedName, tableLabel } from '../../../src/columns/sql.ts';
+import { csv, waitFor } from '../../helpers/drop.ts';
+import { useTempDir } from '../../helpers/env.ts';
+import { cli, jsonLogLines } from '../../helpers/proc.ts';
 
 describe('table names: parsing', () => {
   const cases: [string, { schema?: string; name: string }][] = [

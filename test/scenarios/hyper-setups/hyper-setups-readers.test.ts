@@ -11,13 +11,13 @@ import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import postgres from 'postgres';
-import { holderPath } from '../adapters/db/hyper/holder.ts';
-import { dropFile } from '../src/producer/drop.ts';
-import { silentLogger } from '../src/log.ts';
-import { ServeInstance } from '../src/serve/server.ts';
-import { csv, stagedEntries, waitFor } from './helpers/drop.ts';
-import { useTempDir } from './helpers/env.ts';
-import { cli, isRunning, ROOT } from './helpers/proc.ts';
+import { holderPath } from '../../../adapters/db/hyper/holder.ts';
+import { dropFile } from '../../../src/producer/drop.ts';
+import { silentLogger } from '../../../src/log.ts';
+import { ServeInstance } from '../../../src/serve/server.ts';
+import { csv, stagedEntries, waitFor } from '../../helpers/drop.ts';
+import { useTempDir } from '../../helpers/env.ts';
+import { cli, isRunning, ROOT } from '../../helpers/proc.ts';
 
 interface Holder {
   pid: number;

@@ -5,15 +5,15 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import postgres from 'postgres';
-import { createHyperAdapter } from '../adapters/db/hyper/index.ts';
-import { openWatcher } from '../src/api.ts';
-import { dropFile } from '../src/producer/drop.ts';
-import { WatcherRegistry } from '../src/registry.ts';
-import { validateConfig } from '../src/serve/config.ts';
-import { csv } from './helpers/drop.ts';
-import { suiteResource, useTempDir } from './helpers/env.ts';
-import { cli } from './helpers/proc.ts';
-import { startStandaloneHyperd } from './helpers/standalone-hyperd.ts';
+import { createHyperAdapter } from '../../../adapters/db/hyper/index.ts';
+import { openWatcher } from '../../../src/api.ts';
+import { dropFile } from '../../../src/producer/drop.ts';
+import { WatcherRegistry } from '../../../src/registry.ts';
+import { validateConfig } from '../../../src/serve/config.ts';
+import { csv } from '../../helpers/drop.ts';
+import { suiteResource, useTempDir } from '../../helpers/env.ts';
+import { cli } from '../../helpers/proc.ts';
+import { startStandaloneHyperd } from '../../helpers/standalone-hyperd.ts';
 
 describe('a shared hyperd beside other clients', () => {
   const tmp = useTempDir('hyperwatch-shared-');

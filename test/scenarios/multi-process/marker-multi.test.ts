@@ -9,11 +9,11 @@ import { mkdir, readdir, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import postgres from 'postgres';
-import { csv, failedEntries, leftovers, stagedEntries, waitFor } from './helpers/drop.ts';
-import { removeDir, tempDir } from './helpers/env.ts';
-import { type Member, startMember, stopAll } from './helpers/fleet.ts';
-import { sparkJob } from './helpers/marker-cases.ts';
-import { type PostgresServer, startPostgres } from './helpers/postgres.ts';
+import { csv, failedEntries, leftovers, stagedEntries, waitFor } from '../../helpers/drop.ts';
+import { removeDir, tempDir } from '../../helpers/env.ts';
+import { type Member, startMember, stopAll } from '../../helpers/fleet.ts';
+import { sparkJob } from '../../helpers/marker-cases.ts';
+import { type PostgresServer, startPostgres } from '../../helpers/postgres.ts';
 
 const LEASE_MS = 3000;
 

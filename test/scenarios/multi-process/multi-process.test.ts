@@ -8,17 +8,17 @@ import { mkdir, readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import postgres from 'postgres';
-import { createPostgresAdapter } from '../adapters/db/postgres/index.ts';
-import { openWatcher } from '../src/api.ts';
-import { fromDbError } from '../src/errors.ts';
-import { readHistory } from '../src/store/history.ts';
-import { WatcherRegistry } from '../src/registry.ts';
-import { renderMetrics } from '../src/serve/metrics.ts';
-import { otherMountProblem } from '../src/watcher/mount.ts';
-import { drop, failedEntries, leftovers, stagedEntries, waitFor } from './helpers/drop.ts';
-import { removeDir, tempDir } from './helpers/env.ts';
-import { cleanStops, killScenario, produce, startMember, stopAll, takeoverOf } from './helpers/fleet.ts';
-import { type PostgresServer, startPostgres } from './helpers/postgres.ts';
+import { createPostgresAdapter } from '../../../adapters/db/postgres/index.ts';
+import { openWatcher } from '../../../src/api.ts';
+import { fromDbError } from '../../../src/errors.ts';
+import { readHistory } from '../../../src/store/history.ts';
+import { WatcherRegistry } from '../../../src/registry.ts';
+import { renderMetrics } from '../../../src/serve/metrics.ts';
+import { otherMountProblem } from '../../../src/watcher/mount.ts';
+import { drop, failedEntries, leftovers, stagedEntries, waitFor } from '../../helpers/drop.ts';
+import { removeDir, tempDir } from '../../helpers/env.ts';
+import { cleanStops, killScenario, produce, startMember, stopAll, takeoverOf } from '../../helpers/fleet.ts';
+import { type PostgresServer, startPostgres } from '../../helpers/postgres.ts';
 
 const LEASE_MS = 3000;
 /** Takeover within the lease plus this (a heartbeat period, a scan, a loaded machine). */

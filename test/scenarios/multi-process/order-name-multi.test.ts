@@ -11,13 +11,13 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import postgres from 'postgres';
-import type { DbPool } from '../src/types.ts';
-import { drop, leftovers, stagedEntries, waitFor } from './helpers/drop.ts';
-import { type Member, startMember, stopAll } from './helpers/fleet.ts';
-import { cli } from './helpers/proc.ts';
-import { type PostgresServer, startPostgres } from './helpers/postgres.ts';
-import { removeDir, tempDir } from './helpers/env.ts';
-import { type SharedHyperd, startSharedHyperd } from './helpers/shared-hyperd.ts';
+import type { DbPool } from '../../../src/types.ts';
+import { drop, leftovers, stagedEntries, waitFor } from '../../helpers/drop.ts';
+import { type Member, startMember, stopAll } from '../../helpers/fleet.ts';
+import { cli } from '../../helpers/proc.ts';
+import { type PostgresServer, startPostgres } from '../../helpers/postgres.ts';
+import { removeDir, tempDir } from '../../helpers/env.ts';
+import { type SharedHyperd, startSharedHyperd } from '../../helpers/shared-hyperd.ts';
 
 const LEASE_MS = 5000;
 /** Rows of the first file: enough that its load takes a while (seconds on PostgreSQL). */

@@ -18,15 +18,15 @@ import net from 'node:net';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { pathToFileURL } from 'node:url';
-import { hyperdBinaryProblem } from '../adapters/db/hyper/binary-check.ts';
-import { locateHyperd } from '../adapters/db/hyper/locate.ts';
-import { HYPERD_BUILDS } from '../adapters/db/hyper/platforms.ts';
-import { findRuntime } from '../scripts/runtimes.mjs';
-import { hyperdPackageResolvesFrom, installWithoutHyperdPackage, staleDist } from './helpers/built-package.ts';
-import { csv, drop, leftovers, waitFor } from './helpers/drop.ts';
-import { useTempDir } from './helpers/env.ts';
-import { TEST_TARBALLS } from './helpers/hyperd-tarballs.ts';
-import { ROOT, type Run } from './helpers/proc.ts';
+import { hyperdBinaryProblem } from '../../../adapters/db/hyper/binary-check.ts';
+import { locateHyperd } from '../../../adapters/db/hyper/locate.ts';
+import { HYPERD_BUILDS } from '../../../adapters/db/hyper/platforms.ts';
+import { findRuntime } from '../../../scripts/runtimes.mjs';
+import { hyperdPackageResolvesFrom, installWithoutHyperdPackage, staleDist } from '../../helpers/built-package.ts';
+import { csv, drop, leftovers, waitFor } from '../../helpers/drop.ts';
+import { useTempDir } from '../../helpers/env.ts';
+import { TEST_TARBALLS } from '../../helpers/hyperd-tarballs.ts';
+import { ROOT, type Run } from '../../helpers/proc.ts';
 
 const LINUX = HYPERD_BUILDS['linux-x64'];
 

@@ -7,9 +7,9 @@ import { spawn, spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { findRuntime } from '../scripts/runtimes.mjs';
-import { OFFLINE_ENV } from './helpers/env.ts';
-import { ROOT } from './helpers/proc.ts';
+import { findRuntime } from '../../../scripts/runtimes.mjs';
+import { OFFLINE_ENV } from '../../helpers/env.ts';
+import { ROOT } from '../../helpers/proc.ts';
 
 type PackageExport = string | { readonly types?: string; readonly default?: string };
 

@@ -9,11 +9,11 @@
  * landed wrong before this suite (the name in double quotes; the first row dropped).
  */
 import { describe, it } from 'node:test';
-import { POLLUTIONS } from '../bench/lib/polluted.ts';
-import { hyperFixture } from './helpers/env.ts';
-import { pollutedCase } from './helpers/polluted-suite.ts';
-import { postgresForFile } from './helpers/postgres-file.ts';
-import { useWatchBench, type WatchBench } from './helpers/watch-bench.ts';
+import { POLLUTIONS } from '../../../bench/lib/polluted.ts';
+import { hyperFixture } from '../../helpers/env.ts';
+import { pollutedCase } from '../../helpers/polluted-suite.ts';
+import { postgresForFile } from '../../helpers/postgres-file.ts';
+import { useWatchBench, type WatchBench } from '../../helpers/watch-bench.ts';
 
 function pollutedCases(t: WatchBench): void {
   for (const p of POLLUTIONS) {

@@ -7,10 +7,10 @@ import assert from 'node:assert/strict';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { drop } from './helpers/drop.ts';
-import { useTempDir } from './helpers/env.ts';
-import { postgresForFile } from './helpers/postgres-file.ts';
-import { cli } from './helpers/proc.ts';
+import { drop } from '../../helpers/drop.ts';
+import { useTempDir } from '../../helpers/env.ts';
+import { postgresForFile } from '../../helpers/postgres-file.ts';
+import { cli } from '../../helpers/proc.ts';
 
 const { pg, db } = await postgresForFile();
 

@@ -8,10 +8,10 @@ import { existsSync } from 'node:fs';
 import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { checkFile } from '../src/check/check-file.ts';
-import { drop, waitFor } from './helpers/drop.ts';
-import { useTempDir } from './helpers/env.ts';
-import { cli } from './helpers/proc.ts';
+import { checkFile } from '../../../src/check/check-file.ts';
+import { drop, waitFor } from '../../helpers/drop.ts';
+import { useTempDir } from '../../helpers/env.ts';
+import { cli } from '../../helpers/proc.ts';
 
 interface Checked {
   lands: boolean;

@@ -12,11 +12,11 @@ import { it } from 'node:test';
 import { tableFromArrays, tableToIPC } from 'apache-arrow';
 import { ResultAsync } from 'neverthrow';
 import Papa from 'papaparse';
-import { defineIngester } from '../src/plugins.ts';
-import { fromDbError } from '../src/errors.ts';
-import { drop, failedEntries, leftovers, stagedEntries, waitFor } from './helpers/drop.ts';
-import { count } from './helpers/env.ts';
-import { badRowCases, MIXED, MIXED_BAD_LINES, MIXED_GOOD } from './helpers/bad-rows-bench.ts';
+import { defineIngester } from '../../../src/plugins.ts';
+import { fromDbError } from '../../../src/errors.ts';
+import { drop, failedEntries, leftovers, stagedEntries, waitFor } from '../../helpers/drop.ts';
+import { count } from '../../helpers/env.ts';
+import { badRowCases, MIXED, MIXED_BAD_LINES, MIXED_GOOD } from '../../helpers/bad-rows-bench.ts';
 
 badRowCases(({ fx, fixture, inbox, ledgerRow }) => {
   it('leaves bad rows out, sets them aside with line and reason, commits the good ones', async () => {

@@ -9,14 +9,14 @@ import assert from 'node:assert/strict';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { it } from 'node:test';
-import { openWatcher } from '../src/api.ts';
-import { LEDGER_TABLE } from '../src/constants.ts';
-import { qualifiedName } from '../src/columns/sql.ts';
-import { readHistory } from '../src/store/history.ts';
-import { WatcherRegistry } from '../src/registry.ts';
-import { drop, failedEntries, stagedEntries, waitFor } from './helpers/drop.ts';
-import { count } from './helpers/env.ts';
-import { badRowCases, MIXED } from './helpers/bad-rows-bench.ts';
+import { openWatcher } from '../../../src/api.ts';
+import { LEDGER_TABLE } from '../../../src/constants.ts';
+import { qualifiedName } from '../../../src/columns/sql.ts';
+import { readHistory } from '../../../src/store/history.ts';
+import { WatcherRegistry } from '../../../src/registry.ts';
+import { drop, failedEntries, stagedEntries, waitFor } from '../../helpers/drop.ts';
+import { count } from '../../helpers/env.ts';
+import { badRowCases, MIXED } from '../../helpers/bad-rows-bench.ts';
 
 badRowCases(({ fx, fixture, inbox, ledgerRow }) => {
   it('a file without bad rows commits as before, with 0 rejected and no rejected-rows file', async () => {

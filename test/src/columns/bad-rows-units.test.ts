@@ -6,17 +6,17 @@ import assert from 'node:assert/strict';
 import { mkdir, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { csvRecords } from '../plugins/csv/records.ts';
-import { valueCheck } from '../plugins/shared/value-check.ts';
-import { openWatcher } from '../src/api.ts';
-import { parseMaxBadRows, pastLimit } from '../src/columns/bad-rows.ts';
-import { ConfigError, validateConfig } from '../src/serve/config.ts';
-import { renderMetrics } from '../src/serve/metrics.ts';
-import { parseSqlType } from '../src/columns/sql-types.ts';
-import { emptyStats } from '../src/observe/stats.ts';
-import { drop } from './helpers/drop.ts';
-import { tempDir } from './helpers/env.ts';
-import { cli, usageError } from './helpers/proc.ts';
+import { csvRecords } from '../../../plugins/csv/records.ts';
+import { valueCheck } from '../../../plugins/shared/value-check.ts';
+import { openWatcher } from '../../../src/api.ts';
+import { parseMaxBadRows, pastLimit } from '../../../src/columns/bad-rows.ts';
+import { ConfigError, validateConfig } from '../../../src/serve/config.ts';
+import { renderMetrics } from '../../../src/serve/metrics.ts';
+import { parseSqlType } from '../../../src/columns/sql-types.ts';
+import { emptyStats } from '../../../src/observe/stats.ts';
+import { drop } from '../../helpers/drop.ts';
+import { tempDir } from '../../helpers/env.ts';
+import { cli, usageError } from '../../helpers/proc.ts';
 
 describe('bad rows: the pure parts', () => {
   it('maxBadRows is a count from 1 up (or 0), a fraction below 1, else an error', () => {

@@ -4,11 +4,11 @@
  * them).
  */
 import { describe } from 'node:test';
-import { createHyperAdapter } from '../adapters/db/hyper/index.ts';
-import { columnTypeCases } from './helpers/column-types-suite.ts';
-import { dbFixture, hyperFixture, tempDir } from './helpers/env.ts';
-import { streamedOnly } from './helpers/streamed-only.ts';
-import { useWatchBench } from './helpers/watch-bench.ts';
+import { createHyperAdapter } from '../../../adapters/db/hyper/index.ts';
+import { columnTypeCases } from '../../helpers/column-types-suite.ts';
+import { dbFixture, hyperFixture, tempDir } from '../../helpers/env.ts';
+import { streamedOnly } from '../../helpers/streamed-only.ts';
+import { useWatchBench } from '../../helpers/watch-bench.ts';
 
 describe('columnTypes and allText on hyperd reading the files itself', () => {
   const t = useWatchBench(() => hyperFixture(), 'coltypes_');

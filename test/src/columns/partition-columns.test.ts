@@ -3,10 +3,10 @@
  * hyperd and on a throwaway PostgreSQL cluster (the cases: helpers/partition-cases.ts).
  */
 import { describe } from 'node:test';
-import { hyperFixture } from './helpers/env.ts';
-import { partitionCases } from './helpers/partition-cases.ts';
-import { postgresForFile } from './helpers/postgres-file.ts';
-import { useWatchBench } from './helpers/watch-bench.ts';
+import { hyperFixture } from '../../helpers/env.ts';
+import { partitionCases } from '../../helpers/partition-cases.ts';
+import { postgresForFile } from '../../helpers/postgres-file.ts';
+import { useWatchBench } from '../../helpers/watch-bench.ts';
 
 const { pgFixture } = await postgresForFile();
 

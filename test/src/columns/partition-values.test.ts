@@ -1,7 +1,7 @@
 /** `partitionColumns`: how a path's `key=value` folders read (pure; the end-to-end cases are in partition-columns.test.ts). */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { partitionType, partitionValues } from '../src/columns/partition-columns.ts';
+import { partitionType, partitionValues } from '../../../src/columns/partition-columns.ts';
 
 describe('partition values of a path', () => {
   it('one per folder, in path order, typed DATE, BIGINT or TEXT', () => {

@@ -8,7 +8,7 @@ import {
   type SourceValue,
   sourceColumnSpecs,
   withSourceFields,
-} from '../src/columns/source-columns.ts';
+} from '../../../src/columns/source-columns.ts';
 
 const VALUES: SourceValue[] = [
   { name: '_source_file', type: { kind: 'text' }, text: 'a "b", c.csv' },

@@ -4,9 +4,9 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import * as arrow from '../plugins/arrow/types.ts';
-import { INTEGER_DIGITS, isIntegerFamily, parseSqlType, type SqlType, wholeDigits } from '../src/columns/sql-types.ts';
-import type { LogicalType } from '../src/types.ts';
+import * as arrow from '../../../plugins/arrow/types.ts';
+import { INTEGER_DIGITS, isIntegerFamily, parseSqlType, type SqlType, wholeDigits } from '../../../src/columns/sql-types.ts';
+import type { LogicalType } from '../../../src/types.ts';
 
 describe('parseSqlType', () => {
   // Each reading, then the spellings that give it: as Hyper or PostgreSQL report it first, then

@@ -21,13 +21,13 @@ import {
   type Vector,
 } from 'apache-arrow';
 import * as parquetWasm from 'parquet-wasm';
-import { arrowIngester } from '../plugins/arrow/index.ts';
-import { parquetIngester } from '../plugins/parquet/index.ts';
-import { parseSqlType } from '../src/columns/sql-types.ts';
-import { TYPE_FIT, typeFit, type TypeFit } from '../src/columns/type-policy.ts';
-import type { Logger, LogicalType } from '../src/types.ts';
-import { count } from './helpers/env.ts';
-import { type PluginBench, usePluginBench } from './helpers/plugin-bench.ts';
+import { arrowIngester } from '../../../plugins/arrow/index.ts';
+import { parquetIngester } from '../../../plugins/parquet/index.ts';
+import { parseSqlType } from '../../../src/columns/sql-types.ts';
+import { TYPE_FIT, typeFit, type TypeFit } from '../../../src/columns/type-policy.ts';
+import type { Logger, LogicalType } from '../../../src/types.ts';
+import { count } from '../../helpers/env.ts';
+import { type PluginBench, usePluginBench } from '../../helpers/plugin-bench.ts';
 
 const quiet: Logger = { debug() {}, info() {}, warn() {}, error() {} };
 

@@ -1,13 +1,13 @@
 /**
  * The one type policy (`typeFit`): for each file type, the table column types it goes into as the
  * same type, widened, converted, and refused. Pure logic; the ingesters' use of it on a real
- * database is in test/type-policy-formats.test.ts.
+ * database is in test/src/columns/type-policy-formats.test.ts.
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { parseSqlType } from '../src/columns/sql-types.ts';
-import { fitsColumn, TYPE_FIT, typeFit, type TypeFit } from '../src/columns/type-policy.ts';
-import type { LogicalType } from '../src/types.ts';
+import { parseSqlType } from '../../../src/columns/sql-types.ts';
+import { fitsColumn, TYPE_FIT, typeFit, type TypeFit } from '../../../src/columns/type-policy.ts';
+import type { LogicalType } from '../../../src/types.ts';
 
 const t = (kind: Exclude<LogicalType['kind'], 'decimal'>): LogicalType => ({ kind });
 const dec = (precision: number, scale: number): LogicalType => ({ kind: 'decimal', precision, scale });

@@ -8,15 +8,15 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import type postgres from 'postgres';
-import { createHyperAdapter, fileRole, LEGACY_ROLE, TABLEAU_ROLE } from '../adapters/db/hyper/index.ts';
-import { copyTo } from '../adapters/db/postgres-js/copy-to.ts';
-import { openWatcher } from '../src/api.ts';
-import { dropFile } from '../src/producer/drop.ts';
-import { exportExtract, ExportRefused } from '../src/export/extract.ts';
-import { WatcherRegistry } from '../src/registry.ts';
-import { csv, waitFor } from './helpers/drop.ts';
-import { useTempDir } from './helpers/env.ts';
-import { useRoleServers } from './helpers/role-servers.ts';
+import { createHyperAdapter, fileRole, LEGACY_ROLE, TABLEAU_ROLE } from '../../../adapters/db/hyper/index.ts';
+import { copyTo } from '../../../adapters/db/postgres-js/copy-to.ts';
+import { openWatcher } from '../../../src/api.ts';
+import { dropFile } from '../../../src/producer/drop.ts';
+import { exportExtract, ExportRefused } from '../../../src/export/extract.ts';
+import { WatcherRegistry } from '../../../src/registry.ts';
+import { csv, waitFor } from '../../helpers/drop.ts';
+import { useTempDir } from '../../helpers/env.ts';
+import { useRoleServers } from '../../helpers/role-servers.ts';
 
 /** Every column type a Tableau extract commonly holds, each with NULLs, edges and fractions. */
 const MANY_TYPES = `CREATE TABLE public.t (

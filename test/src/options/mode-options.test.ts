@@ -7,15 +7,15 @@ import assert from 'node:assert/strict';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { openWatcher, WatchConfigError } from '../src/api.ts';
-import { parseKey } from '../src/options/load-modes.ts';
-import { watchOptionsFromFlags } from '../src/options/flags.ts';
-import { resolveOptions } from '../src/options/resolve.ts';
-import { ConfigError, validateConfig } from '../src/serve/config.ts';
-import { emptyStats } from '../src/observe/stats.ts';
-import { Inbox } from '../src/watcher/inbox.ts';
-import { tempDir } from './helpers/env.ts';
-import { cli } from './helpers/proc.ts';
+import { openWatcher, WatchConfigError } from '../../../src/api.ts';
+import { parseKey } from '../../../src/options/load-modes.ts';
+import { watchOptionsFromFlags } from '../../../src/options/flags.ts';
+import { resolveOptions } from '../../../src/options/resolve.ts';
+import { ConfigError, validateConfig } from '../../../src/serve/config.ts';
+import { emptyStats } from '../../../src/observe/stats.ts';
+import { Inbox } from '../../../src/watcher/inbox.ts';
+import { tempDir } from '../../helpers/env.ts';
+import { cli } from '../../helpers/proc.ts';
 
 describe('load mode settings', () => {
   it('reads the flags, and refuses --key without a keyed mode and a keyed mode without --key', () => {

@@ -7,9 +7,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { Ajv } from 'ajv';
-import { optionDocuments } from '../scripts/options.ts';
-import { openWatcher, WatchConfigError } from '../src/index.ts';
-import { formatJson, readmeOptionsTable } from '../src/options/docs.ts';
+import { optionDocuments } from '../../../scripts/options.ts';
+import { openWatcher, WatchConfigError } from '../../../src/index.ts';
+import { formatJson, readmeOptionsTable } from '../../../src/options/docs.ts';
 import {
   DB_FLAG_ENTRIES,
   dbChoiceFromFlags,
@@ -17,11 +17,11 @@ import {
   WATCH_FLAG_ENTRIES,
   WATCH_FLAGS,
   watchOptionsFromFlags,
-} from '../src/options/flags.ts';
-import { checkOptions, resolveOptions } from '../src/options/resolve.ts';
-import { plainText, SERVED, settingIssues, watchOptionsOf, watcherSchemaProperties } from '../src/options/serve.ts';
-import { API_ONLY, OPTION_ENTRIES, OPTIONS } from '../src/options/table.ts';
-import { loadSchema } from '../src/serve/config.ts';
+} from '../../../src/options/flags.ts';
+import { checkOptions, resolveOptions } from '../../../src/options/resolve.ts';
+import { plainText, SERVED, settingIssues, watchOptionsOf, watcherSchemaProperties } from '../../../src/options/serve.ts';
+import { API_ONLY, OPTION_ENTRIES, OPTIONS } from '../../../src/options/table.ts';
+import { loadSchema } from '../../../src/serve/config.ts';
 
 describe('the option table', () => {
   it('README.md and the JSON Schema are what the table gives (else: npm run options)', () => {

@@ -6,10 +6,10 @@ import assert from 'node:assert/strict';
 import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { DropError, dropFile } from '../src/producer/drop.ts';
-import { replayFailed } from '../src/producer/replay.ts';
-import { leftovers } from './helpers/drop.ts';
-import { useTempDir } from './helpers/env.ts';
+import { DropError, dropFile } from '../../../src/producer/drop.ts';
+import { replayFailed } from '../../../src/producer/replay.ts';
+import { leftovers } from '../../helpers/drop.ts';
+import { useTempDir } from '../../helpers/env.ts';
 
 describe('dropFile and replayFailed', () => {
   const tmp = useTempDir('hyperwatch-drop-');

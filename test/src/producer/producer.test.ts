@@ -3,10 +3,10 @@ import assert from 'node:assert/strict';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { progressText, startProgress } from '../src/observe/progress.ts';
-import { failedEntries, leftovers } from './helpers/drop.ts';
-import { removeDir, useTempDir } from './helpers/env.ts';
-import { cli } from './helpers/proc.ts';
+import { progressText, startProgress } from '../../../src/observe/progress.ts';
+import { failedEntries, leftovers } from '../../helpers/drop.ts';
+import { removeDir, useTempDir } from '../../helpers/env.ts';
+import { cli } from '../../helpers/proc.ts';
 
 describe('producer tools', () => {
   const tmp = useTempDir('hyperwatch-producer-');

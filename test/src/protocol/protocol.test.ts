@@ -4,9 +4,9 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { claimFile } from '../src/protocol/files.ts';
-import { dataNameOf, isIgnoredName, newClaimId, parseStagedName, stagedName } from '../src/protocol/names.ts';
-import { canMove, FILE_STATES, type FileState, TRANSITIONS } from '../src/protocol/states.ts';
+import { claimFile } from '../../../src/protocol/files.ts';
+import { dataNameOf, isIgnoredName, newClaimId, parseStagedName, stagedName } from '../../../src/protocol/names.ts';
+import { canMove, FILE_STATES, type FileState, TRANSITIONS } from '../../../src/protocol/states.ts';
 
 describe('protocol names', () => {
   it('takes X.ready as the sentinel of X, and ignores dot-files, *.tmp and an empty data name', () => {

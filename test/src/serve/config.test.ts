@@ -3,9 +3,9 @@ import assert from 'node:assert/strict';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { ConfigError, loadConfig, validateConfig, validateWatcher, type ConfigIssue } from '../src/serve/config.ts';
-import { removeDir, tempDir } from './helpers/env.ts';
-import { cli } from './helpers/proc.ts';
+import { ConfigError, loadConfig, validateConfig, validateWatcher, type ConfigIssue } from '../../../src/serve/config.ts';
+import { removeDir, tempDir } from '../../helpers/env.ts';
+import { cli } from '../../helpers/proc.ts';
 
 async function issuesOf(raw: unknown, baseDir: string, env: Record<string, string | undefined> = {}): Promise<ConfigIssue[]> {
   try {

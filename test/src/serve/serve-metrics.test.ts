@@ -4,9 +4,9 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { renderMetrics } from '../src/serve/metrics.ts';
-import { emptyStats, observe } from '../src/observe/stats.ts';
-import { metric, parseMetrics } from './helpers/prometheus-text.ts';
+import { renderMetrics } from '../../../src/serve/metrics.ts';
+import { emptyStats, observe } from '../../../src/observe/stats.ts';
+import { metric, parseMetrics } from '../../helpers/prometheus-text.ts';
 
 describe('renderMetrics', () => {
   it('reports the backlog and its oldest age, cumulative buckets, and escapes label values', () => {

@@ -12,11 +12,11 @@ import { chmod, mkdir, readdir, readFile, stat, symlink, writeFile } from 'node:
 import { request as httpRequest } from 'node:http';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { statusToken } from '../src/cli/serve.ts';
-import { dropFile } from '../src/producer/drop.ts';
-import { csv, waitFor } from './helpers/drop.ts';
-import { removeDir, tempDir } from './helpers/env.ts';
-import { cli, jsonLogLines, ROOT } from './helpers/proc.ts';
+import { statusToken } from '../../../src/cli/serve.ts';
+import { dropFile } from '../../../src/producer/drop.ts';
+import { csv, waitFor } from '../../helpers/drop.ts';
+import { removeDir, tempDir } from '../../helpers/env.ts';
+import { cli, jsonLogLines, ROOT } from '../../helpers/proc.ts';
 
 interface LogLine {
   readonly message: string;

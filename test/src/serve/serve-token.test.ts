@@ -7,11 +7,11 @@ import assert from 'node:assert/strict';
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { lineLogger } from '../src/log.ts';
-import { startHttpApi } from '../src/serve/http.ts';
-import { ServeInstance } from '../src/serve/server.ts';
-import { removeDir, tempDir } from './helpers/env.ts';
-import { cli } from './helpers/proc.ts';
+import { lineLogger } from '../../../src/log.ts';
+import { startHttpApi } from '../../../src/serve/http.ts';
+import { ServeInstance } from '../../../src/serve/server.ts';
+import { removeDir, tempDir } from '../../helpers/env.ts';
+import { cli } from '../../helpers/proc.ts';
 
 describe('serve HTTP API with a token', () => {
   it('answers 401 without the bearer token and 200 with it, on every endpoint, with protectReads', async () => {

@@ -9,12 +9,12 @@ import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import postgres from 'postgres';
-import { dropFile } from '../src/producer/drop.ts';
-import { csv, waitFor } from './helpers/drop.ts';
-import { removeDir, tempDir } from './helpers/env.ts';
-import { startPostgres, type PostgresServer } from './helpers/postgres.ts';
-import { cli, hyperdChildrenOf, isRunning, jsonLogLines, type Run } from './helpers/proc.ts';
-import { metric, parseMetrics } from './helpers/prometheus-text.ts';
+import { dropFile } from '../../../src/producer/drop.ts';
+import { csv, waitFor } from '../../helpers/drop.ts';
+import { removeDir, tempDir } from '../../helpers/env.ts';
+import { startPostgres, type PostgresServer } from '../../helpers/postgres.ts';
+import { cli, hyperdChildrenOf, isRunning, jsonLogLines, type Run } from '../../helpers/proc.ts';
+import { metric, parseMetrics } from '../../helpers/prometheus-text.ts';
 
 describe('hyperwatch serve', () => {
   let root: string;

@@ -9,16 +9,16 @@ import assert from 'node:assert/strict';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { openWatcher } from '../src/api.ts';
-import { readHistory } from '../src/store/history.ts';
-import { silentLogger } from '../src/log.ts';
-import { prepareOwnTables } from '../src/store/own-layout.ts';
-import { WatcherRegistry } from '../src/registry.ts';
-import { csv, drop, leftovers, stagedEntries, waitFor } from './helpers/drop.ts';
-import { count, removeDir, tempDir } from './helpers/env.ts';
-import { ledgerClaims, makeOldLayout, oldInbox, tablesIn } from './helpers/old-layout.ts';
-import { embeddedTarget, postgresTarget, type Target } from './helpers/own-schema-targets.ts';
-import { cli } from './helpers/proc.ts';
+import { openWatcher } from '../../../src/api.ts';
+import { readHistory } from '../../../src/store/history.ts';
+import { silentLogger } from '../../../src/log.ts';
+import { prepareOwnTables } from '../../../src/store/own-layout.ts';
+import { WatcherRegistry } from '../../../src/registry.ts';
+import { csv, drop, leftovers, stagedEntries, waitFor } from '../../helpers/drop.ts';
+import { count, removeDir, tempDir } from '../../helpers/env.ts';
+import { ledgerClaims, makeOldLayout, oldInbox, tablesIn } from '../../helpers/old-layout.ts';
+import { embeddedTarget, postgresTarget, type Target } from '../../helpers/own-schema-targets.ts';
+import { cli } from '../../helpers/proc.ts';
 
 const OWN = ['fences', 'ingest_log', 'leases'];
 

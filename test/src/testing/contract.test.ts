@@ -1,7 +1,7 @@
 /** The plugin contract kit (`hyperwatch/testing`), run on our own plugins and the README's example. */
-import { psvIngester } from '../examples/psv-plugin.ts';
-import { testIngester } from '../src/testing.ts';
-import { builtinContracts } from './helpers/contract-samples.ts';
+import { psvIngester } from '../../../examples/psv-plugin.ts';
+import { testIngester } from '../../../src/testing.ts';
+import { builtinContracts } from '../../helpers/contract-samples.ts';
 
 for (const contract of builtinContracts()) testIngester(contract);
 

@@ -8,12 +8,12 @@ import assert from 'node:assert/strict';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { scanCsv } from '../plugins/csv/index.ts';
-import { openWatcher, startWatching, stopWatching } from '../src/api.ts';
-import type { FsAdapter } from '../src/types.ts';
-import { csv, drop, failedEntries, leftovers, stagedEntries, waitFor } from './helpers/drop.ts';
-import { count, hyperFixture } from './helpers/env.ts';
-import { groupLogger, useWatchBench } from './helpers/watch-bench.ts';
+import { scanCsv } from '../../../plugins/csv/index.ts';
+import { openWatcher, startWatching, stopWatching } from '../../../src/api.ts';
+import type { FsAdapter } from '../../../src/types.ts';
+import { csv, drop, failedEntries, leftovers, stagedEntries, waitFor } from '../../helpers/drop.ts';
+import { count, hyperFixture } from '../../helpers/env.ts';
+import { groupLogger, useWatchBench } from '../../helpers/watch-bench.ts';
 
 const encoder = new TextEncoder();
 

@@ -7,11 +7,11 @@ import { createHash } from 'node:crypto';
 import { mkdir, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { openWatcher } from '../src/api.ts';
-import { ContentGate, splitRepeats } from '../src/watcher/content-gate.ts';
-import { WatcherRegistry } from '../src/registry.ts';
-import { csv, drop, leftovers, waitFor } from './helpers/drop.ts';
-import { count, useHyperFixture } from './helpers/env.ts';
+import { openWatcher } from '../../../src/api.ts';
+import { ContentGate, splitRepeats } from '../../../src/watcher/content-gate.ts';
+import { WatcherRegistry } from '../../../src/registry.ts';
+import { csv, drop, leftovers, waitFor } from '../../helpers/drop.ts';
+import { count, useHyperFixture } from '../../helpers/env.ts';
 
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
 

@@ -6,10 +6,10 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { checkFence, ensureLeaseTables, registerLease } from '../src/store/lease.ts';
-import type { DbConnection } from '../src/types.ts';
-import { newLeaseState, takeSlot } from '../src/watcher/lease.ts';
-import { useHyperFixture } from './helpers/env.ts';
+import { checkFence, ensureLeaseTables, registerLease } from '../../../src/store/lease.ts';
+import type { DbConnection } from '../../../src/types.ts';
+import { newLeaseState, takeSlot } from '../../../src/watcher/lease.ts';
+import { useHyperFixture } from '../../helpers/env.ts';
 
 const lease = (maxConcurrent = 2) => newLeaseState('/inbox', 'public.t', 30_000, maxConcurrent);
 

@@ -4,7 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { expiryTrusted, heartbeatMs, heldUpMs, newLeaseState } from '../src/watcher/lease.ts';
+import { expiryTrusted, heartbeatMs, heldUpMs, newLeaseState } from '../../../src/watcher/lease.ts';
 
 describe('expiryTrusted', () => {
   const beat = heartbeatMs(3000);

@@ -9,19 +9,19 @@ import assert from 'node:assert/strict';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { openWatcher, WatchConfigError } from '../src/api.ts';
-import { parseDuration } from '../src/util/duration.ts';
-import { silentLogger } from '../src/log.ts';
-import { ledgerRetentionProblem } from '../src/options/checks.ts';
-import { prepareOwnTables } from '../src/store/own-layout.ts';
-import { WatcherRegistry } from '../src/registry.ts';
-import { ConfigError, validateConfig } from '../src/serve/config.ts';
-import { stagedClaims } from '../src/watcher/retention.ts';
-import type { DbPool } from '../src/types.ts';
-import { csv, drop, stagedEntries, waitFor } from './helpers/drop.ts';
-import { count, removeDir, tempDir } from './helpers/env.ts';
-import { embeddedTarget, postgresTarget, type Target } from './helpers/own-schema-targets.ts';
-import { cli } from './helpers/proc.ts';
+import { openWatcher, WatchConfigError } from '../../../src/api.ts';
+import { parseDuration } from '../../../src/util/duration.ts';
+import { silentLogger } from '../../../src/log.ts';
+import { ledgerRetentionProblem } from '../../../src/options/checks.ts';
+import { prepareOwnTables } from '../../../src/store/own-layout.ts';
+import { WatcherRegistry } from '../../../src/registry.ts';
+import { ConfigError, validateConfig } from '../../../src/serve/config.ts';
+import { stagedClaims } from '../../../src/watcher/retention.ts';
+import type { DbPool } from '../../../src/types.ts';
+import { csv, drop, stagedEntries, waitFor } from '../../helpers/drop.ts';
+import { count, removeDir, tempDir } from '../../helpers/env.ts';
+import { embeddedTarget, postgresTarget, type Target } from '../../helpers/own-schema-targets.ts';
+import { cli } from '../../helpers/proc.ts';
 
 describe('ledgerRetention values', () => {
   it('takes durations such as 90d, 12h, 30m, 1d12h; refuses anything else', () => {

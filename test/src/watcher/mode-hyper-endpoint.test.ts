@@ -5,12 +5,12 @@
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, describe } from 'node:test';
-import { createHyperAdapter } from '../adapters/db/hyper/index.ts';
-import { dbFixture, removeDir, tempDir } from './helpers/env.ts';
-import { modeCases } from './helpers/modes-suite.ts';
-import { replaceReaderCase } from './helpers/modes-reader.ts';
-import { startStandaloneHyperd } from './helpers/standalone-hyperd.ts';
-import { useWatchBench } from './helpers/watch-bench.ts';
+import { createHyperAdapter } from '../../../adapters/db/hyper/index.ts';
+import { dbFixture, removeDir, tempDir } from '../../helpers/env.ts';
+import { modeCases } from '../../helpers/modes-suite.ts';
+import { replaceReaderCase } from '../../helpers/modes-reader.ts';
+import { startStandaloneHyperd } from '../../helpers/standalone-hyperd.ts';
+import { useWatchBench } from '../../helpers/watch-bench.ts';
 
 const root = await tempDir('hyperwatch-modes-endpoint-');
 const logDir = join(root, 'hyperd-log');

@@ -3,10 +3,10 @@
  * bad keys, `order: 'name'` (modes-suite.ts), and what a second session reads during replaces.
  */
 import { describe } from 'node:test';
-import { hyperFixture } from './helpers/env.ts';
-import { modeCases } from './helpers/modes-suite.ts';
-import { replaceReaderCase } from './helpers/modes-reader.ts';
-import { useWatchBench } from './helpers/watch-bench.ts';
+import { hyperFixture } from '../../helpers/env.ts';
+import { modeCases } from '../../helpers/modes-suite.ts';
+import { replaceReaderCase } from '../../helpers/modes-reader.ts';
+import { useWatchBench } from '../../helpers/watch-bench.ts';
 
 describe('load modes on hyperd', () => {
   const t = useWatchBench(hyperFixture, 'm');

@@ -5,14 +5,14 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { openWatcher } from '../src/api.ts';
-import type { Logger } from '../src/types.ts';
-import { csv, drop, waitFor } from './helpers/drop.ts';
-import { rowsOf } from './helpers/modes-common.ts';
-import { modeCases } from './helpers/modes-suite.ts';
-import { replaceReaderCase } from './helpers/modes-reader.ts';
-import { postgresForFile } from './helpers/postgres-file.ts';
-import { useWatchBench } from './helpers/watch-bench.ts';
+import { openWatcher } from '../../../src/api.ts';
+import type { Logger } from '../../../src/types.ts';
+import { csv, drop, waitFor } from '../../helpers/drop.ts';
+import { rowsOf } from '../../helpers/modes-common.ts';
+import { modeCases } from '../../helpers/modes-suite.ts';
+import { replaceReaderCase } from '../../helpers/modes-reader.ts';
+import { postgresForFile } from '../../helpers/postgres-file.ts';
+import { useWatchBench } from '../../helpers/watch-bench.ts';
 
 const { pgFixture } = await postgresForFile();
 

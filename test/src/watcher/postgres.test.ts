@@ -2,17 +2,18 @@
  * The watcher on a real PostgreSQL server: a throwaway cluster started for this file
  * (test/helpers/postgres.ts). The sentinel protocol's cases, as on Hyper (protocol-suite.ts), and
  * a restart of PostgreSQL in the middle of a stream of files. The adapter on its own:
- * postgres-adapter.test.ts; every file format on PostgreSQL: postgres-formats.test.ts. Without
+ * test/adapters/db/postgres/postgres-adapter.test.ts; every file format on PostgreSQL:
+ * test/adapters/db/postgres/postgres-formats.test.ts. Without
  * the PostgreSQL binaries this file fails, saying what to install; it never skips.
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { openWatcher } from '../src/api.ts';
-import { csv, drop, failedEntries, leftovers, stagedEntries, waitFor } from './helpers/drop.ts';
-import { count } from './helpers/env.ts';
-import { protocolCases } from './helpers/protocol-suite.ts';
-import { useWatchBench } from './helpers/watch-bench.ts';
-import { postgresForFile } from './helpers/postgres-file.ts';
+import { openWatcher } from '../../../src/api.ts';
+import { csv, drop, failedEntries, leftovers, stagedEntries, waitFor } from '../../helpers/drop.ts';
+import { count } from '../../helpers/env.ts';
+import { protocolCases } from '../../helpers/protocol-suite.ts';
+import { useWatchBench } from '../../helpers/watch-bench.ts';
+import { postgresForFile } from '../../helpers/postgres-file.ts';
 
 // One cluster for the whole file (see postgres-file.ts).
 const { pg, pgFixture } = await postgresForFile();

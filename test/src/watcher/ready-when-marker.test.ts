@@ -3,10 +3,10 @@
  * embedded hyperd and on a throwaway PostgreSQL cluster (the cases: helpers/marker-cases.ts).
  */
 import { describe } from 'node:test';
-import { hyperFixture } from './helpers/env.ts';
-import { markerCases } from './helpers/marker-cases.ts';
-import { postgresForFile } from './helpers/postgres-file.ts';
-import { useWatchBench } from './helpers/watch-bench.ts';
+import { hyperFixture } from '../../helpers/env.ts';
+import { markerCases } from '../../helpers/marker-cases.ts';
+import { postgresForFile } from '../../helpers/postgres-file.ts';
+import { useWatchBench } from '../../helpers/watch-bench.ts';
 
 const { pgFixture } = await postgresForFile();
 

@@ -9,13 +9,13 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { watchOptionsFromFlags } from '../src/options/flags.ts';
-import { checkOptions, resolveOptions } from '../src/options/resolve.ts';
-import { isStableCandidate, isUnitExtra, newClaimId, parseUnitStagedName, unitStagedName } from '../src/protocol/names.ts';
-import { emptyStats } from '../src/observe/stats.ts';
-import { heldForWriting } from '../src/watcher/open-writers.ts';
-import { fileSelection } from '../src/watcher/select.ts';
-import { Settling } from '../src/watcher/settling.ts';
+import { watchOptionsFromFlags } from '../../../src/options/flags.ts';
+import { checkOptions, resolveOptions } from '../../../src/options/resolve.ts';
+import { isStableCandidate, isUnitExtra, newClaimId, parseUnitStagedName, unitStagedName } from '../../../src/protocol/names.ts';
+import { emptyStats } from '../../../src/observe/stats.ts';
+import { heldForWriting } from '../../../src/watcher/open-writers.ts';
+import { fileSelection } from '../../../src/watcher/select.ts';
+import { Settling } from '../../../src/watcher/settling.ts';
 
 describe('readyWhen and include/exclude settings', () => {
   it('defaults to sentinels, every file; refuses a readyWhen it does not know and globs that are not a list', () => {

@@ -4,10 +4,10 @@
  * helpers/ready-when-cases.ts).
  */
 import { describe } from 'node:test';
-import { hyperFixture } from './helpers/env.ts';
-import { postgresForFile } from './helpers/postgres-file.ts';
-import { readyWhenCases } from './helpers/ready-when-cases.ts';
-import { useWatchBench } from './helpers/watch-bench.ts';
+import { hyperFixture } from '../../helpers/env.ts';
+import { postgresForFile } from '../../helpers/postgres-file.ts';
+import { readyWhenCases } from '../../helpers/ready-when-cases.ts';
+import { useWatchBench } from '../../helpers/watch-bench.ts';
 
 const { pgFixture } = await postgresForFile();
 

@@ -3,10 +3,10 @@
  * PostgreSQL cluster (the cases: helpers/recursive-cases.ts).
  */
 import { describe } from 'node:test';
-import { hyperFixture } from './helpers/env.ts';
-import { postgresForFile } from './helpers/postgres-file.ts';
-import { recursiveCases } from './helpers/recursive-cases.ts';
-import { useWatchBench } from './helpers/watch-bench.ts';
+import { hyperFixture } from '../../helpers/env.ts';
+import { postgresForFile } from '../../helpers/postgres-file.ts';
+import { recursiveCases } from '../../helpers/recursive-cases.ts';
+import { useWatchBench } from '../../helpers/watch-bench.ts';
 
 const { pgFixture } = await postgresForFile();
 

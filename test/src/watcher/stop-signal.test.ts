@@ -7,11 +7,11 @@ import assert from 'node:assert/strict';
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { openWatcher } from '../src/api.ts';
-import type { Logger } from '../src/types.ts';
-import { csv, drop, leftovers, stagedEntries } from './helpers/drop.ts';
-import { hyperFixture } from './helpers/env.ts';
-import { useWatchBench } from './helpers/watch-bench.ts';
+import { openWatcher } from '../../../src/api.ts';
+import type { Logger } from '../../../src/types.ts';
+import { csv, drop, leftovers, stagedEntries } from '../../helpers/drop.ts';
+import { hyperFixture } from '../../helpers/env.ts';
+import { useWatchBench } from '../../helpers/watch-bench.ts';
 
 describe('stopping a watcher by its signal', () => {
   const t = useWatchBench(hyperFixture, 'sig');

@@ -7,12 +7,12 @@ import { mkdtemp, rm, truncate, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { BATCH_FILE_MAX_BYTES } from '../src/constants.ts';
-import { type OpenedFile, reopenStaged } from '../src/protocol/files.ts';
-import { defineIngester } from '../src/plugins.ts';
-import type { ClaimedFile } from '../src/protocol/record.ts';
-import type { IngesterPlugin } from '../src/types.ts';
-import { grouping, splitAfterFailure, splitInto } from '../src/watcher/group.ts';
+import { BATCH_FILE_MAX_BYTES } from '../../../src/constants.ts';
+import { type OpenedFile, reopenStaged } from '../../../src/protocol/files.ts';
+import { defineIngester } from '../../../src/plugins.ts';
+import type { ClaimedFile } from '../../../src/protocol/record.ts';
+import type { IngesterPlugin } from '../../../src/types.ts';
+import { grouping, splitAfterFailure, splitInto } from '../../../src/watcher/group.ts';
 
 const plugin = (name: string): IngesterPlugin =>
   defineIngester({

@@ -4,7 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { Inbox } from '../src/watcher/inbox.ts';
+import { Inbox } from '../../../src/watcher/inbox.ts';
 
 function inbox(queueLimit = 100) {
   const stats = { queued: 0 };

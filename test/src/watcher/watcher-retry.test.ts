@@ -4,9 +4,9 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { ingestError } from '../src/errors.ts';
-import type { IngestError } from '../src/types.ts';
-import { afterFailure, lostConnection, MAX_PLUGIN_RETRIES } from '../src/watcher/retry.ts';
+import { ingestError } from '../../../src/errors.ts';
+import type { IngestError } from '../../../src/types.ts';
+import { afterFailure, lostConnection, MAX_PLUGIN_RETRIES } from '../../../src/watcher/retry.ts';
 
 const dataError = ingestError('data', 'BAD_VALUE', 'x.csv: bad value', 'Fix it.');
 const away = ingestError('transient', 'ECONNREFUSED', 'connection refused', 'Wait.');

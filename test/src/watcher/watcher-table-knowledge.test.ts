@@ -5,8 +5,8 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { DbConnection, TableColumn, TableName } from '../src/types.ts';
-import { type Described, sameTable, TableKnowledge } from '../src/watcher/table-knowledge.ts';
+import type { DbConnection, TableColumn, TableName } from '../../../src/types.ts';
+import { type Described, sameTable, TableKnowledge } from '../../../src/watcher/table-knowledge.ts';
 
 const columns: TableColumn[] = [
   { name: 'id', sqlType: 'bigint', nullable: false },

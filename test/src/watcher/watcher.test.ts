@@ -5,9 +5,9 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe } from 'node:test';
-import { hyperFixture } from './helpers/env.ts';
-import { protocolCases } from './helpers/protocol-suite.ts';
-import { useWatchBench } from './helpers/watch-bench.ts';
+import { hyperFixture } from '../../helpers/env.ts';
+import { protocolCases } from '../../helpers/protocol-suite.ts';
+import { useWatchBench } from '../../helpers/watch-bench.ts';
 
 describe('watcher on a real hyperd', () => {
   /** One hyperd and database for the suite; a fresh inbox and table per test. */

@@ -3,11 +3,11 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { Hyperd } from '../adapters/db/hyper/hyperd.ts';
-import { locateHyperd } from '../adapters/db/hyper/locate.ts';
-import { silentLogger } from '../src/log.ts';
-import { testDbAdapter } from '../src/testing.ts';
-import { useHyperFixture } from './helpers/env.ts';
+import { Hyperd } from '../../../../adapters/db/hyper/hyperd.ts';
+import { locateHyperd } from '../../../../adapters/db/hyper/locate.ts';
+import { silentLogger } from '../../../../src/log.ts';
+import { testDbAdapter } from '../../../../src/testing.ts';
+import { useHyperFixture } from '../../../helpers/env.ts';
 
 describe('hyper adapter', () => {
   const fx = useHyperFixture();

@@ -11,15 +11,15 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { Float64, Int64, Table, tableToIPC, Utf8, vectorFromArray } from 'apache-arrow';
 import postgres from 'postgres';
-import { createHyperAdapter } from '../adapters/db/hyper/index.ts';
-import { openWatcher } from '../src/api.ts';
-import { STAGING_DIR } from '../src/constants.ts';
-import { validateWatcher } from '../src/serve/config.ts';
-import type { Logger } from '../src/types.ts';
-import { csv, drop, waitFor } from './helpers/drop.ts';
-import { removeDir, tempDir } from './helpers/env.ts';
-import { cli } from './helpers/proc.ts';
-import { type StandaloneHyperd, startStandaloneHyperd } from './helpers/standalone-hyperd.ts';
+import { createHyperAdapter } from '../../../../adapters/db/hyper/index.ts';
+import { openWatcher } from '../../../../src/api.ts';
+import { STAGING_DIR } from '../../../../src/constants.ts';
+import { validateWatcher } from '../../../../src/serve/config.ts';
+import type { Logger } from '../../../../src/types.ts';
+import { csv, drop, waitFor } from '../../../helpers/drop.ts';
+import { removeDir, tempDir } from '../../../helpers/env.ts';
+import { cli } from '../../../helpers/proc.ts';
+import { type StandaloneHyperd, startStandaloneHyperd } from '../../../helpers/standalone-hyperd.ts';
 
 const USER = 'probe_user';
 

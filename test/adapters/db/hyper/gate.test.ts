@@ -4,7 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { Gate } from '../adapters/db/hyper/gate.ts';
+import { Gate } from '../../../../adapters/db/hyper/gate.ts';
 
 const tick = () => new Promise((r) => setTimeout(r, 5));
 

@@ -11,13 +11,13 @@ import { createHash } from 'node:crypto';
 import { copyFile, open, readdir, readFile, truncate } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { binaryFormatOf, hyperdBinaryProblem } from '../adapters/db/hyper/binary-check.ts';
-import { fetchHyperd, installFromTarball } from '../adapters/db/hyper/fetch.ts';
-import { hyperdMissingMessage, locateHyperd } from '../adapters/db/hyper/locate.ts';
-import { HYPERD_BUILDS, HYPERD_PLATFORMS, HYPERD_VERSION, noBuildMessage } from '../adapters/db/hyper/platforms.ts';
-import { useTempDir } from './helpers/env.ts';
-import { TEST_TARBALLS } from './helpers/hyperd-tarballs.ts';
-import { cli } from './helpers/proc.ts';
+import { binaryFormatOf, hyperdBinaryProblem } from '../../../../adapters/db/hyper/binary-check.ts';
+import { fetchHyperd, installFromTarball } from '../../../../adapters/db/hyper/fetch.ts';
+import { hyperdMissingMessage, locateHyperd } from '../../../../adapters/db/hyper/locate.ts';
+import { HYPERD_BUILDS, HYPERD_PLATFORMS, HYPERD_VERSION, noBuildMessage } from '../../../../adapters/db/hyper/platforms.ts';
+import { useTempDir } from '../../../helpers/env.ts';
+import { TEST_TARBALLS } from '../../../helpers/hyperd-tarballs.ts';
+import { cli } from '../../../helpers/proc.ts';
 
 async function sha256(path: string): Promise<string> {
   return createHash('sha256')

@@ -6,15 +6,15 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type postgres from 'postgres';
-import { createHyperAdapter, fileRole, LEGACY_ROLE, TABLEAU_ROLE } from '../adapters/db/hyper/index.ts';
-import { openWatcher } from '../src/api.ts';
-import { dropFile } from '../src/producer/drop.ts';
-import { lineLogger } from '../src/log.ts';
-import { WatcherRegistry } from '../src/registry.ts';
-import { csv, waitFor } from './helpers/drop.ts';
-import { useTempDir } from './helpers/env.ts';
-import { cli } from './helpers/proc.ts';
-import { useRoleServers } from './helpers/role-servers.ts';
+import { createHyperAdapter, fileRole, LEGACY_ROLE, TABLEAU_ROLE } from '../../../../adapters/db/hyper/index.ts';
+import { openWatcher } from '../../../../src/api.ts';
+import { dropFile } from '../../../../src/producer/drop.ts';
+import { lineLogger } from '../../../../src/log.ts';
+import { WatcherRegistry } from '../../../../src/registry.ts';
+import { csv, waitFor } from '../../../helpers/drop.ts';
+import { useTempDir } from '../../../helpers/env.ts';
+import { cli } from '../../../helpers/proc.ts';
+import { useRoleServers } from '../../../helpers/role-servers.ts';
 
 describe('the role of the .hyper files', () => {
   const tmp = useTempDir('hyperwatch-tableau-role-');

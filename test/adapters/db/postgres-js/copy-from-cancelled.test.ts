@@ -11,8 +11,8 @@ import assert from 'node:assert/strict';
 import net from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import postgres from 'postgres';
-import { copyFrom } from '../adapters/db/postgres-js/copy-from.ts';
-import type { Sql } from '../adapters/db/postgres-js/pool.ts';
+import { copyFrom } from '../../../../adapters/db/postgres-js/copy-from.ts';
+import type { Sql } from '../../../../adapters/db/postgres-js/pool.ts';
 
 const message = (type: string, body: Buffer) => {
   const head = Buffer.alloc(5);

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { Buffer } from 'node:buffer';
 import { describe, it } from 'node:test';
-import { CsvEndMarkerGuard, csvQuoting, type CsvQuoting, guardCopySource } from '../adapters/db/postgres/csv-end-marker.ts';
+import { CsvEndMarkerGuard, csvQuoting, type CsvQuoting, guardCopySource } from '../../../../adapters/db/postgres/csv-end-marker.ts';
 
 const DOUBLE_QUOTE: CsvQuoting = { quote: 0x22, escape: 0x22 };
 

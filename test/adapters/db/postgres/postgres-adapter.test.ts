@@ -7,13 +7,13 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { copyColumns, createPostgresAdapter, POSTGRES_URL_MISSING_MESSAGE, resolveUrl } from '../adapters/db/postgres/index.ts';
-import { fromDbError } from '../src/errors.ts';
-import { testDbAdapter } from '../src/testing.ts';
-import type { DbPool } from '../src/types.ts';
-import { waitFor } from './helpers/drop.ts';
-import { count } from './helpers/env.ts';
-import { postgresForFile } from './helpers/postgres-file.ts';
+import { copyColumns, createPostgresAdapter, POSTGRES_URL_MISSING_MESSAGE, resolveUrl } from '../../../../adapters/db/postgres/index.ts';
+import { fromDbError } from '../../../../src/errors.ts';
+import { testDbAdapter } from '../../../../src/testing.ts';
+import type { DbPool } from '../../../../src/types.ts';
+import { waitFor } from '../../../helpers/drop.ts';
+import { count } from '../../../helpers/env.ts';
+import { postgresForFile } from '../../../helpers/postgres-file.ts';
 
 // One cluster for the whole file (see postgres-file.ts).
 const { pg, db } = await postgresForFile();

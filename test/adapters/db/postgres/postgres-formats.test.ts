@@ -26,16 +26,16 @@ import {
   Utf8,
   vectorFromArray,
 } from 'apache-arrow';
-import { startWatching, stopWatching } from '../src/api.ts';
-import { READ_CHUNK } from '../src/protocol/files.ts';
-import { testIngester } from '../src/testing.ts';
-import { builtinContracts } from './helpers/contract-samples.ts';
-import { drop, failedEntries, stagedEntries } from './helpers/drop.ts';
-import { columnsOf, count, hyperFixture, sqlTypes } from './helpers/env.ts';
-import { createManyTypes } from './helpers/many-types.ts';
-import { ROOT } from './helpers/proc.ts';
-import { useWatchBench } from './helpers/watch-bench.ts';
-import { postgresForFile } from './helpers/postgres-file.ts';
+import { startWatching, stopWatching } from '../../../../src/api.ts';
+import { READ_CHUNK } from '../../../../src/protocol/files.ts';
+import { testIngester } from '../../../../src/testing.ts';
+import { builtinContracts } from '../../../helpers/contract-samples.ts';
+import { drop, failedEntries, stagedEntries } from '../../../helpers/drop.ts';
+import { columnsOf, count, hyperFixture, sqlTypes } from '../../../helpers/env.ts';
+import { createManyTypes } from '../../../helpers/many-types.ts';
+import { ROOT } from '../../../helpers/proc.ts';
+import { useWatchBench } from '../../../helpers/watch-bench.ts';
+import { postgresForFile } from '../../../helpers/postgres-file.ts';
 
 // One cluster for the whole file (see postgres-file.ts).
 const { db, pgFixture } = await postgresForFile();
@@ -301,5 +301,5 @@ describe('file formats on a real PostgreSQL server', () => {
   });
 });
 
-// The ingester contract kit, each built-in plugin on PostgreSQL (the samples contract.test.ts uses).
+// The ingester contract kit, each built-in plugin on PostgreSQL (the samples test/src/testing/contract.test.ts uses).
 for (const contract of builtinContracts()) testIngester({ ...contract, db });

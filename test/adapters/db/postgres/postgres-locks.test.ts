@@ -8,10 +8,10 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { sessionName } from '../adapters/db/postgres/sessions.ts';
-import { endFrozenSessions, ensureLeaseTables, registerLease, takeLease } from '../src/store/lease.ts';
-import type { DbPool } from '../src/types.ts';
-import { postgresForFile } from './helpers/postgres-file.ts';
+import { sessionName } from '../../../../adapters/db/postgres/sessions.ts';
+import { endFrozenSessions, ensureLeaseTables, registerLease, takeLease } from '../../../../src/store/lease.ts';
+import type { DbPool } from '../../../../src/types.ts';
+import { postgresForFile } from '../../../helpers/postgres-file.ts';
 
 // One cluster for the whole file (see postgres-file.ts).
 const { db } = await postgresForFile();

@@ -8,12 +8,12 @@
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import postgres from 'postgres';
-import { createPostgresAdapter } from '../adapters/db/postgres/index.ts';
-import { startWatching, stopWatching } from '../src/api.ts';
-import { csv, drop } from './helpers/drop.ts';
-import { tempDir } from './helpers/env.ts';
-import { startPostgres } from './helpers/postgres.ts';
-import { cli } from './helpers/proc.ts';
+import { createPostgresAdapter } from '../../../../adapters/db/postgres/index.ts';
+import { startWatching, stopWatching } from '../../../../src/api.ts';
+import { csv, drop } from '../../../helpers/drop.ts';
+import { tempDir } from '../../../helpers/env.ts';
+import { startPostgres } from '../../../helpers/postgres.ts';
+import { cli } from '../../../helpers/proc.ts';
 
 const pg = await startPostgres();
 const admin = postgres(pg.url, { onnotice: () => {}, max: 1 });
