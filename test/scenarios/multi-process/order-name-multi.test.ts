@@ -115,7 +115,7 @@ describe("order: 'name' across processes (hyperd by endpoint)", { timeout: 180_0
   it('a file claimed by the idle process waits for the earlier file another process is loading', async () => {
     const db = ['--endpoint', shared.endpoint, '--database', shared.database];
     // The database and hyperwatch's own tables first, by one run on an empty inbox (as
-    // mode-kill-hyper.test.ts does: two processes opening a new database at once).
+    // test/scenarios/crash/mode-kill-hyper.test.ts does: two processes opening a new database at once).
     const empty = join(shared.root, 'empty');
     await mkdir(empty);
     await writeFile(join(empty, '.keep'), '');
