@@ -125,7 +125,14 @@ export async function openGroup(src: GroupSource, index: number): Promise<OpenGr
     const bytes = await src.source.slice(start, start + Number(meta.total_compressed_size));
     largestPage = Math.max(
       largestPage,
-      checkPages(new Uint8Array(bytes), chunk, metadata.schema, (what, cause) => corruptColumn(file, index, name, what, cause)),
+      checkPages(
+        new Uint8Array(bytes),
+        chunk,
+        metadata.schema,
+        (what, cause) => corruptColumn(file, index, name, what, cause),
+        undefined,
+        Number(metadata.row_groups[index]!.num_rows),
+      ),
     );
     held.push({ start, bytes });
     await yieldToEventLoop();
@@ -148,9 +155,14 @@ export async function checkFilePages(file: ClaimedFile, source: AsyncBuffer, met
       const name = meta.path_in_schema[0]!;
       const start = Number(chunkStart(chunk));
       const bytes = await source.slice(start, start + Number(meta.total_compressed_size));
-      checkPages(new Uint8Array(bytes), chunk, metadata.schema, (what, cause) => corruptColumn(file, index, name, what, cause), {
-        decompress: true,
-      });
+      checkPages(
+        new Uint8Array(bytes),
+        chunk,
+        metadata.schema,
+        (what, cause) => corruptColumn(file, index, name, what, cause),
+        { decompress: true },
+        Number(group.num_rows),
+      );
       await yieldToEventLoop();
     }
   }

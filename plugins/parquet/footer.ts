@@ -233,7 +233,10 @@ export async function readFooter(file: ClaimedFile): Promise<FileMetaData> {
     throw fail(file, 'PARQUET_CORRUPT', `the footer's schema cannot be read: ${decoderMessage(error, 'the schema')}`, CORRUPT_HINT, error);
   }
   // Readers (Arrow C++, arrow-rs, DuckDB, Spark) take the rows the row groups hold, whatever the
-  // footer's own total says (some writers got it wrong): so do we, on both paths.
+  // footer's own total says (some writers got it wrong): so do we, on both paths. A negative total
+  // no writer makes: DuckDB refuses it, and so does this.
+  if (metadata.num_rows < 0n)
+    throw fail(file, 'PARQUET_CORRUPT', `the footer counts ${metadata.num_rows} rows (its row groups hold ${rows})`, CORRUPT_HINT);
   if (rows !== metadata.num_rows) {
     const mended = { ...metadata, num_rows: rows };
     ROWS_MENDED.add(mended);

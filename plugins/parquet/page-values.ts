@@ -71,7 +71,7 @@ export function checkPageValues(
   schema: FileMetaData['schema'],
   dictionary: number | undefined,
   fail: (what: string, cause?: unknown) => IngestFailure,
-): void {
+): number {
   const meta = chunk.meta_data!;
   const decoder = pageDecoder(chunk, schema);
   const text = isTextLeaf(decoder.element);
@@ -79,16 +79,16 @@ export function checkPageValues(
   const indexed = page !== undefined && (page.encoding === 'PLAIN_DICTIONARY' || page.encoding === 'RLE_DICTIONARY');
   if (header.type === 'DICTIONARY_PAGE') {
     if (text) checkTextDictionary(uncompressed(header, body, meta.codec, fail), header.dictionary_page_header!.num_values, fail);
-    return;
+    return 0;
   }
-  if (header.type !== 'DATA_PAGE' && header.type !== 'DATA_PAGE_V2') return;
-  const valuesAt = checkLevels(header, body, meta.codec, decoder.schemaPath, fail);
+  if (header.type !== 'DATA_PAGE' && header.type !== 'DATA_PAGE_V2') return 0;
+  const { valuesAt, rows } = checkLevels(header, body, meta.codec, decoder.schemaPath, fail);
   if (page !== undefined && page.encoding.startsWith('DELTA_')) checkDeltaHeader(header, body, meta.codec, decoder.schemaPath, fail);
   if (page?.encoding === 'RLE' && meta.type === 'BOOLEAN') checkBooleanRuns(header, body, meta.codec, valuesAt, decoder, fail);
-  if (!indexed && !text) return;
+  if (!indexed && !text) return rows;
   if (!indexed && page?.encoding === 'PLAIN') {
     checkPlainText(plainValues(header, body, meta.codec, valuesAt, fail), fail);
-    return;
+    return rows;
   }
   if (indexed && dictionary === undefined) throw fail('is dictionary-encoded, but the column chunk has no dictionary page');
   let values: ArrayLike<unknown>;
@@ -109,12 +109,14 @@ export function checkPageValues(
       throw fail(`has value ${i} that is not valid UTF-8 (a text column)`);
     }
   }
+  return rows;
 }
 
 /**
  * Repetition and definition levels no higher than the column's: hyparquet takes a level past the
  * maximum for a NULL (or a shorter list); DuckDB and Arrow C++ refuse the page. Run by run (the
- * RLE / bit-packed hybrid), without decoding values.
+ * RLE / bit-packed hybrid), without decoding values. Returns where the values begin and how many
+ * rows begin in the page (its repetition levels of 0; every value where the column does not repeat).
  */
 function checkLevels(
   header: ReturnType<typeof parquetHeader>,
@@ -122,7 +124,7 @@ function checkLevels(
   codec: string,
   schemaPath: ReturnType<typeof getSchemaPath>,
   fail: (what: string, cause?: unknown) => IngestFailure,
-): number {
+): { valuesAt: number; rows: number } {
   const maxRep = getMaxRepetitionLevel(schemaPath);
   const maxDef = getMaxDefinitionLevel(schemaPath);
   const v2 = header.data_page_header_v2;
@@ -137,12 +139,14 @@ function checkLevels(
       fail,
       v2.num_values,
     );
-    return v2.repetition_levels_byte_length + v2.definition_levels_byte_length;
+    return { valuesAt: v2.repetition_levels_byte_length + v2.definition_levels_byte_length, rows };
   }
-  if (maxRep === 0 && maxDef === 0) return 0;
+  const count = header.data_page_header!.num_values;
+  if (maxRep === 0 && maxDef === 0) return { valuesAt: 0, rows: count };
   const page = uncompressed(header, body, codec, fail);
   const view = new DataView(page.buffer, page.byteOffset, page.byteLength);
   let at = 0;
+  let rows = count;
   for (const [max, what] of [
     [maxRep, 'repetition'],
     [maxDef, 'definition'],
@@ -151,10 +155,11 @@ function checkLevels(
     if (at + 4 > page.length) throw fail(`ends inside its ${what} levels`);
     const length = view.getUint32(at, true);
     if (at + 4 + length > page.length) throw fail(`has ${what} levels of ${length} bytes past its end`);
-    levelRuns(page.subarray(at + 4, at + 4 + length), max, what, fail, header.data_page_header!.num_values);
+    const zeros = levelRuns(page.subarray(at + 4, at + 4 + length), max, what, fail, count, what === 'repetition');
+    if (what === 'repetition') rows = zeros;
     at += 4 + length;
   }
-  return at;
+  return { valuesAt: at, rows };
 }
 
 /** A data page's value section: after its levels (`valuesAt`), decompressed. */

@@ -44,12 +44,15 @@ export function checkPages(
   schema: FileMetaData['schema'],
   fail: (what: string, cause?: unknown) => IngestFailure,
   checks: PageChecks = { decompress: false },
+  /** The row group's rows: the pages must begin exactly as many. */
+  groupRows?: number,
 ): number {
   const meta = chunk.meta_data!;
   let dictionary: number | undefined;
   const expected = Number(meta.num_values);
   const reader = { view: new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength), offset: 0 };
   let values = 0;
+  let rows = 0;
   let largest = 0;
   let pages = 0;
   // To the chunk's end, not only to its last value: arrow-rs and Arrow C++ read every page the
@@ -106,11 +109,14 @@ export function checkPages(
     }
     const atPage = (what: string, cause?: unknown) => fail(`the page at byte ${at} ${what}`, cause);
     checkPageBody(header, body, meta.codec, checks, atPage);
-    checkPageValues(header, body, chunk, schema, dictionary, atPage);
+    rows += checkPageValues(header, body, chunk, schema, dictionary, atPage);
     reader.offset += compressed;
     pages++;
   }
   if (values < expected) throw fail(`its pages hold ${values} values where the footer says ${expected}`);
+  // Rows begin where a repetition level is 0: a damaged level makes more or fewer rows than the
+  // row group's (arrow-rs: "StructArrayReader out of sync"), and hyparquet would shift the lists.
+  if (groupRows !== undefined && rows !== groupRows) throw fail(`its pages begin ${rows} rows where its row group holds ${groupRows}`);
   return largest;
 }
 
