@@ -37,7 +37,7 @@ export const SERIAL = {
   'test/mode-kill-hyper.test.ts': 'SIGKILLs three upserting processes on one hyperd, on 3 s leases',
   'test/ready-when-multi.test.ts': 'three processes share an inbox in stable mode, one SIGKILLed, on 3 s leases',
   'test/marker-kill.test.ts': 'SIGKILLs watchers at random moments (hyperd, PostgreSQL) while DuckDB writes job folders',
-  'test/marker-multi.test.ts': 'two processes share marker folders, one SIGKILLed, on 3 s leases',
+  'test/marker-multi.test.ts': 'two processes share marker folders, one SIGKILLed, on 3 s leases (PostgreSQL, and one shared hyperd)',
   'test/cli.test.ts': 'signals sent while a file loads or a sweep runs, timed against the command starting',
 };
 
