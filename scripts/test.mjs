@@ -28,6 +28,7 @@ export const SERIAL = {
   'test/bench.test.ts': 'runs the benchmarks, which measure throughput',
   'test/crash.test.ts': 'SIGKILLs watchers at random moments; its restarts wait on start-up times',
   'test/crash-hyperd.test.ts': 'kills hyperd mid-stream and mid-checkpoint at measured moments',
+  'test/crash-hyperd-marker.test.ts': 'kills hyperd while marker folders are in flight, before their commits are checkpointed',
   'test/crash-bad-rows.test.ts': 'SIGKILLs watchers at random moments, as crash.test.ts',
   'test/recursive-kill.test.ts': 'SIGKILLs watchers at random moments, as crash.test.ts, with files in subfolders',
   'test/multi-process.test.ts': 'leases of a few seconds between processes, and SIGSTOP past them',
