@@ -1,7 +1,7 @@
 /**
  * Writes what the option table (src/options/table.ts) gives into the README's options table and the
  * watcher settings of schema/hyperwatch.config.schema.json; with --check, writes nothing and exits 1
- * when either differs (test/options.test.ts runs the same check).
+ * when either differs (test/src/options/options.test.ts runs the same check).
  *
  *   npm run options            # after adding or changing a setting
  *   npm run options -- --check

@@ -8,6 +8,13 @@
  *
  *   node scripts/test.mjs                   # the whole suite
  *   node scripts/test.mjs --concurrency 2   # fewer files at once (default 3; 1: one after another)
+ *   node scripts/test.mjs --node-only       # the Node test files alone (npm run test:node), no Deno and Bun
+ *   node scripts/test.mjs --list            # the files it would run, in its two parts, and nothing run
+ *
+ * The test files are every `*.test.ts` under test/, at any depth (ARCHITECTURE.md, *Tests*: which
+ * folder a test goes in), except under test/helpers/ and test/fixtures/, which tests import or read.
+ * A `*.test.ts` anywhere else in the project would never run: the runner refuses to start while
+ * there is one, naming it, so that a misplaced file cannot skip silently.
  *
  * Prints each part's time, and exits 1 when any part failed.
  */
@@ -21,25 +28,28 @@ const ROOT = join(fileURLToPath(import.meta.url), '..', '..');
 
 /** Files that fail when other files compete for the CPU, and why. */
 export const SERIAL = {
-  'test/conformance-arrow.test.ts': 'bounds how long one load may hold the event loop (1 s)',
-  'test/conformance-parquet.test.ts': 'bounds how long one load may hold the event loop',
-  'test/postgres-adapter.test.ts': "times 100-row COPYs (median under 30 ms: Nagle's algorithm off)",
-  'test/burst.test.ts': 'measures files/s, peak memory and descriptors of a 1,000-file burst',
-  'test/bench.test.ts': 'runs the benchmarks, which measure throughput',
-  'test/crash.test.ts': 'SIGKILLs watchers at random moments; its restarts wait on start-up times',
-  'test/crash-hyperd.test.ts': 'kills hyperd mid-stream and mid-checkpoint at measured moments',
-  'test/crash-hyperd-marker.test.ts': 'kills hyperd while marker folders are in flight, before their commits are checkpointed',
-  'test/crash-bad-rows.test.ts': 'SIGKILLs watchers at random moments, as crash.test.ts',
-  'test/recursive-kill.test.ts': 'SIGKILLs watchers at random moments, as crash.test.ts, with files in subfolders',
-  'test/multi-process.test.ts': 'leases of a few seconds between processes, and SIGSTOP past them',
-  'test/multi-process-hyper.test.ts': 'three processes on one hyperd, killed and restarted within a 150 s budget',
-  'test/lease-expiry.test.ts': 'leases that expire after a few hundred milliseconds',
-  'test/mode-kill.test.ts': 'SIGKILLs three upserting processes at random moments, on 3 s leases',
-  'test/mode-kill-hyper.test.ts': 'SIGKILLs three upserting processes on one hyperd, on 3 s leases',
-  'test/ready-when-multi.test.ts': 'three processes share an inbox in stable mode, one SIGKILLed, on 3 s leases',
-  'test/marker-kill.test.ts': 'SIGKILLs watchers at random moments (hyperd, PostgreSQL) while DuckDB writes job folders',
-  'test/marker-multi.test.ts': 'two processes share marker folders, one SIGKILLed, on 3 s leases (PostgreSQL, and one shared hyperd)',
-  'test/cli.test.ts': 'signals sent while a file loads or a sweep runs, timed against the command starting',
+  'test/scenarios/conformance/conformance-arrow.test.ts': 'bounds how long one load may hold the event loop (1 s)',
+  'test/scenarios/conformance/conformance-parquet.test.ts': 'bounds how long one load may hold the event loop',
+  'test/adapters/db/postgres/postgres-adapter.test.ts': "times 100-row COPYs (median under 30 ms: Nagle's algorithm off)",
+  'test/scenarios/burst/burst.test.ts': 'measures files/s, peak memory and descriptors of a 1,000-file burst',
+  'test/bench/bench.test.ts': 'runs the benchmarks, which measure throughput',
+  'test/scenarios/crash/crash.test.ts': 'SIGKILLs watchers at random moments; its restarts wait on start-up times',
+  'test/scenarios/crash/crash-hyperd.test.ts': 'kills hyperd mid-stream and mid-checkpoint at measured moments',
+  'test/scenarios/crash/crash-hyperd-marker.test.ts':
+    'kills hyperd while marker folders are in flight, before their commits are checkpointed',
+  'test/scenarios/crash/crash-bad-rows.test.ts': 'SIGKILLs watchers at random moments, as crash.test.ts',
+  'test/scenarios/crash/recursive-kill.test.ts': 'SIGKILLs watchers at random moments, as crash.test.ts, with files in subfolders',
+  'test/scenarios/multi-process/order-name-multi.test.ts': 'two processes on 5 s leases, one waiting for the other to commit a large file',
+  'test/scenarios/multi-process/multi-process.test.ts': 'leases of a few seconds between processes, and SIGSTOP past them',
+  'test/scenarios/multi-process/multi-process-hyper.test.ts': 'three processes on one hyperd, killed and restarted within a 150 s budget',
+  'test/src/watcher/lease-expiry.test.ts': 'leases that expire after a few hundred milliseconds',
+  'test/scenarios/crash/mode-kill.test.ts': 'SIGKILLs three upserting processes at random moments, on 3 s leases',
+  'test/scenarios/crash/mode-kill-hyper.test.ts': 'SIGKILLs three upserting processes on one hyperd, on 3 s leases',
+  'test/scenarios/multi-process/ready-when-multi.test.ts': 'three processes share an inbox in stable mode, one SIGKILLed, on 3 s leases',
+  'test/scenarios/crash/marker-kill.test.ts': 'SIGKILLs watchers at random moments (hyperd, PostgreSQL) while DuckDB writes job folders',
+  'test/scenarios/multi-process/marker-multi.test.ts':
+    'two processes share marker folders, one SIGKILLed, on 3 s leases (PostgreSQL, and one shared hyperd)',
+  'test/scenarios/cli/cli.test.ts': 'signals sent while a file loads or a sweep runs, timed against the command starting',
 };
 
 const args = process.argv.slice(2);
@@ -49,13 +59,44 @@ if (!Number.isInteger(concurrency) || concurrency < 1) {
   console.error(`--concurrency expects a whole number, at least 1, got ${JSON.stringify(args[at + 1])}`);
   process.exit(2);
 }
+const nodeOnly = args.includes('--node-only');
 
-const all = readdirSync(join(ROOT, 'test'))
-  .filter((f) => f.endsWith('.test.ts'))
-  .sort()
-  .map((f) => `test/${f}`);
+/** Folders under test/ whose files are imported or read by tests, never run themselves. */
+const NOT_RUN = ['test/helpers', 'test/fixtures'];
+/** Folders of the project that hold no test of its own: what is installed, built or made by a run. */
+const NOT_PROJECT = new Set(['node_modules', 'dist', 'hyperwatch-demo', 'bench/out', 'bench/results']);
+
+/** Every `*.test.ts` under `dir` (relative to ROOT, with `/`), at any depth, but not in `skip`. */
+function testFilesUnder(dir, skip) {
+  const found = [];
+  for (const entry of readdirSync(join(ROOT, dir), { withFileTypes: true })) {
+    const path = dir === '.' ? entry.name : `${dir}/${entry.name}`;
+    if (entry.isDirectory()) {
+      if (!entry.name.startsWith('.') && !skip.has(path)) found.push(...testFilesUnder(path, skip));
+    } else if (entry.name.endsWith('.test.ts')) found.push(path);
+  }
+  return found;
+}
+
+const all = testFilesUnder('test', new Set(NOT_RUN)).sort();
+// The guard: a test file the runs below would leave out (under test/helpers/, test/fixtures/, or
+// outside test/) stops the suite before anything runs.
+const left = testFilesUnder('.', NOT_PROJECT).filter((f) => !all.includes(f));
+if (left.length > 0) {
+  console.error(`${left.length} test file(s) that npm test would not run:`);
+  for (const f of left) console.error(`  ${f}`);
+  console.error(`test files go under test/, outside ${NOT_RUN.join('/ and ')}/: see ARCHITECTURE.md, "Tests", for the folder`);
+  process.exit(2);
+}
 for (const file of Object.keys(SERIAL)) if (!all.includes(file)) throw new Error(`${file} (in SERIAL) does not exist`);
 const parallel = all.filter((f) => !(f in SERIAL));
+if (args.includes('--list')) {
+  console.log(`${parallel.length} Node test files, ${concurrency} at a time:`);
+  for (const f of parallel) console.log(`  ${f}`);
+  console.log(`${Object.keys(SERIAL).length} Node test files that time themselves, one at a time:`);
+  for (const f of Object.keys(SERIAL)) console.log(`  ${f}`);
+  process.exit(0);
+}
 
 function nodeTests(files, n) {
   return ['--import', 'tsx', '--test', '--test-force-exit', `--test-concurrency=${n}`, '--test-reporter=spec', ...files];
@@ -98,7 +139,7 @@ function failures(output) {
 const started = performance.now();
 const results = await Promise.all([
   run(`${parallel.length} Node test files, ${concurrency} at a time`, process.execPath, nodeTests(parallel, concurrency)),
-  run('Deno and Bun (scripts/test-runtimes.mjs)', process.execPath, [join('scripts', 'test-runtimes.mjs')], true),
+  ...(nodeOnly ? [] : [run('Deno and Bun (scripts/test-runtimes.mjs)', process.execPath, [join('scripts', 'test-runtimes.mjs')], true)]),
 ]);
 console.log(`\n--- ${Object.keys(SERIAL).length} Node test files that time themselves, one at a time ---`);
 for (const [file, why] of Object.entries(SERIAL)) console.log(`#   ${file}: ${why}`);
@@ -107,7 +148,7 @@ results.push(
 );
 
 for (const r of results.filter((r) => !r.ok)) console.log(`\n--- what failed in: ${r.label} ---\n${failures(r.output)}`);
-console.log('\n--- npm test ---');
+console.log(`\n--- ${nodeOnly ? 'npm run test:node' : 'npm test'} ---`);
 for (const r of results) console.log(`${r.ok ? 'passed' : `FAILED (${r.code})`}  ${r.seconds.toFixed(0).padStart(5)} s  ${r.label}`);
 console.log(`total ${((performance.now() - started) / 1000).toFixed(0)} s`);
 process.exit(results.every((r) => r.ok) ? 0 : 1);

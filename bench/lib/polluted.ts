@@ -6,7 +6,7 @@
  * field quoted, a byte order mark, windows-1252), each with the flags a user would type to say
  * what the file is; and of each, one file with a bad row (a field too many) and one with a bad
  * column (a value its number column cannot take). With those flags and `--on-bad-rows skip`, each
- * lands the clean file's rows minus the bad one. Used by test/polluted-files.test.ts and
+ * lands the clean file's rows minus the bad one. Used by test/scenarios/polluted/polluted-files.test.ts and
  * bench/polluted-files.ts (which writes the rows many times over, `copies`).
  */
 import { parseArgs } from 'node:util';

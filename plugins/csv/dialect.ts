@@ -12,53 +12,13 @@ import { ingestError, IngestFailure } from '../../src/errors.ts';
 import type { ClaimedFile } from '../../src/types.ts';
 import { compileDateFormat } from '../shared/date-format.ts';
 import { compileDateSettings, type DateSettings } from '../shared/date-columns.ts';
-import { DATE_STYLES, type DateStyle } from '../shared/date-read.ts';
+import type { CsvDialect } from '../../src/types/csv-dialect.ts';
+import { DATE_STYLES } from '../shared/date-read.ts';
 import { type NumberFormat, separatorProblem } from '../shared/number-text.ts';
 import { parseRows } from './head.ts';
 
-/** How the CSV plugin reads `.csv` files (`.tsv` is always tab-separated). */
-export interface CsvDialect {
-  /**
-   * One ASCII character (`,` `;` `|` tab ...). Unset: a comma, and a file that looks separated by
-   * something else is refused (see above); set, even to a comma, no such guess is made.
-   */
-  readonly delimiter?: string;
-  /**
-   * The order of day and month (and year) in dates such as `01/02/2018`. Unset: the file's first
-   * rows must decide it (see plugins/shared/date-read.ts), else the file fails as DATE_AMBIGUOUS.
-   */
-  readonly dateStyle?: DateStyle;
-  /** strftime-style format of DATE values, e.g. `%d.%m.%Y` (ISO values still read as ISO). */
-  readonly dateFormat?: string;
-  /** strftime-style format of TIMESTAMP values, e.g. `%d/%m/%Y %H:%M`. */
-  readonly timestampFormat?: string;
-  /**
-   * Unquoted fields equal to one of these are NULL (`\\N`, `NA`, `NULL`); the empty unquoted field
-   * stays NULL too, and a quoted one (`"NA"`) stays text.
-   */
-  readonly nullValues?: readonly string[];
-  /** The decimal separator of numbers (`,` for `1,5`); `.` when unset. */
-  readonly decimalSeparator?: string;
-  /** The thousands separator of numbers (`.` for `1.234,5`, a space, `'`); none when unset. */
-  readonly thousandsSeparator?: string;
-  /** The quote character (one ASCII character); `"` when unset. */
-  readonly quote?: string;
-  /** The character that escapes a quote (or itself) inside quotes, e.g. `\\`; the quote when unset (`""`). */
-  readonly escape?: string;
-  /** Lines to skip before the header (a report's title and notes), whatever they hold. Default 0. */
-  readonly skipLines?: number;
-  /** Lines that start with this (outside quotes) are comments, not rows, e.g. `#`. */
-  readonly commentPrefix?: string;
-  /** The first line is the header (default true); false: every line is a row, named by `columnNames`. */
-  readonly header?: boolean;
-  /** With `header: false`, the columns' names in file order; default `column1`, `column2`, ... */
-  readonly columnNames?: readonly string[];
-  /**
-   * Each file read with the settings its head decides (sniff.ts), those given here kept; a file
-   * whose head reads more than one way fails with the candidates (CSV_SNIFF_UNDECIDED).
-   */
-  readonly sniff?: boolean;
-}
+/** How the CSV plugin reads `.csv` files (`.tsv` is always tab-separated): declared with the options (src/types/csv-dialect.ts). */
+export type { CsvDialect };
 
 export type { DateSettings } from '../shared/date-columns.ts';
 

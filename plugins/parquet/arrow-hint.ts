@@ -1,9 +1,9 @@
 /**
  * The Arrow schema an Arrow writer keeps in the footer (`ARROW:schema`) against the Parquet
  * schema beside it. Arrow readers (arrow-rs, Arrow C++) read the columns through it, and refuse
- * the file when the two disagree on how the columns nest: a struct where the Arrow schema has a
- * list, another number of fields in a struct or at the root. This reader reads by the Parquet
- * schema alone, so such a footer would land where they refuse it; a writer never makes one, a
+ * the file when the two disagree on how the columns nest (a struct where the Arrow schema has a
+ * list, another number of fields in a struct or at the root) or on a field's name. This reader
+ * reads by the Parquet schema alone, so such a footer would land where they refuse it; a writer never makes one, a
  * damaged footer does. Leaf types are not compared: the readers take the Parquet type there
  * when the Arrow one does not fit it. A repeated field without a LIST or MAP annotation (the
  * legacy forms) is not compared either: its Arrow shape depends on rules readers apply differently.
@@ -61,6 +61,9 @@ function structMismatch(path: string, children: readonly SchemaTree[], fields: r
     const child = children[i]!;
     const field = fields[i]!;
     const name = `${path === 'the root' ? '' : `${path}.`}${child.element.name}`;
+    // Arrow readers match the two schemas field by field, by name too.
+    if (field.name() !== child.element.name)
+      return `column "${name}" is named "${field.name() ?? ''}" in the Arrow schema (field ${i + 1} of ${path})`;
     const want = parquetShape(child);
     if (want === undefined || want === 'leaf') continue;
     const got = arrowShape(field);

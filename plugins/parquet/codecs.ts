@@ -5,7 +5,8 @@
  * or longer page (hyparquet's own codecs hand back a buffer of the stated size whatever was
  * decoded into it):
  * - SNAPPY: the length its preamble states must be the header's, and the block must fill it;
- * - GZIP: a gzip member (RFC 1952), its CRC-32 and length (ISIZE) checked against what it decoded to;
+ * - GZIP: the runtime's zlib (as the other readers decode it), which checks each member's header,
+ *   Huffman tables, CRC-32 and length (ISIZE), and exactly the stated size;
  * - ZSTD: the frame header checked before allocating, then libzstd's own decoding (as the other
  *   readers decode), with its checks: every table and bitstream, the content checksum where the
  *   frame has one, the exact size;
@@ -14,8 +15,8 @@
  * - BROTLI: the decoder's errors, and no more than the stated size (the format states no size).
  */
 import type { Compressors } from 'hyparquet';
-import { compressors as lenient, gunzip } from 'hyparquet-compressors';
-import { crc32 } from '../shared/crc32.ts';
+import { gunzipSync } from 'node:zlib';
+import { compressors as lenient } from 'hyparquet-compressors';
 import { lz4Block } from '../shared/lz4-block.ts';
 import { zstdDecode } from '../shared/zstd-decode.ts';
 import { readZstdHeader } from '../shared/zstd-frame.ts';
@@ -57,19 +58,23 @@ function snappy(input: Uint8Array, size: number): Uint8Array {
 function gzip(input: Uint8Array, size: number): Uint8Array {
   if (input.length < 18 || input[0] !== 0x1f || input[1] !== 0x8b || input[2] !== 8)
     fail('the GZIP data does not start with a gzip header');
+  // Parquet writers write a bare member (no name, comment, extra field or text hint); DuckDB
+  // refuses any flag, so a set one is a damaged header, not a writer's choice.
+  if (input[3] !== 0) fail(`the GZIP header sets flags 0x${input[3]!.toString(16).padStart(2, '0')}, which Parquet writers never set`);
   const view = new DataView(input.buffer, input.byteOffset, input.byteLength);
-  const crc = view.getUint32(input.length - 8, true);
   const length = view.getUint32(input.length - 4, true);
   if (length !== size % 2 ** 32) fail(`the GZIP data says it holds ${length} bytes where the page header says ${size}`);
   let out: Uint8Array;
   try {
-    out = gunzip(input, new Uint8Array(size));
+    // The runtime's zlib, as DuckDB, Arrow C++ and arrow-rs decode it: header flags, every Huffman
+    // table and distance, the CRC-32 and length of each member (a JavaScript inflater took code
+    // tables zlib refuses as over-subscribed). Never more than the stated size is made.
+    out = gunzipSync(input, { maxOutputLength: Math.max(size, 1) });
   } catch (error) {
     return fail(`the GZIP data cannot be decompressed (${error instanceof Error ? error.message : String(error)})`);
   }
-  // A shorter stream leaves zeros at the end, a longer one is cut: either way the CRC differs.
-  if (out.length !== size || crc32(out) !== crc) fail('the GZIP data fails its CRC-32 check');
-  return out;
+  if (out.length !== size) fail(`the GZIP data decompresses to ${out.length} bytes where the page header says ${size}`);
+  return new Uint8Array(out.buffer, out.byteOffset, out.byteLength);
 }
 
 function zstd(input: Uint8Array, size: number): Uint8Array {

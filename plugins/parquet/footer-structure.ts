@@ -53,7 +53,27 @@ const LOGICAL_CONVERTED: Partial<Record<string, readonly string[]>> = {
   BSON: ['BSON'],
   DATE: ['DATE'],
   DECIMAL: ['DECIMAL'],
+  LIST: ['LIST'],
+  MAP: ['MAP', 'MAP_KEY_VALUE'],
 };
+
+/** The converted types a group may carry (every other one annotates a physical type). */
+const GROUP_CONVERTED: readonly string[] = ['LIST', 'MAP', 'MAP_KEY_VALUE'];
+
+/**
+ * What is inconsistent in a group's annotations, if anything: a converted type of a leaf, or one
+ * that contradicts its logical type. Readers disagree on such a group (arrow-rs takes the converted
+ * type, a UINT_8 group for a struct; hyparquet the logical one): it is a damaged footer.
+ */
+function groupMismatch(element: SchemaElement): string | undefined {
+  const converted = element.converted_type;
+  if (converted === undefined) return undefined;
+  if (!GROUP_CONVERTED.includes(converted)) return `the converted type ${converted}, which annotates no group`;
+  const logical = element.logical_type?.type;
+  const wanted = logical === undefined ? undefined : LOGICAL_CONVERTED[logical];
+  if (wanted && !wanted.includes(converted)) return `the logical type ${logical} but the converted type ${converted}`;
+  return undefined;
+}
 
 /** What is inconsistent between a leaf's physical, converted and logical types, if anything. */
 function convertedMismatch(element: SchemaElement): string | undefined {
@@ -64,6 +84,18 @@ function convertedMismatch(element: SchemaElement): string | undefined {
   const logical = element.logical_type?.type;
   const wanted = logical === undefined ? undefined : LOGICAL_CONVERTED[logical];
   if (wanted && !wanted.includes(converted)) return `the logical type ${logical} but the converted type ${converted}`;
+  const decimal = element.logical_type?.type === 'DECIMAL' ? element.logical_type : undefined;
+  // Both forms of a decimal say its precision and scale: readers take one or the other (arrow-rs refuses a file where they differ).
+  if (
+    decimal &&
+    converted === 'DECIMAL' &&
+    ((element.scale !== undefined && element.scale !== decimal.scale) ||
+      (element.precision !== undefined && element.precision !== decimal.precision))
+  )
+    return (
+      `the logical type DECIMAL(${decimal.precision},${decimal.scale}) but the converted type ` +
+      `DECIMAL(${element.precision ?? '?'},${element.scale ?? '?'})`
+    );
   return undefined;
 }
 
@@ -102,6 +134,8 @@ function leavesOf(schema: readonly SchemaElement[]): Leaf[] {
     if (!Number.isInteger(children) || children < 0)
       throw new FooterInconsistent(`schema element "${path.join('.')}" claims ${children} children`, path[0]);
     if (children > 0) {
+      const group = groupMismatch(element);
+      if (group) throw new FooterInconsistent(`column "${path.join('.')}" is a group with ${group}`, path[0]);
       if (stack.length >= MAX_SCHEMA_DEPTH)
         throw new FooterInconsistent(`column "${path[0]}" is nested more than ${MAX_SCHEMA_DEPTH} levels deep`, path[0]);
       stack.push({ left: children, path, flat });

@@ -11,6 +11,7 @@ import { IngestFailure } from '../../src/errors.ts';
 import { isUtf8 } from '../shared/utf8.ts';
 import { CodecError, decompressPage, strictCompressors } from './codecs.ts';
 import { decoderMessage } from './decoder-message.ts';
+import { booleanRunValues, levelRuns } from './rle-runs.ts';
 
 /** The leaf's schema path, element and a decoder description for hyparquet's page readers. */
 function pageDecoder(chunk: ColumnChunk, schema: FileMetaData['schema']) {
@@ -83,6 +84,7 @@ export function checkPageValues(
   if (header.type !== 'DATA_PAGE' && header.type !== 'DATA_PAGE_V2') return;
   const valuesAt = checkLevels(header, body, meta.codec, decoder.schemaPath, fail);
   if (page !== undefined && page.encoding.startsWith('DELTA_')) checkDeltaHeader(header, body, meta.codec, decoder.schemaPath, fail);
+  if (page?.encoding === 'RLE' && meta.type === 'BOOLEAN') checkBooleanRuns(header, body, meta.codec, valuesAt, decoder, fail);
   if (!indexed && !text) return;
   if (!indexed && page?.encoding === 'PLAIN') {
     checkPlainText(plainValues(header, body, meta.codec, valuesAt, fail), fail);
@@ -125,8 +127,10 @@ function checkLevels(
   const maxDef = getMaxDefinitionLevel(schemaPath);
   const v2 = header.data_page_header_v2;
   if (v2) {
-    hybrid(body.subarray(0, v2.repetition_levels_byte_length), maxRep, 'repetition', fail, v2.num_values);
-    hybrid(
+    const rows = levelRuns(body.subarray(0, v2.repetition_levels_byte_length), maxRep, 'repetition', fail, v2.num_values, true);
+    // Readers find the rows of a page by its header's count (arrow-rs: "StructArrayReader out of sync").
+    if (rows !== v2.num_rows) throw fail(`says it holds ${v2.num_rows} rows where its ${v2.num_values} values begin ${rows}`);
+    levelRuns(
       body.subarray(v2.repetition_levels_byte_length, v2.repetition_levels_byte_length + v2.definition_levels_byte_length),
       maxDef,
       'definition',
@@ -147,7 +151,7 @@ function checkLevels(
     if (at + 4 > page.length) throw fail(`ends inside its ${what} levels`);
     const length = view.getUint32(at, true);
     if (at + 4 + length > page.length) throw fail(`has ${what} levels of ${length} bytes past its end`);
-    hybrid(page.subarray(at + 4, at + 4 + length), max, what, fail, header.data_page_header!.num_values);
+    levelRuns(page.subarray(at + 4, at + 4 + length), max, what, fail, header.data_page_header!.num_values);
     at += 4 + length;
   }
   return at;
@@ -182,48 +186,33 @@ function checkPlainText(values: Uint8Array, fail: (what: string) => IngestFailur
   }
 }
 
-/** Every value of an RLE / bit-packed hybrid run of levels at most `max`. */
-function hybrid(bytes: Uint8Array, max: number, what: string, fail: (what: string, cause?: unknown) => IngestFailure, count: number): void {
-  if (max === 0) return;
-  const width = 32 - Math.clz32(max);
-  const powerOfTwo = ((max + 1) & max) === 0;
-  let at = 0;
-  let levels = 0;
-  while (at < bytes.length) {
-    let header = 0;
-    let done = false;
-    for (let k = 0; k < 5 && at < bytes.length; k++) {
-      const byte = bytes[at++]!;
-      header += (byte & 0x7f) * 2 ** (7 * k);
-      if (!(byte & 0x80)) {
-        done = true;
-        break;
-      }
-    }
-    if (!done) throw fail(`has ${what} levels that end inside a run header`);
-    if (header % 2 === 1) {
-      const length = Math.floor(header / 2) * width;
-      if (at + length > bytes.length) throw fail(`has ${what} levels that end inside a bit-packed run`);
-      if (!powerOfTwo) {
-        for (let bit = 0; bit + width <= length * 8 && at + (bit >> 3) < bytes.length; bit += width) {
-          let value = 0;
-          for (let b = 0; b < width; b++) value |= ((bytes[at + ((bit + b) >> 3)]! >> ((bit + b) & 7)) & 1) << b;
-          if (value > max) throw fail(`has a ${what} level of ${value}, above the column's ${max}`);
-        }
-      }
-      at += length;
-      levels += Math.floor(header / 2) * 8;
-    } else {
-      levels += Math.floor(header / 2);
-      let value = 0;
-      const valueBytes = (width + 7) >> 3;
-      if (at + valueBytes > bytes.length) throw fail(`has ${what} levels that end inside a run`);
-      for (let b = 0; b < valueBytes && at < bytes.length; b++) value |= bytes[at++]! << (8 * b);
-      if (value > max) throw fail(`has a ${what} level of ${value}, above the column's ${max}`);
-    }
+/**
+ * RLE-encoded booleans (a 4-byte length, then runs of 1-bit values) hold a value for each
+ * non-NULL row of the page: hyparquet reads the values a short run lacks as false; arrow-rs and
+ * DuckDB refuse the page ("not enough bytes").
+ */
+function checkBooleanRuns(
+  header: ReturnType<typeof parquetHeader>,
+  body: Uint8Array,
+  codec: string,
+  valuesAt: number,
+  decoder: ReturnType<typeof pageDecoder>,
+  fail: (what: string, cause?: unknown) => IngestFailure,
+): void {
+  const v2 = header.data_page_header_v2;
+  let defined: number;
+  if (v2) defined = v2.num_values - v2.num_nulls;
+  else {
+    const maxDef = getMaxDefinitionLevel(decoder.schemaPath);
+    const levels = readDataPage(uncompressed(header, body, codec, fail), header.data_page_header!, decoder).definitionLevels;
+    defined = maxDef === 0 || !levels ? header.data_page_header!.num_values : levels.filter((l) => l === maxDef).length;
   }
-  // Every value of the page has its level (Arrow C++, arrow-rs and DuckDB refuse fewer).
-  if (levels < count) throw fail(`has ${what} levels for ${levels} of its ${count} values`);
+  const values = plainValues(header, body, codec, valuesAt, fail);
+  if (values.length < 4) throw fail(`ends before its boolean values (${defined} of them)`);
+  const length = new DataView(values.buffer, values.byteOffset, values.byteLength).getUint32(0, true);
+  if (4 + length > values.length) throw fail(`has boolean values of ${length} bytes past its end`);
+  const count = booleanRunValues(values.subarray(4, 4 + length), defined, fail);
+  if (count < defined) throw fail(`has ${count} boolean values for its ${defined} non-NULL values`);
 }
 
 /**

@@ -52,7 +52,9 @@ export function checkPages(
   let values = 0;
   let largest = 0;
   let pages = 0;
-  while (values < expected && reader.offset < bytes.length - 1) {
+  // To the chunk's end, not only to its last value: arrow-rs and Arrow C++ read every page the
+  // chunk's size covers, so bytes after the last page (a size too large) fail there.
+  while (reader.offset < bytes.length) {
     const at = reader.offset;
     let header: ReturnType<typeof parquetHeader>;
     try {
@@ -74,6 +76,20 @@ export function checkPages(
     if (page !== undefined && (!isCount(count) || count > pageValueBound(uncompressed))) {
       throw fail(`a page at byte ${at} claims ${count} values in ${uncompressed} bytes`);
     }
+    const v2 = header.data_page_header_v2;
+    if (
+      v2 !== undefined &&
+      (!isCount(v2.num_nulls) ||
+        v2.num_nulls > count! ||
+        !isCount(v2.num_rows) ||
+        !isCount(v2.definition_levels_byte_length) ||
+        !isCount(v2.repetition_levels_byte_length) ||
+        v2.definition_levels_byte_length + v2.repetition_levels_byte_length > compressed)
+    )
+      throw fail(
+        `the v2 data page at byte ${at} claims ${v2.num_nulls} NULLs and ${v2.num_rows} rows among ${count} values, and ` +
+          `${v2.repetition_levels_byte_length} + ${v2.definition_levels_byte_length} bytes of levels in ${compressed}`,
+      );
     const body = bytes.subarray(reader.offset, reader.offset + compressed);
     if (header.crc !== undefined && crc32(body) !== header.crc >>> 0)
       throw fail(`the page at byte ${at} fails its CRC-32 check (the page's bytes are damaged)`);

@@ -13,28 +13,17 @@ import { parquetIngester } from '../../plugins/parquet/index.ts';
 import { PluginRegistry } from '../plugins.ts';
 import type { CsvOptions } from '../options.ts';
 import type { IngesterPlugin } from '../types.ts';
+import { CSV_FILE_SETTINGS } from '../types/csv-dialect.ts';
 
 export { delimiterProblem as csvDelimiterProblem, sniffCsv, sniffedFlags } from '../../plugins/csv/index.ts';
 export { encodingProblem } from '../../plugins/encoding/index.ts';
 
 /** The CSV settings of a watcher's options (`CsvOptions` and `csvDelimiter`), as the CSV plugin's dialect. */
 export function csvDialectOf(options: CsvOptions & { readonly csvDelimiter?: string }): CsvDialect {
-  const dialect: { -readonly [K in keyof CsvDialect]: CsvDialect[K] } = {};
+  const dialect: Record<string, unknown> = {};
   if (options.csvDelimiter !== undefined) dialect.delimiter = options.csvDelimiter;
-  if (options.dateStyle !== undefined) dialect.dateStyle = options.dateStyle;
-  if (options.dateFormat !== undefined) dialect.dateFormat = options.dateFormat;
-  if (options.timestampFormat !== undefined) dialect.timestampFormat = options.timestampFormat;
-  if (options.nullValues !== undefined) dialect.nullValues = options.nullValues;
-  if (options.decimalSeparator !== undefined) dialect.decimalSeparator = options.decimalSeparator;
-  if (options.thousandsSeparator !== undefined) dialect.thousandsSeparator = options.thousandsSeparator;
-  if (options.quote !== undefined) dialect.quote = options.quote;
-  if (options.escape !== undefined) dialect.escape = options.escape;
-  if (options.skipLines !== undefined) dialect.skipLines = options.skipLines;
-  if (options.commentPrefix !== undefined) dialect.commentPrefix = options.commentPrefix;
-  if (options.header !== undefined) dialect.header = options.header;
-  if (options.columnNames !== undefined) dialect.columnNames = options.columnNames;
-  if (options.sniff !== undefined) dialect.sniff = options.sniff;
-  return dialect;
+  for (const key of CSV_FILE_SETTINGS) if (options[key] !== undefined) dialect[key] = options[key];
+  return dialect as CsvDialect;
 }
 
 /** The settings that mean something in JSON (NULL markers, how dates are written in strings), as the JSON plugin's dialect. */

@@ -1,7 +1,7 @@
 /**
  * The documents written from the option table: the README's options table (between two marker
  * comments) and the watcher settings of the serve config's JSON Schema. `npm run options` writes
- * them (scripts/options.ts); test/options.test.ts fails when either is not what the table gives.
+ * them (scripts/options.ts); test/src/options/options.test.ts fails when either is not what the table gives.
  */
 import { watcherSchemaProperties } from './serve.ts';
 import type { JsonSchema } from './spec.ts';

@@ -18,7 +18,7 @@ type ServedEntry = OptionEntry & { readonly serve: ServeSpec<unknown> };
 /** The served settings, in the table's order. */
 export const SERVED: readonly ServedEntry[] = OPTION_ENTRIES.flatMap((e) => (e.spec.serve ? [{ ...e, serve: e.spec.serve }] : []));
 
-/** Names the API alone takes, for the type above to be checked against (options.test.ts). */
+/** Names the API alone takes, for the type above to be checked against (test/src/options/options.test.ts). */
 export const NOT_SERVED: readonly string[] = API_ONLY;
 
 /** A bad setting in a config: where (`watchers[1].encoding`), what is wrong, the fix (serve's ConfigIssue). */

@@ -112,6 +112,17 @@ export class Inbox {
     return [...this.#queue.keys()].sort().slice(0, count);
   }
 
+  /**
+   * Names a task took but gives back unclaimed (`order: 'name'`: an earlier file comes first): queued
+   * again as they were, found now.
+   */
+  putBack(readyNames: readonly string[]): void {
+    for (const readyName of readyNames) {
+      this.#claiming.delete(readyName);
+      this.enqueueName(readyName);
+    }
+  }
+
   /** A task is over: names it did not claim may be queued again. */
   released(readyNames: readonly string[]): void {
     for (const readyName of readyNames) this.#claiming.delete(readyName);

@@ -53,7 +53,9 @@ export async function recoverClaims(w: Watch, all: readonly StagedClaim[]): Prom
       c.unit === undefined ? [] : [{ claimId: c.claimId, folder: c.unit, ...(c.counted ? { counted: c.counted } : {}) }],
     ),
   );
-  claims = claims.filter((c) => c.unit === undefined);
+  // In the order they were claimed (a claim id begins with its time): the modes other than append
+  // and `order: 'name'` apply files one after the other, and a dead process's files go on so.
+  claims = claims.filter((c) => c.unit === undefined).sort((a, b) => (a.claimId < b.claimId ? -1 : a.claimId > b.claimId ? 1 : 0));
   if (claims.length === 0) return;
   const { env } = w;
   const committed = await committedClaims(

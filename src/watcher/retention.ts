@@ -10,46 +10,27 @@
  * to their own watchers, which see their staging. A row removed is also a checksum that
  * `skipDuplicateContent` no longer finds.
  */
-import { readdir } from 'node:fs/promises';
-import { basename, join } from 'node:path';
 import { pruneLedger } from '../store/ledger.ts';
 import { parseStagedName } from '../protocol/names.ts';
+import { stagedNamesUnder } from './staged-listing.ts';
 import type { Watch } from './watch.ts';
 
 /** How often the rows past their retention are looked for, after the first time at start. */
 export const RETENTION_EVERY_MS = 24 * 3_600_000;
 
-/** Every file under `folder`, as its path. */
-async function filesUnder(folder: string, into: string[]): Promise<void> {
-  const entries = await readdir(folder, { withFileTypes: true }).catch(() => []);
-  for (const e of entries) {
-    const path = join(folder, e.name);
-    if (e.isDirectory()) await filesUnder(path, into);
-    else into.push(path);
-  }
-}
-
 /**
- * The claim ids staged under `root`. A takeover moves files while the listing runs, and one
- * moved from a folder not yet listed into one already listed would be missed: so it lists again
- * until two listings in a row find the same files at the same places (their claims together),
- * and gives up (undefined) if they keep changing.
+ * The claim ids staged under `root` (any process's folder); undefined when staging kept changing
+ * while it was listed (see staged-listing.ts).
  */
-export async function stagedClaims(root: string, rounds = 5): Promise<Set<string> | undefined> {
+export async function stagedClaims(root: string): Promise<Set<string> | undefined> {
+  const names = await stagedNamesUnder(root);
+  if (!names) return undefined;
   const claims = new Set<string>();
-  let last: string | undefined;
-  for (let round = 0; round < rounds; round++) {
-    const paths: string[] = [];
-    await filesUnder(root, paths);
-    for (const path of paths) {
-      const parsed = parseStagedName(basename(path));
-      if (parsed) claims.add(parsed.claimId);
-    }
-    const listing = paths.sort().join('\n');
-    if (listing === last) return claims;
-    last = listing;
+  for (const name of names) {
+    const parsed = parseStagedName(name);
+    if (parsed) claims.add(parsed.claimId);
   }
-  return undefined;
+  return claims;
 }
 
 /** Removes this directory's ledger rows past `ledgerRetention` (see above); how many went. */

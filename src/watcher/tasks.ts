@@ -5,10 +5,12 @@
  * waits for idleness; what a task does is claim.ts and group.ts.
  */
 import { setImmediate } from 'node:timers';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { claimAll } from './claim.ts';
 import { EarlyBegin } from './early.ts';
 import { batchLimit } from './env.ts';
 import { finishAll } from './group.ts';
+import { EARLIER_POLL_MS, earlierThan } from './name-order.ts';
 import { claimAndFinishUnits } from './unit-finish.ts';
 import type { Watch } from './watch.ts';
 
@@ -107,6 +109,8 @@ export class TaskPump {
     // readyWhen 'marker': the names are folders, each one claim and one transaction of its own;
     // no early BEGIN, which would hold a pooled connection that no folder's transaction uses.
     if (env.options.readyWhen === 'marker') return claimAndFinishUnits(w, readyNames);
+    // Before the early BEGIN: the file's transaction must begin after the earlier file's commit.
+    if (env.options.order === 'name' && !(await this.#afterEarlier(readyNames))) return;
     const sentAt = performance.now();
     const early = new EarlyBegin(known.exists && !env.options.skipDuplicateContent ? w.pool.ifOpen?.begin?.() : undefined, sentAt);
     try {
@@ -117,5 +121,40 @@ export class TaskPump {
     } finally {
       early.release();
     }
+  }
+
+  /**
+   * `order: 'name'` (one name per task): true once no other process's file with an earlier name
+   * is ready or uncommitted (name-order.ts); false when the name went back to the queue, for an
+   * earlier ready one to go first, or because the watcher stops.
+   */
+  async #afterEarlier(readyNames: readonly string[]): Promise<boolean> {
+    const w = this.#watch();
+    const [name] = readyNames;
+    if (name === undefined) return true;
+    let said = false;
+    while (!w.life.stopping) {
+      const earlier = await earlierThan(w, name);
+      if (earlier === undefined) return true;
+      if ('ready' in earlier && w.env.options.readyWhen === 'sentinel') {
+        // Queued here (or already): the queue gives them out in name order, this one after them.
+        let queued = false;
+        for (const ready of earlier.ready) queued = w.inbox.enqueue(ready) || w.inbox.pending(ready) || queued;
+        if (queued) {
+          w.inbox.putBack(readyNames);
+          return false;
+        }
+      }
+      if (!said) {
+        w.env.log.debug('order name: waiting for an earlier file', {
+          file: name,
+          earlier: 'ready' in earlier ? earlier.ready[0] : earlier.staged,
+          why: 'ready' in earlier ? 'ready, not yet claimed' : 'claimed, not yet committed',
+        });
+        said = true;
+      }
+      await sleep(EARLIER_POLL_MS);
+    }
+    return false;
   }
 }

@@ -2,7 +2,7 @@
  * `columnTypes` and `allText`, for any database: the types a user gives in place of the inferred
  * ones when a CSV or JSON file creates the table or adds a column (a zip code `00501` keeps its
  * zeros), and a type the database does not have refused before the watcher starts. Run by
- * column-types.test.ts (hyperd) and column-types-postgres.test.ts.
+ * test/src/columns/column-types.test.ts (hyperd) and column-types-postgres.test.ts.
  */
 import assert from 'node:assert/strict';
 import { it } from 'node:test';

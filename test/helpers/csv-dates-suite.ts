@@ -5,7 +5,7 @@
  * it; otherwise the file fails as DATE_AMBIGUOUS before a row lands, into an existing DATE or
  * TIMESTAMP column as into a new one. Alone, in groups of small files, gzip-compressed, past the
  * head of a large file, with bad rows skipped and with source columns. Run by
- * csv-dates.test.ts (hyperd, both ways) and csv-dates-postgres.test.ts.
+ * test/plugins/csv/csv-dates.test.ts (hyperd, both ways) and csv-dates-postgres.test.ts.
  */
 import assert from 'node:assert/strict';
 import { readFile, writeFile } from 'node:fs/promises';

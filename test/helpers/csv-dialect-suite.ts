@@ -2,8 +2,8 @@
  * CSV files as other tools write them, for any database and either way a file reaches it (read by
  * the database itself, or streamed): NULL markers (`\N`, `NA`, `NULL`), numbers with a decimal
  * comma, other quote and escape characters, preambles, comments, files without a header; alone,
- * in groups of small files and gzip-compressed, value for value. Run by csv-dialect.test.ts
- * (hyperd, both ways) and csv-dialect-postgres.test.ts.
+ * in groups of small files and gzip-compressed, value for value. Run by
+ * test/plugins/csv/csv-dialect.test.ts (hyperd, both ways) and csv-dialect-postgres.test.ts.
  */
 import assert from 'node:assert/strict';
 import { readFile, writeFile } from 'node:fs/promises';

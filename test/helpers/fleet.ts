@@ -60,7 +60,8 @@ export function startMember(name: string, dir: string, table: string, leaseMs: n
 }
 
 /**
- * Drops `files` files of `perFile` rows each (ids `f * perFile + r`), `pauseEvery` files then a
+ * Drops `files` files of `perFile` rows each (ids `f * perFile + r`, or that modulo `keys`, so
+ * that later files bring keys of earlier ones; column `batch` is `f`), `pauseEvery` files then a
  * short pause; stops early once `onDropped` returns false.
  */
 export async function produce(
@@ -69,9 +70,10 @@ export async function produce(
   perFile: number,
   onDropped: (n: number) => unknown,
   pauseEvery = 20,
+  keys = Number.POSITIVE_INFINITY,
 ): Promise<void> {
   for (let f = 0; f < files; f++) {
-    const rows = Array.from({ length: perFile }, (_, r) => `${f * perFile + r},${f}`).join('\n');
+    const rows = Array.from({ length: perFile }, (_, r) => `${(f * perFile + r) % keys},${f}`).join('\n');
     const name = `f-${String(f).padStart(5, '0')}.csv`;
     await writeFile(join(dir, `.${name}.tmp`), `id,batch\n${rows}\n`);
     await rename(join(dir, `.${name}.tmp`), join(dir, name));
@@ -117,6 +119,8 @@ export async function killScenario(o: {
   db: readonly string[];
   files: number;
   perFile: number;
+  /** Ids modulo this (see `produce`): files then bring keys of earlier ones. */
+  keys?: number;
   seed: number;
   minKills: number;
   withinMs: number;
@@ -129,10 +133,17 @@ export async function killScenario(o: {
   for (let i = 0; i < 3; i++) spawn();
   let dropped = 0;
   let failed = false;
-  const producer = produce(o.dir, o.files, o.perFile, (n) => {
-    dropped = n;
-    return !failed;
-  });
+  const producer = produce(
+    o.dir,
+    o.files,
+    o.perFile,
+    (n) => {
+      dropped = n;
+      return !failed;
+    },
+    20,
+    o.keys,
+  );
   let seed = o.seed;
   const random = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
   // A process killed before it made its staging folder left nothing to take over (its lease row

@@ -1,4 +1,7 @@
-/** The embedded hyperd killed under a running watcher (crash-hyperd.test.ts, crash-hyperd-marker.test.ts). */
+/**
+ * The embedded hyperd killed under a running watcher (test/scenarios/crash/crash-hyperd.test.ts
+ * and crash-hyperd-marker.test.ts beside it).
+ */
 import assert from 'node:assert/strict';
 import process from 'node:process';
 import type { HyperAdapter } from '../../adapters/db/hyper/index.ts';

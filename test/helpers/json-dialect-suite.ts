@@ -5,7 +5,7 @@
  * `timestampFormat` with CSV's rule: no date read by a guess, a file whose dates do not decide the
  * order failing as DATE_AMBIGUOUS (hint: --date-style) before a row lands. Alone, in groups of
  * small files, gzip-compressed, past the type sample of a large file, with bad rows skipped. Run by
- * json-dialect.test.ts (hyperd) and json-dialect-postgres.test.ts.
+ * test/plugins/json/json-dialect.test.ts (hyperd) and json-dialect-postgres.test.ts.
  */
 import assert from 'node:assert/strict';
 import { readFile, writeFile } from 'node:fs/promises';

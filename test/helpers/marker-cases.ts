@@ -1,5 +1,5 @@
 /**
- * `readyWhen: 'marker'` (run by ready-when-marker.test.ts on hyperd and on PostgreSQL): a folder
+ * `readyWhen: 'marker'` (run by test/src/watcher/ready-when-marker.test.ts on hyperd and on PostgreSQL): a folder
  * of part files, written by DuckDB as Spark writes them (Hive partition folders, `.crc` files,
  * `_committed_*`, `_SUCCESS` last), lands in one transaction; a folder holding a bad member fails
  * whole into failed/<folder>/ with one .error; a folder without its marker is left alone; a folder

@@ -1,8 +1,9 @@
 /**
  * `--ready marker` with two `hyperwatch watch` processes on one inbox, one SIGKILLed while job
- * folders keep coming (marker-multi.test.ts, on PostgreSQL and on one shared hyperd): the folder's
- * one rename into a process's staging decides who owns it, so the two share the folders without
- * taking one twice, and the survivor takes over what the killed one had claimed, whole.
+ * folders keep coming (test/scenarios/multi-process/marker-multi.test.ts, on PostgreSQL and on
+ * one shared hyperd): the folder's one rename into a process's staging decides who owns it, so
+ * the two share the folders without taking one twice, and the survivor takes over what the
+ * killed one had claimed, whole.
  */
 import assert from 'node:assert/strict';
 import { mkdir, readdir, readFile, rename, writeFile } from 'node:fs/promises';

@@ -1,5 +1,5 @@
 /**
- * `partitionColumns` (run by partition-columns.test.ts on hyperd and on PostgreSQL): Hive-style
+ * `partitionColumns` (run by test/src/columns/partition-columns.test.ts on hyperd and on PostgreSQL): Hive-style
  * `key=value` folders written by DuckDB at test time, and by hand for CSV, JSON and Arrow, become
  * typed columns; a folder that is not `key=value` fails the file with nothing landing; a new key
  * adds a column under schema evolution.

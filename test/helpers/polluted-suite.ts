@@ -1,6 +1,7 @@
 /**
  * One pollution of the polluted-files benchmark (bench/lib/polluted.ts) through a real watcher:
- * used by polluted-files.test.ts (the flags a user types) and csv-sniff.test.ts (`--sniff`).
+ * used by test/scenarios/polluted/polluted-files.test.ts (the flags a user types) and
+ * test/plugins/csv/csv-sniff.test.ts (`--sniff`).
  */
 import assert from 'node:assert/strict';
 import { readFile, writeFile } from 'node:fs/promises';

@@ -1,6 +1,7 @@
 /**
- * The sentinel protocol end to end, for any database: one set of cases that watcher.test.ts runs
- * on an embedded hyperd and postgres.test.ts on a PostgreSQL server, so that both adapters are
+ * The sentinel protocol end to end, for any database: one set of cases that
+ * test/src/watcher/watcher.test.ts runs on an embedded hyperd and
+ * test/src/watcher/postgres.test.ts on a PostgreSQL server, so that both adapters are
  * held to the same behaviour. What only one database does (Hyper's checkpoints, PostgreSQL's
  * `\.` end marker, restarts, ...) stays in that database's test file.
  */

@@ -1,5 +1,5 @@
 /**
- * Producers that cannot write `.ready` (run by ready-when.test.ts on hyperd and on PostgreSQL):
+ * Producers that cannot write `.ready` (run by test/src/watcher/ready-when.test.ts on hyperd and on PostgreSQL):
  * `readyWhen: 'stable'` takes a file once it stops changing, and not while a process holds it
  * open for writing; `include` / `exclude` leave the other files alone.
  */

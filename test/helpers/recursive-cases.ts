@@ -1,5 +1,5 @@
 /**
- * `recursive: true` (run by recursive.test.ts on hyperd and on PostgreSQL): data files in
+ * `recursive: true` (run by test/src/watcher/recursive.test.ts on hyperd and on PostgreSQL): data files in
  * subfolders land, named by their relative path; `failed/`, the archive, dot-folders and symbolic
  * links to folders are left alone; two files of one name in different subfolders stay two files
  * (ledger, failed/, archive, recovery); empty subfolders go, the watched directory stays.

@@ -149,8 +149,8 @@ export const TABLE_OPTIONS = {
   order: {
     to: 'watcher',
     doc:
-      "the order ready files are applied in: `'arrival'`, or `'name'` (a file never overtakes a ready file whose name sorts before it; " +
-      'files then go one at a time)',
+      "the order ready files are applied in: `'arrival'`, or `'name'` (a file never overtakes a ready file whose name sorts before it, " +
+      'across processes on one inbox too; files then go one at a time)',
     default: 'arrival',
     check: isOneOf('order', APPLY_ORDERS),
     flag: {

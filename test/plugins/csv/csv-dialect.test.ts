@@ -1,0 +1,29 @@
+/**
+ * CSV dialects on hyperd, both ways a file reaches it: read by hyperd itself from the claimed path,
+ * and streamed through `COPY ... FROM STDIN` (as from an endpoint that cannot read the watcher's
+ * files), with the same files and the same values landing. The cases: helpers/csv-dialect-suite.ts;
+ * on PostgreSQL: csv-dialect-postgres.test.ts.
+ */
+import { describe } from 'node:test';
+import { createHyperAdapter } from '../../../adapters/db/hyper/index.ts';
+import { csvNullCases, csvNumberCases, csvSyntaxCases } from '../../helpers/csv-dialect-suite.ts';
+import { dbFixture, hyperFixture, tempDir } from '../../helpers/env.ts';
+import { streamedOnly } from '../../helpers/streamed-only.ts';
+import { useWatchBench } from '../../helpers/watch-bench.ts';
+
+describe('CSV dialects on hyperd reading the files itself', () => {
+  const t = useWatchBench(() => hyperFixture(), 'dialect_read_');
+  csvNullCases(t);
+  csvNumberCases(t);
+  csvSyntaxCases(t);
+});
+
+describe('CSV dialects on hyperd with the files streamed', () => {
+  const t = useWatchBench(async () => {
+    const root = await tempDir();
+    return dbFixture(root, streamedOnly(createHyperAdapter({ database: `${root}/test.hyper` })), { ownsDb: true });
+  }, 'dialect_stream_');
+  csvNullCases(t);
+  csvNumberCases(t);
+  csvSyntaxCases(t);
+});
