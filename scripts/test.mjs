@@ -35,6 +35,8 @@ export const SERIAL = {
   'test/bench/bench.test.ts': 'runs the benchmarks, which measure throughput',
   'test/scenarios/crash/crash.test.ts': 'SIGKILLs watchers at random moments; its restarts wait on start-up times',
   'test/scenarios/crash/crash-hyperd.test.ts': 'kills hyperd mid-stream and mid-checkpoint at measured moments',
+  'test/scenarios/crash/crash-hyperd-marker.test.ts':
+    'kills hyperd while marker folders are in flight, before their commits are checkpointed',
   'test/scenarios/crash/crash-bad-rows.test.ts': 'SIGKILLs watchers at random moments, as crash.test.ts',
   'test/scenarios/crash/recursive-kill.test.ts': 'SIGKILLs watchers at random moments, as crash.test.ts, with files in subfolders',
   'test/scenarios/multi-process/order-name-multi.test.ts': 'two processes on 5 s leases, one waiting for the other to commit a large file',
@@ -45,7 +47,8 @@ export const SERIAL = {
   'test/scenarios/crash/mode-kill-hyper.test.ts': 'SIGKILLs three upserting processes on one hyperd, on 3 s leases',
   'test/scenarios/multi-process/ready-when-multi.test.ts': 'three processes share an inbox in stable mode, one SIGKILLed, on 3 s leases',
   'test/scenarios/crash/marker-kill.test.ts': 'SIGKILLs watchers at random moments (hyperd, PostgreSQL) while DuckDB writes job folders',
-  'test/scenarios/multi-process/marker-multi.test.ts': 'two processes share marker folders, one SIGKILLed, on 3 s leases',
+  'test/scenarios/multi-process/marker-multi.test.ts':
+    'two processes share marker folders, one SIGKILLed, on 3 s leases (PostgreSQL, and one shared hyperd)',
   'test/scenarios/cli/cli.test.ts': 'signals sent while a file loads or a sweep runs, timed against the command starting',
 };
 

@@ -4,6 +4,7 @@
  */
 export { WatchConfigError } from './options/error.ts';
 export { checkOptions, clampMaxConcurrent, type ResolvedOptions, resolveOptions } from './options/resolve.ts';
+export { DEFAULT_MARKER } from './options/table/intake.ts';
 export { DEFAULT_MAX_DECOMPRESSED_BYTES } from './options/table/text.ts';
 export {
   type CsvOptions,
@@ -12,5 +13,6 @@ export {
   type DateStyle,
   ON_SUCCESS,
   type OnSuccess,
+  type ReadyWhen,
   type WatchOptions,
 } from './options/watch-options.ts';

@@ -4,24 +4,27 @@
  * watcher with the caller's settings ingests it into a scratch `.hyper` file in a temporary
  * folder; the real ingest path, not a second reading of the file. An existing table of the user's
  * is read first (read-only) and made again in the scratch database, so the file meets the same
- * columns. What landed, or the `.error` the watcher wrote, is read back, and the folder removed.
+ * columns. The copy sits at the file's path below the watched directory (watched-name.ts), so
+ * that its `key=value` folders are its partition columns as the watcher reads them. What landed,
+ * or the `.error` the watcher wrote, is read back, and the folder removed.
  */
 import { randomBytes } from 'node:crypto';
 import { copyFile, mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { basename, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { createHyperAdapter } from '../../adapters/db/hyper/index.ts';
 import { createTableStatement, readTableDefinition } from '../../adapters/db/hyper/table-definition.ts';
 import { openWatcher, WatchConfigError } from '../api.ts';
 import { parseTableName, qualifiedName, quoteIdent, tableLabel } from '../columns/sql.ts';
 import { ERROR_SUFFIX, FAILED_DIR, READY_SUFFIX } from '../constants.ts';
 import { silentLogger } from '../log.ts';
-import type { WatchOptions } from '../options.ts';
+import { DEFAULT_MARKER, type ReadyWhen, type WatchOptions } from '../options.ts';
 import { WatcherRegistry } from '../registry.ts';
 import type { DbAdapter, DbPool, Row, TableName } from '../types.ts';
 import { type ColumnDefinition, existingTable } from './existing-table.ts';
 import { inRolledBackTransaction } from './rolled-back.ts';
 import { type SniffSuggestion, suggestion } from './sniff-suggestion.ts';
+import { type WatchedName, watchedName } from './watched-name.ts';
 
 export type { SniffSuggestion } from './sniff-suggestion.ts';
 
@@ -38,7 +41,6 @@ const RUNNING_ONLY = [
   'registry',
   'fs',
   'signal',
-  'readyWhen',
   'stableMs',
   'include',
   'exclude',
@@ -48,7 +50,20 @@ const RUNNING_ONLY = [
   'skipDuplicateContent',
 ] as const;
 
-export type CheckOptions = Omit<WatchOptions, (typeof RUNNING_ONLY)[number]> & {
+export type CheckOptions = Omit<WatchOptions, (typeof RUNNING_ONLY)[number] | 'readyWhen'> & {
+  /**
+   * The watched directory the file is in, or would be dropped into: the file is named by its path
+   * below it, as the watcher names it (every folder between is a partition folder with
+   * `partitionColumns`, and the `file` source column holds that path). Default: the folder above
+   * the `key=value` folders the file is in (with `readyWhen: 'marker'`, above its unit folder).
+   */
+  readonly dir?: string;
+  /**
+   * Only `'marker'` changes a check: the first folder below `dir` is then the file's unit folder
+   * (not a partition), and the file is checked as that folder's one data file. A file is checked
+   * once it is there in the other modes.
+   */
+  readonly readyWhen?: ReadyWhen;
   /** The table the file would go to, "name" or "schema.name". Default: the file's name up to its first dot. */
   readonly table?: string | TableName;
   /** Hyper: the format version of a database that does not exist yet (0–4, default 2); an existing file's own counts. */
@@ -147,14 +162,15 @@ async function checkedResult(path: string, options: CheckOptions): Promise<Check
   const scratch = await mkdtemp(join(tmpdir(), 'hyperwatch-check-'));
   try {
     const inbox = join(scratch, 'inbox');
-    await copyInto(path, inbox, basename(path));
+    const where = watchedName(path, options.dir, options.readyWhen === 'marker');
+    await copyInto(path, inbox, where, options.marker ?? DEFAULT_MARKER);
     if (user && user.name !== 'hyper') {
       // The existing table is made again in a schema of the transaction's own, so that the rows
       // read back are the file's alone; a new one is made under its own name, and undone with it.
       const landing = before ? { schema: `hyperwatch_check_${randomBytes(6).toString('hex')}`, name: target.name } : target;
       const found = await inRolledBackTransaction(user, async (db) => {
         if (before) await makeTable(db, landing, before);
-        return ingestCopy(db, inbox, landing, options);
+        return ingestCopy(db, inbox, where, landing, options);
       });
       return resultOf(path, target, before, relabelled(found, landing, target));
     }
@@ -165,7 +181,7 @@ async function checkedResult(path: string, options: CheckOptions): Promise<Check
     });
     try {
       if (before) await makeTable(db, target, before);
-      return resultOf(path, target, before, await ingestCopy(db, inbox, target, options));
+      return resultOf(path, target, before, await ingestCopy(db, inbox, where, target, options));
     } finally {
       await db.close().catch(() => {});
     }
@@ -185,15 +201,16 @@ interface Found {
   readonly rowCount: number;
 }
 
-async function ingestCopy(db: DbAdapter, inbox: string, table: TableName, options: CheckOptions): Promise<Found> {
+async function ingestCopy(db: DbAdapter, inbox: string, where: WatchedName, table: TableName, options: CheckOptions): Promise<Found> {
   const handle = await openWatcher(inbox, table, {
     ...readingSettings(options),
+    ...takenAs(where, options),
     db,
     registry: new WatcherRegistry(),
     logger: silentLogger,
   });
   const { stats } = await handle.stop();
-  const error = await errorReport(inbox);
+  const error = await errorReport(inbox, where);
   const pool = await db.openPool({ maxConnections: 1 });
   try {
     const after = await pool.transaction((conn) => readTableDefinition(conn, table));
@@ -240,14 +257,29 @@ function relabelled(found: Found, landing: TableName, target: TableName): Found 
 
 /** The settings that concern reading the file, also when a caller's object (from JavaScript, a config) has the others. */
 function readingSettings(options: CheckOptions): WatchOptions {
-  const drop = new Set<string>([...RUNNING_ONLY, 'table', 'rows', 'database', 'endpoint', 'databaseVersion', 'logger']);
+  const drop = new Set<string>([
+    ...RUNNING_ONLY,
+    ...['table', 'rows', 'database', 'endpoint', 'databaseVersion', 'logger', 'dir', 'readyWhen', 'marker'],
+  ]);
   return Object.fromEntries(Object.entries(options).filter(([key]) => !drop.has(key))) as WatchOptions;
 }
 
-async function copyInto(path: string, inbox: string, name: string): Promise<void> {
-  await mkdir(inbox, { recursive: true });
-  await copyFile(path, join(inbox, name));
-  await writeFile(join(inbox, name + READY_SUFFIX), '');
+/**
+ * How the scratch watcher takes the copy: its unit folder with `readyWhen: 'marker'`; else by its
+ * `.ready`, with `recursive` when it sits in a folder or has partition columns (for one file,
+ * recursive takes nothing more, and `partitionColumns` needs it).
+ */
+function takenAs(where: WatchedName, options: CheckOptions): WatchOptions {
+  if (where.unit !== undefined) return { readyWhen: 'marker', ...(options.marker !== undefined ? { marker: options.marker } : {}) };
+  return where.name.includes('/') || options.partitionColumns === true ? { recursive: true } : {};
+}
+
+/** The file at its path in the inbox, with its `.ready`, or, in a unit folder, with the folder's marker. */
+async function copyInto(path: string, inbox: string, where: WatchedName, marker: string): Promise<void> {
+  const copy = join(inbox, ...where.name.split('/'));
+  await mkdir(dirname(copy), { recursive: true });
+  await copyFile(path, copy);
+  await writeFile(where.unit !== undefined ? join(inbox, where.unit, marker) : copy + READY_SUFFIX, '');
 }
 
 /** The same table in the scratch database (its schema first, when it has one). */
@@ -261,9 +293,12 @@ async function makeTable(db: DbAdapter, table: TableName, columns: readonly Colu
   }
 }
 
-/** The `.error` report in failed/, without the scratch folder it names. */
-async function errorReport(inbox: string): Promise<Record<string, unknown> | undefined> {
-  const failed = join(inbox, FAILED_DIR);
+/**
+ * The `.error` report in failed/, without the scratch folder it names: beside the file where its
+ * path puts it (`failed/date=.../x.csv.error`), or beside its unit folder (`failed/job-7.error`).
+ */
+async function errorReport(inbox: string, where: WatchedName): Promise<Record<string, unknown> | undefined> {
+  const failed = join(inbox, FAILED_DIR, ...(where.unit !== undefined ? [] : where.name.split('/').slice(0, -1)));
   const names = await readdir(failed).catch(() => [] as string[]);
   const report = names.find((n) => n.endsWith(ERROR_SUFFIX));
   if (!report) return undefined;

@@ -17,6 +17,10 @@ would fail, 2 for a usage error.
 Options:
   --table <name>          the table the file would go to (default: the file's name up to its
                           first dot); when it exists in the database, the file meets its columns
+  --dir <folder>          the watched directory the file is in: the file is named by its path
+                          below it, and with --partition-columns each folder between is a
+                          key=value column (default: the folder above the key=value folders
+                          the file is in; with --ready marker, above its job folder too)
   --rows <n>              how many rows to show (default ${CHECK_ROWS})
   --json                  print the result as one JSON object on stdout
 ${DB_HELP}
@@ -82,6 +86,7 @@ function describe(result: CheckResult, sniffing: boolean): string {
 export async function checkCommand(args: string[]): Promise<number> {
   const { values, positionals } = parse(args, {
     table: { type: 'string' },
+    dir: { type: 'string' },
     rows: { type: 'string' },
     json: { type: 'boolean' },
     ...DB_FLAGS,
@@ -105,6 +110,7 @@ export async function checkCommand(args: string[]): Promise<number> {
       ...options.value,
       rows,
       ...(values.table !== undefined ? { table: values.table } : {}),
+      ...(values.dir !== undefined ? { dir: values.dir } : {}),
       ...(db ? { db } : {}),
       ...(choice.value.database !== undefined ? { database: choice.value.database } : {}),
       ...(choice.value.endpoint !== undefined ? { endpoint: choice.value.endpoint } : {}),

@@ -51,6 +51,11 @@ function decode(text: string): string {
   }
 }
 
+/** Whether a folder's name is `key=value` with a key: one that `partitionValues` takes. */
+export function isPartitionFolder(segment: string): boolean {
+  return segment.indexOf('=') > 0;
+}
+
 /**
  * The partition values of `name` (a path relative to the watched directory, `/`-separated): one
  * per folder, in path order. A folder that is not `key=value`, an empty key, or a key given
@@ -63,7 +68,7 @@ export function partitionValues(name: string, skipFolders = 0): Result<Partition
   const seen = new Set<string>();
   for (const segment of segments) {
     const at = segment.indexOf('=');
-    const key = at > 0 ? decode(segment.slice(0, at)) : '';
+    const key = isPartitionFolder(segment) ? decode(segment.slice(0, at)) : '';
     if (key === '') return err(notKeyValue(name, segment));
     if (seen.has(key.toLowerCase())) return err(keyTwice(name, key));
     seen.add(key.toLowerCase());

@@ -6,6 +6,9 @@ import { READY_WHEN } from '../watch-options.ts';
 const WITH_STABLE = { flag: 'ready', value: 'stable', problem: '--stable-ms goes with --ready stable' } as const;
 const WITH_MARKER = { flag: 'ready', value: 'marker', problem: '--marker goes with --ready marker' } as const;
 
+/** The marker file's name by default: Spark, Hadoop and Hive write `_SUCCESS` last. */
+export const DEFAULT_MARKER = '_SUCCESS';
+
 /** A marker file's name: one name, no folder in it, not `.` or `..`. */
 function isMarkerName(value: unknown): string | undefined {
   return typeof value === 'string' && value !== '' && !value.includes('/') && !value.includes('\\') && value !== '.' && value !== '..'
@@ -64,7 +67,7 @@ export const INTAKE_OPTIONS = {
     doc:
       "`readyWhen: 'marker'`: the file whose presence makes a subfolder of the watched directory one complete unit (Spark, Hadoop " +
       'and Hive write `_SUCCESS` last)',
-    default: '_SUCCESS',
+    default: DEFAULT_MARKER,
     check: isMarkerName,
     flag: {
       name: 'marker',

@@ -2,6 +2,7 @@
  * Exactly once when the embedded hyperd dies under the watcher: killed mid-stream (plain and
  * gzip files, deleted or archived), while a checkpoint waits on its connections, and again while
  * it starts up. The watcher starts it again with its next connection and every file lands once.
+ * Marker folders under the same kills: crash-hyperd-marker.test.ts.
  */
 import assert from 'node:assert/strict';
 import { mkdir, readdir } from 'node:fs/promises';
@@ -13,6 +14,7 @@ import { WatcherRegistry } from '../../../src/registry.ts';
 import { gzip } from '../../helpers/compression-suite.ts';
 import { csv, drop, leftovers, stagedEntries, waitFor } from '../../helpers/drop.ts';
 import { useHyperFixture } from '../../helpers/env.ts';
+import { killHyperd } from '../../helpers/hyperd-kill.ts';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -45,15 +47,7 @@ describe('crash safety: hyperd killed', () => {
       })();
       for (let k = 0; k < 3; k++) {
         await waitFor(() => handle.stats.filesIngested >= (k + 1) * 40, 'progress before the kill', 60000);
-        const pid = db.hyperdPid;
-        assert.ok(pid);
-        process.kill(pid, 'SIGKILL');
-        // The next connection restarts it, whatever the watcher was doing at the kill (a
-        // checkpoint's farewell statements used to hold every connection back for 30 s).
-        await waitFor(() => db.hyperdPid !== undefined && db.hyperdPid !== pid, 'hyperd restarted', 30000).catch(async (error: unknown) => {
-          await handle.stop().catch(() => {});
-          throw error;
-        });
+        await killHyperd(db, handle);
       }
       await producer;
       await waitFor(() => handle.stats.filesIngested === files, `all ${files} files`, 120000);

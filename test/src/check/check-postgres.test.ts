@@ -4,7 +4,7 @@
  * own tables, nor a row in an existing table is left behind.
  */
 import assert from 'node:assert/strict';
-import { writeFile } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { drop } from '../../helpers/drop.ts';
@@ -89,5 +89,28 @@ describe('hyperwatch check on PostgreSQL', () => {
     assert.equal(await scalar('SELECT count(*)::int FROM sales'), 1);
     assert.equal(await scalar('SELECT count(*)::int FROM hyperwatch_internal.ingest_log'), ledger);
     assert.equal(await scalar(`SELECT count(*)::int FROM pg_namespace WHERE nspname LIKE 'hyperwatch_check%'`), 0);
+  });
+
+  it('--partition-columns: the key=value folders above the file as the columns PostgreSQL would get, nothing left', async () => {
+    const dir = await tmp.dir('partitions');
+    const folder = join(dir, 'events', 'day=2026-12-01', 'shard=12', 'city=Z%C3%BCrich');
+    await mkdir(folder, { recursive: true });
+    const file = join(folder, 'part-0.csv');
+    await writeFile(file, 'id\n1\n');
+    const run = await cli(['check', file, ...flags, '--partition-columns', '--table', 'events', '--json']).done;
+    assert.equal(run.code, 0, run.stderr);
+    const result = JSON.parse(run.stdout) as { table: unknown; rows: unknown };
+    assert.deepEqual(result.table, {
+      name: 'events',
+      columns: [
+        { name: 'id', type: 'bigint' },
+        { name: 'day', type: 'date' },
+        { name: 'shard', type: 'bigint' },
+        { name: 'city', type: 'text' },
+      ],
+      created: true,
+    });
+    assert.deepEqual(result.rows, [{ id: '1', day: '2026-12-01', shard: '12', city: 'Zürich' }]);
+    assert.equal(await scalar(`SELECT to_regclass('public.events') IS NULL`), true);
   });
 });
