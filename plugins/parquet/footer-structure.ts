@@ -57,6 +57,13 @@ const LOGICAL_CONVERTED: Partial<Record<string, readonly string[]>> = {
   MAP: ['MAP', 'MAP_KEY_VALUE'],
 };
 
+/** A logical type whose legacy converted type is fixed, and a converted type other than that one. */
+function logicalContradiction(element: SchemaElement, converted: string): string | undefined {
+  const logical = element.logical_type?.type;
+  const wanted = logical === undefined ? undefined : LOGICAL_CONVERTED[logical];
+  return wanted && !wanted.includes(converted) ? `the logical type ${logical} but the converted type ${converted}` : undefined;
+}
+
 /** The converted types a group may carry (every other one annotates a physical type). */
 const GROUP_CONVERTED: readonly string[] = ['LIST', 'MAP', 'MAP_KEY_VALUE'];
 
@@ -69,9 +76,8 @@ function groupMismatch(element: SchemaElement): string | undefined {
   const converted = element.converted_type;
   if (converted === undefined) return undefined;
   if (!GROUP_CONVERTED.includes(converted)) return `the converted type ${converted}, which annotates no group`;
-  const logical = element.logical_type?.type;
-  const wanted = logical === undefined ? undefined : LOGICAL_CONVERTED[logical];
-  if (wanted && !wanted.includes(converted)) return `the logical type ${logical} but the converted type ${converted}`;
+  const contradiction = logicalContradiction(element, converted);
+  if (contradiction) return contradiction;
   return undefined;
 }
 
@@ -81,9 +87,8 @@ function convertedMismatch(element: SchemaElement): string | undefined {
   if (converted === undefined) return undefined;
   const on = CONVERTED_ON[converted];
   if (on && !on.includes(element.type!)) return `the converted type ${converted}, which only annotates ${on.join(', ')}`;
-  const logical = element.logical_type?.type;
-  const wanted = logical === undefined ? undefined : LOGICAL_CONVERTED[logical];
-  if (wanted && !wanted.includes(converted)) return `the logical type ${logical} but the converted type ${converted}`;
+  const contradiction = logicalContradiction(element, converted);
+  if (contradiction) return contradiction;
   const decimal = element.logical_type?.type === 'DECIMAL' ? element.logical_type : undefined;
   // Both forms of a decimal say its precision and scale: readers take one or the other (arrow-rs refuses a file where they differ).
   if (
