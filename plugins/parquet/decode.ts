@@ -11,7 +11,8 @@
 import { type AsyncBuffer, type ColumnChunk, type FileMetaData, parquetRead } from 'hyparquet';
 import { ingestError, IngestFailure } from '../../src/errors.ts';
 import { canDecompress, CodecError, strictCompressors } from './codecs.ts';
-import { checkPages, decoderMessage } from './pages.ts';
+import { UnsupportedPage } from './page-values.ts';
+import { checkPages, decoderMessage, type PageChecks } from './pages.ts';
 
 export { decoderMessage, MAX_PAGE_BYTES } from './pages.ts';
 import type { ClaimedFile } from '../../src/types.ts';
@@ -37,6 +38,42 @@ export function corruptColumn(file: ClaimedFile, group: number, column: string, 
       },
     ),
   );
+}
+
+/**
+ * One column chunk's pages checked (pages.ts): damage fails the file as PARQUET_CORRUPT, a valid
+ * page this reader does not decode as PARQUET_UNSUPPORTED_ENCODING.
+ */
+function checkChunkPages(
+  file: ClaimedFile,
+  group: number,
+  column: string,
+  bytes: Uint8Array,
+  chunk: ColumnChunk,
+  metadata: FileMetaData,
+  checks: PageChecks,
+): number {
+  try {
+    return checkPages(
+      bytes,
+      chunk,
+      metadata.schema,
+      (what, cause) => corruptColumn(file, group, column, what, cause),
+      checks,
+      Number(metadata.row_groups[group]!.num_rows),
+    );
+  } catch (error) {
+    if (!(error instanceof UnsupportedPage)) throw error;
+    throw new IngestFailure(
+      ingestError(
+        'data',
+        'PARQUET_UNSUPPORTED_ENCODING',
+        `${file.name}: column "${column}" of row group ${group}: a page ${error.message}`,
+        'Write the file with a current Parquet writer (RLE levels), then replay it.',
+        { file: file.name, column },
+      ),
+    );
+  }
 }
 
 /** The row group's column chunks, read and checked once, served to hyparquet from memory. */
@@ -123,17 +160,7 @@ export async function openGroup(src: GroupSource, index: number): Promise<OpenGr
     }
     const start = Number(chunkStart(chunk));
     const bytes = await src.source.slice(start, start + Number(meta.total_compressed_size));
-    largestPage = Math.max(
-      largestPage,
-      checkPages(
-        new Uint8Array(bytes),
-        chunk,
-        metadata.schema,
-        (what, cause) => corruptColumn(file, index, name, what, cause),
-        undefined,
-        Number(metadata.row_groups[index]!.num_rows),
-      ),
-    );
+    largestPage = Math.max(largestPage, checkChunkPages(file, index, name, new Uint8Array(bytes), chunk, metadata, { decompress: false }));
     held.push({ start, bytes });
     await yieldToEventLoop();
   }
@@ -155,14 +182,7 @@ export async function checkFilePages(file: ClaimedFile, source: AsyncBuffer, met
       const name = meta.path_in_schema[0]!;
       const start = Number(chunkStart(chunk));
       const bytes = await source.slice(start, start + Number(meta.total_compressed_size));
-      checkPages(
-        new Uint8Array(bytes),
-        chunk,
-        metadata.schema,
-        (what, cause) => corruptColumn(file, index, name, what, cause),
-        { decompress: true },
-        Number(group.num_rows),
-      );
+      checkChunkPages(file, index, name, new Uint8Array(bytes), chunk, metadata, { decompress: true });
       await yieldToEventLoop();
     }
   }

@@ -142,6 +142,7 @@ function checkLevels(
     return { valuesAt: v2.repetition_levels_byte_length + v2.definition_levels_byte_length, rows };
   }
   const count = header.data_page_header!.num_values;
+  checkLevelEncodings(header.data_page_header!, maxRep, maxDef, fail);
   if (maxRep === 0 && maxDef === 0) return { valuesAt: 0, rows: count };
   const page = uncompressed(header, body, codec, fail);
   const view = new DataView(page.buffer, page.byteOffset, page.byteLength);
@@ -160,6 +161,35 @@ function checkLevels(
     at += 4 + length;
   }
   return { valuesAt: at, rows };
+}
+
+/**
+ * A page that is valid Parquet but stored in a way this reader does not decode: the file fails as
+ * unsupported (not as damaged), naming what to write instead.
+ */
+export class UnsupportedPage extends Error {}
+
+/**
+ * A v1 page's level encodings: RLE (the hybrid every writer uses) or the deprecated BIT_PACKED;
+ * anything else is damage (arrow-rs: "invalid level encoding"), and hyparquet would read any of
+ * them as RLE. BIT_PACKED levels have no length prefix and another bit order, so where a page has
+ * such levels (a maximum above 0) hyparquet would misread them: refused, never guessed.
+ */
+function checkLevelEncodings(
+  page: NonNullable<ReturnType<typeof parquetHeader>['data_page_header']>,
+  maxRep: number,
+  maxDef: number,
+  fail: (what: string, cause?: unknown) => IngestFailure,
+): void {
+  for (const [encoding, max, what] of [
+    [page.repetition_level_encoding, maxRep, 'repetition'],
+    [page.definition_level_encoding, maxDef, 'definition'],
+  ] as const) {
+    if (encoding !== 'RLE' && encoding !== 'BIT_PACKED')
+      throw fail(`gives ${String(encoding)} as the encoding of its ${what} levels (levels are RLE or BIT_PACKED)`);
+    if (encoding === 'BIT_PACKED' && max > 0)
+      throw new UnsupportedPage(`stores its ${what} levels with the deprecated BIT_PACKED encoding, which this reader does not decode`);
+  }
 }
 
 /** A data page's value section: after its levels (`valuesAt`), decompressed. */
