@@ -50,24 +50,25 @@ import {
 } from './read-plan.ts';
 import { LineMap } from './splice.ts';
 import { loadWithSource } from './source.ts';
-import { checkUtf8 } from './utf8-check.ts';
+import { checkText } from './text-check.ts';
 
 /** `fileState` key: column types widened after an earlier attempt failed on them. */
 const WIDENED = 'csv.widened';
 
-/** `fileState` key: the file was found to be UTF-8 (a retry with wider types need not read it again). */
-const UTF8_CHECKED = 'csv.utf8Checked';
+/** `fileState` key: the file's text passed its checks (a retry with wider types need not read it again). */
+const TEXT_CHECKED = 'csv.textChecked';
 
 /**
- * The load, with the file checked to be UTF-8 meanwhile (utf8-check.ts): the check reads the file
- * while the server does, and a file that fails it fails the transaction before its commit.
+ * The load, with the file's text checked meanwhile (text-check.ts: UTF-8, quotes readers disagree
+ * on): the check reads the file while the server does, and a file that fails it fails the
+ * transaction before its commit.
  */
 async function load(conn: DbConnection, file: ClaimedFile, table: TableName, plan: ReadPlan, ctx: IngestContext): Promise<number> {
-  if (ctx.fileState.get(UTF8_CHECKED) === true) return loadChecked(conn, file, table, plan, ctx);
-  const [checked, loaded] = await Promise.allSettled([checkUtf8(file), loadChecked(conn, file, table, plan, ctx)]);
+  if (ctx.fileState.get(TEXT_CHECKED) === true) return loadChecked(conn, file, table, plan, ctx);
+  const [checked, loaded] = await Promise.allSettled([checkText(file, plan.text), loadChecked(conn, file, table, plan, ctx)]);
   // Its error names the line; the database's, for such a file, may be about a value it misread.
   if (checked.status === 'rejected') throw checked.reason;
-  ctx.fileState.set(UTF8_CHECKED, true);
+  ctx.fileState.set(TEXT_CHECKED, true);
   if (loaded.status === 'rejected') throw loaded.reason;
   return loaded.value;
 }

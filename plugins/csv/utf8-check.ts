@@ -17,9 +17,18 @@ const CHUNK = CHECK_CHUNK_BYTES;
 export const isUtf8: (bytes: Uint8Array) => boolean =
   typeof nativeIsUtf8 === 'function' ? (bytes) => nativeIsUtf8(bytes) : (bytes) => portableIsUtf8(bytes);
 
-/** Fails the file when its bytes are not UTF-8, naming the line; the bytes already read (`whole`) are not read again. */
-export async function checkUtf8(file: ClaimedFile, whole?: Uint8Array): Promise<void> {
-  const at = whole ? (isUtf8(whole) ? undefined : firstInvalid(whole, 0)) : await firstInvalidIn(file);
+/**
+ * Sees each piece of the file as the check reads it, in order; false stops the reading (the
+ * watcher has found what it looks for). `first`: the piece is the file's start.
+ */
+export type ChunkWatcher = (bytes: Uint8Array, first: boolean) => boolean;
+
+/**
+ * Fails the file when its bytes are not UTF-8, naming the line; the bytes already read (`whole`)
+ * are not read again. `also` sees the same bytes (one read of the file for several checks).
+ */
+export async function checkUtf8(file: ClaimedFile, whole?: Uint8Array, also?: ChunkWatcher): Promise<void> {
+  const at = whole ? firstInvalidInWhole(whole, also) : await firstInvalidIn(file, also);
   if (at === undefined) return;
   const line = await lineAt(file, at, whole);
   throw new IngestFailure(
@@ -35,8 +44,14 @@ export async function checkUtf8(file: ClaimedFile, whole?: Uint8Array): Promise<
   );
 }
 
+function firstInvalidInWhole(whole: Uint8Array, also?: ChunkWatcher): number | undefined {
+  if (!isUtf8(whole)) return firstInvalid(whole, 0);
+  also?.(whole, true);
+  return undefined;
+}
+
 /** Offset of the first byte that is not UTF-8, reading the file in chunks cut between characters. */
-async function firstInvalidIn(file: ClaimedFile): Promise<number | undefined> {
+async function firstInvalidIn(file: ClaimedFile, also?: ChunkWatcher): Promise<number | undefined> {
   let position = 0;
   while (position < file.size) {
     const chunk = await file.read(position, Math.min(CHUNK, file.size - position));
@@ -44,8 +59,10 @@ async function firstInvalidIn(file: ClaimedFile): Promise<number | undefined> {
     const last = position + chunk.length >= file.size;
     // A character cut by the chunk's end is checked with the next chunk.
     const cut = last ? chunk.length : characterStart(chunk);
-    if (!isUtf8(chunk.subarray(0, cut))) return position + (firstInvalid(chunk.subarray(0, cut), 0) ?? 0);
-    position += cut > 0 ? cut : chunk.length;
+    const piece = chunk.subarray(0, cut > 0 ? cut : chunk.length);
+    if (!isUtf8(piece)) return position + (firstInvalid(piece, 0) ?? 0);
+    if (also && !also(piece, position === 0)) return undefined;
+    position += piece.length;
   }
   return undefined;
 }
@@ -73,7 +90,7 @@ function firstInvalid(bytes: Uint8Array, from: number): number | undefined {
 }
 
 /** The 1-based line of byte `offset`. */
-async function lineAt(file: ClaimedFile, offset: number, whole?: Uint8Array): Promise<number> {
+export async function lineAt(file: ClaimedFile, offset: number, whole?: Uint8Array): Promise<number> {
   let line = 1;
   for (let position = 0; position < offset; position += CHUNK) {
     const chunk = whole
