@@ -69,6 +69,7 @@ function check(value: unknown, type: FieldType, where: string, spec?: FieldSpec)
         return;
       case 'i64':
         if (typeof value !== 'bigint') wrong();
+        if (spec?.count && (value as bigint) < 0n) throw new ThriftMismatch(where, `is ${String(value)}, a count below 0`);
         return;
       case 'double':
         if (typeof value !== 'number') wrong();

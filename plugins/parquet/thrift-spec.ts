@@ -23,6 +23,8 @@ export interface FieldSpec {
   readonly required?: boolean;
   /** Enum fields: the values the format defines, 0..`enumMax`. */
   readonly enumMax?: number;
+  /** A count: never below 0 (arrow-rs refuses a negative one). */
+  readonly count?: boolean;
 }
 
 /** `union`: exactly one of its fields is set (a field unknown to this definition counts: a newer writer's). */
@@ -48,8 +50,8 @@ export const GROUP_VAR_INT = 1;
 const STATISTICS = struct('Statistics', {
   1: f('max', 'binary'),
   2: f('min', 'binary'),
-  3: f('null_count', 'i64'),
-  4: f('distinct_count', 'i64'),
+  3: f('null_count', 'i64', { count: true }),
+  4: f('distinct_count', 'i64', { count: true }),
   5: f('max_value', 'binary'),
   6: f('min_value', 'binary'),
   7: f('is_max_value_exact', 'bool'),
