@@ -100,8 +100,10 @@ function markerProblem(options: WatchOptions): string | undefined {
 }
 
 /**
- * Other modes than append, and `order: 'name'`, apply one file at a time and each file alone:
- * two transactions at once, or a group, could commit files out of their order.
+ * Other modes than append, and `order: 'name'`, apply one transaction at a time: two at once
+ * could commit files out of their order. A group keeps its files' order inside its transaction
+ * (group.ts), except with `order: 'name'`, whose gate against other processes' earlier files
+ * (name-order.ts) is passed file by file: there each file goes alone.
  */
 function inOrder(options: WatchOptions): boolean {
   return (options.mode ?? 'append') !== 'append' || options.order === 'name';
@@ -147,7 +149,7 @@ export function resolveOptions(options: WatchOptions): ResolvedOptions {
     queueLimit: inRange(options, 'queueLimit'),
     checkpointDelayMs: inRange(options, 'checkpointDelayMs'),
     checkpointEvery: inRange(options, 'checkpointEvery'),
-    batchFiles: inOrder(options) ? 1 : inRange(options, 'batchFiles', true),
+    batchFiles: options.order === 'name' ? 1 : inRange(options, 'batchFiles', true),
     skipDuplicateContent: options.skipDuplicateContent ?? OPTIONS.skipDuplicateContent.default,
     schemaEvolution: options.schemaEvolution ?? OPTIONS.schemaEvolution.default,
     mode: options.mode ?? OPTIONS.mode.default,

@@ -10,7 +10,7 @@ import { ledgerByCopy, ledgerInsert, recordAllInLedger } from '../store/ledger.t
 import { dropIfCreatedEmpty } from '../columns/schema.ts';
 import type { ColumnSpec, DbConnection, IngesterPlugin, IngestError, TableName } from '../types.ts';
 import { type EarlyBegin, takeEarly } from './early.ts';
-import { epochOf, ingestContext, ledgerEntry, ledgerFileOf, stableMsOf } from './env.ts';
+import { epochOf, ingestContext, ledgerEntry, ledgerFileOf, stableMsOf, type WatchEnv } from './env.ts';
 import { changedAfterReady } from './fail.ts';
 import { fence, takeSlot } from './lease.ts';
 import { applyApart, dropApart, modeLoad, type StagedApart, stageApart, stagesApart } from './modes.ts';
@@ -147,7 +147,10 @@ export async function attemptGroup(
     const rows = await (begun?.begun ?? w.pool.get()).transaction(
       async (raw) => {
         const conn = known.describing(raw, described);
-        const rows = await appendAll(conn, files, plugin, env.table, pctx);
+        const rows =
+          env.options.mode === 'append'
+            ? await appendAll(conn, files, plugin, env.table, pctx)
+            : await applyAll(env, conn, raw, files, plugin, pctx);
         const changed = files.map((f) => f.changedSinceClaim());
         const index = changed.findIndex((c) => c !== undefined);
         if (index >= 0) throw new IngestFailure(changedAfterReady(files[index]!, changed[index]!, stableMsOf(env)), index);
@@ -205,6 +208,36 @@ async function appendAll(
     const appended = await plugin.append(conn, file, table, pctx);
     if (appended.isErr()) throw new IngestFailure(appended.error, index);
     rows.push(appended.value.rows);
+  }
+  return rows;
+}
+
+/**
+ * A group in a mode other than append (modes.ts): each file through the mode in turn, in the
+ * group's order, so that each acts on the table as the files before it left it (the database
+ * reads back what its own transaction wrote: see `batchLimit`). A file's failure names it.
+ */
+async function applyAll(
+  env: WatchEnv,
+  inner: DbConnection,
+  raw: DbConnection,
+  files: readonly OpenedFile[],
+  plugin: IngesterPlugin,
+  pctx: ReturnType<typeof ingestContext>,
+): Promise<number[]> {
+  const rows: number[] = [];
+  for (const [index, file] of files.entries()) {
+    try {
+      const mode = modeLoad(env, inner, raw);
+      await mode.prepare();
+      // What a plugin learns about one file is that file's alone.
+      const appended = await plugin.append(mode.conn, file, mode.table, { ...pctx, fileState: new Map() });
+      if (appended.isErr()) throw new IngestFailure(appended.error, index);
+      rows.push(await mode.finish(appended.value.rows, file.name));
+    } catch (error) {
+      if (isIngestFailure(error) && error.index === undefined) throw new IngestFailure(error.error, index);
+      throw error;
+    }
   }
   return rows;
 }

@@ -70,8 +70,15 @@ export function epochOf(env: WatchEnv): number {
   return env.db.epoch?.() ?? 0;
 }
 
-/** Files per task: `batchFiles`, within the bound on open claims. */
-export function batchLimit(options: Pick<ResolvedOptions, 'batchFiles' | 'maxConcurrent'>): number {
+/**
+ * Files per task (and per group): `batchFiles`, within the bound on open claims. One in the
+ * modes other than append on a database that does not read back in full what its own
+ * transaction wrote (hyperd 9.1, see `partialReadBack`): a file of a group applied by key, or
+ * replacing the table, would act on rows an earlier file of the same transaction wrote.
+ */
+export function batchLimit(env: Pick<WatchEnv, 'options' | 'db'>): number {
+  const { options, db } = env;
+  if (options.mode !== 'append' && db.capabilities.partialReadBack === true) return 1;
   return Math.max(1, Math.min(options.batchFiles, Math.floor(MAX_OPEN_CLAIMS / options.maxConcurrent)));
 }
 

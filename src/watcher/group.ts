@@ -10,6 +10,7 @@ import type { IngesterPlugin } from '../types.ts';
 import { attemptGroup } from './attempt.ts';
 import { checksum, withoutDuplicates } from './duplicates.ts';
 import type { EarlyBegin } from './early.ts';
+import { batchLimit } from './env.ts';
 import { finishOne, landedTogether } from './ingest.ts';
 import { POISON_GROUP_ATTEMPTS, withRetries } from './retry.ts';
 import type { Watch } from './watch.ts';
@@ -64,6 +65,34 @@ export function grouping(claimed: readonly ClaimedFile[], tableExists: boolean, 
   return { alone, groups };
 }
 
+/** A batch's files as units in their order: a file alone, or a group of one plugin's files. */
+export type OrderedUnit = { readonly alone: ClaimedFile } | { readonly plugin: IngesterPlugin; readonly files: readonly OpenedFile[] };
+
+/**
+ * `grouping` for files that must land in their order (the modes other than append): a group is
+ * a run of consecutive small files of one plugin, up to `batchFiles`; any other file ends the
+ * run and goes alone, in its place.
+ */
+export function orderedGrouping(claimed: readonly ClaimedFile[], tableExists: boolean, batchFiles: number): OrderedUnit[] {
+  const units: OrderedUnit[] = [];
+  let run: { plugin: IngesterPlugin; files: OpenedFile[] } | undefined;
+  for (const c of claimed) {
+    const groupable = c.match && tableExists && batchFiles > 1 && c.file.size <= BATCH_FILE_MAX_BYTES;
+    if (groupable && run && run.plugin === c.match!.plugin && run.files.length < batchFiles) {
+      run.files.push(c.file);
+      continue;
+    }
+    if (groupable) {
+      run = { plugin: c.match!.plugin, files: [c.file] };
+      units.push(run);
+    } else {
+      run = undefined;
+      units.push({ alone: c });
+    }
+  }
+  return units;
+}
+
 /**
  * How a failed group goes on: the file the failure belongs to (`index`) alone and the others as a
  * group; else `GROUP_SPLIT_WAYS` parts (single files once it is `SPLIT_TO_SINGLES` or fewer).
@@ -88,11 +117,21 @@ export async function finishAll(w: Watch, all: readonly ClaimedFile[], early?: E
 /** `finishAll` for files whose content is not a duplicate (or not checked). */
 async function finishDistinct(w: Watch, claimed: readonly ClaimedFile[], early: EarlyBegin | undefined): Promise<void> {
   const { known } = w;
-  const { batchFiles } = w.env.options;
+  const batchFiles = batchLimit(w.env);
   if (!known.exists && claimed.length > 1 && batchFiles > 1) await known.lookUp(w.pool.get());
+  if (inOrder(w)) {
+    for (const unit of orderedGrouping(claimed, known.exists, batchFiles))
+      await ('alone' in unit ? finishOne(w, unit.alone, early) : finishGroup(w, unit.files, unit.plugin, early));
+    return;
+  }
   const { alone, groups } = grouping(claimed, known.exists, batchFiles);
   for (const c of alone) await finishOne(w, c, early);
   for (const { plugin, files } of groups) await finishGroup(w, files, plugin, early);
+}
+
+/** Files are applied in their order (the modes other than append): groups are split in order, one part after the other. */
+function inOrder(w: Watch): boolean {
+  return w.env.options.mode !== 'append';
 }
 
 /**
@@ -141,10 +180,28 @@ async function finishGroup(w: Watch, files: readonly OpenedFile[], plugin: Inges
         error: outcome.error.message,
       });
       const { alone, parts } = splitAfterFailure(files, outcome.index);
+      if (inOrder(w)) return splitInOrder(w, files, plugin, outcome.index, parts);
       await Promise.all([
         ...(alone ? [finishOne(w, { state: 'claimed', file: alone, match: { plugin, extension: alone.extension } })] : []),
         ...parts.map((part) => finishGroup(w, part, plugin)),
       ]);
     }
   }
+}
+
+/**
+ * A failed group of files that land in their order: the files before the one the failure
+ * belongs to as a group, that file alone, then the files after it; or, naming none, the parts
+ * one after the other.
+ */
+async function splitInOrder(
+  w: Watch,
+  files: readonly OpenedFile[],
+  plugin: IngesterPlugin,
+  index: number | undefined,
+  parts: readonly (readonly OpenedFile[])[],
+): Promise<void> {
+  const inTurn =
+    index !== undefined && index >= 0 && index < files.length ? [files.slice(0, index), [files[index]!], files.slice(index + 1)] : parts;
+  for (const part of inTurn) await finishGroup(w, part, plugin);
 }

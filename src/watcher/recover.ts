@@ -109,7 +109,7 @@ export async function recoverClaims(w: Watch, all: readonly StagedClaim[]): Prom
     if (counted) uncount(env, counted);
     reclaimed.push({ state: 'claimed', file: reopened.file, match });
     // A few groups' worth at a time: each reopened file holds a descriptor until it settles.
-    if (reclaimed.length >= batchLimit(env.options)) await finishAll(w, reclaimed.splice(0));
+    if (reclaimed.length >= batchLimit(env)) await finishAll(w, reclaimed.splice(0));
   }
   await finishAll(w, reclaimed);
 }

@@ -74,7 +74,7 @@ export class TaskPump {
       // meanwhile would each go alone (see group.ts) instead of waiting to form groups.
       if (!known.exists && life.running > 0) break;
       const free = this.#limit - life.running;
-      const names = inbox.dequeue(known.exists ? Math.min(batchLimit(env.options), Math.ceil(inbox.size / free)) : 1);
+      const names = inbox.dequeue(known.exists ? Math.min(batchLimit(env), Math.ceil(inbox.size / free)) : 1);
       const task: Promise<void> = this.#task(names)
         .catch((error: unknown) => {
           env.log.error('unexpected error processing files; they stay where they are and are retried on the next rescan', {

@@ -8,6 +8,8 @@ import type { WatchBench } from './watch-bench.ts';
 export interface ModesExpect {
   /** The database keeps the order a file's rows were loaded in (PostgreSQL): `duplicateKeys: 'last'` works there. */
   readonly ordered: boolean;
+  /** Files ready at once share a transaction in these modes (the database reads back its transaction's writes in full). */
+  readonly grouped: boolean;
 }
 
 type Row = Record<string, string | null>;

@@ -12,6 +12,7 @@ import { miniParquet, plain } from './conformance-parquet-mini.ts';
 import { csv } from './drop.ts';
 import type { WatchBench } from './watch-bench.ts';
 import { dropAndWait, type ModesExpect, r, rowsOf } from './modes-common.ts';
+import { groupCases } from './modes-groups.ts';
 import { refusalCases } from './modes-refusals.ts';
 
 export function modeCases(t: WatchBench, expect: ModesExpect): void {
@@ -302,5 +303,6 @@ export function modeCases(t: WatchBench, expect: ModesExpect): void {
     assert.equal(handle.stats.filesFailed, 0, JSON.stringify(handle.stats.lastError));
     await handle.stop();
   });
+  groupCases(t, expect);
   refusalCases(t, expect, open);
 }

@@ -37,7 +37,7 @@ describe('load mode settings', () => {
     assert.deepEqual(parseKey(['id', 'ID']), { problem: 'key names column "ID" twice' });
   });
 
-  it('the API: a bad combination throws WatchConfigError; other modes and order name go one file at a time', () => {
+  it('the API: a bad combination throws WatchConfigError; other modes go one transaction at a time, order name one file at a time', () => {
     assert.throws(
       () => resolveOptions({ key: 'id' }),
       (e: unknown) => e instanceof WatchConfigError && /key is set but mode is 'append'/.test(e.message),
@@ -50,7 +50,8 @@ describe('load mode settings', () => {
     assert.throws(() => resolveOptions({ duplicateKeys: 'first' as never }), /duplicateKeys is "first"; use 'last' or 'fail'/);
     const upsert = resolveOptions({ mode: 'upsert', key: 'id', maxConcurrent: 8, batchFiles: 50 });
     assert.deepEqual([upsert.mode, upsert.key, upsert.duplicateKeys, upsert.order], ['upsert', ['id'], 'last', 'arrival']);
-    assert.deepEqual([upsert.maxConcurrent, upsert.batchFiles], [1, 1]);
+    // One transaction at a time; a group keeps its files' order (on PostgreSQL: see batchLimit).
+    assert.deepEqual([upsert.maxConcurrent, upsert.batchFiles], [1, 50]);
     const byName = resolveOptions({ order: 'name', maxConcurrent: 8 });
     assert.deepEqual([byName.mode, byName.maxConcurrent, byName.batchFiles], ['append', 1, 1]);
     const plain = resolveOptions({ maxConcurrent: 8, batchFiles: 50 });

@@ -31,6 +31,6 @@ describe('load modes on a hyperd reached by endpoint', () => {
       ),
     'e',
   );
-  modeCases(t, { ordered: false });
+  modeCases(t, { ordered: false, grouped: false });
   replaceReaderCase(t, { files: 20, rows: 50_000 });
 });

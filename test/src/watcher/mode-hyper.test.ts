@@ -10,6 +10,6 @@ import { useWatchBench } from '../../helpers/watch-bench.ts';
 
 describe('load modes on hyperd', () => {
   const t = useWatchBench(hyperFixture, 'm');
-  modeCases(t, { ordered: false });
+  modeCases(t, { ordered: false, grouped: false });
   replaceReaderCase(t, { files: 50, rows: 200_000 });
 });

@@ -18,7 +18,7 @@ const { pgFixture } = await postgresForFile();
 
 describe('load modes on PostgreSQL', () => {
   const t = useWatchBench(pgFixture, 'm');
-  modeCases(t, { ordered: true });
+  modeCases(t, { ordered: true, grouped: true });
   replaceReaderCase(t, { files: 50, rows: 200_000 });
 
   it('upsert onto a table whose key is its primary key: INSERT ... ON CONFLICT, the columns a file lacks keep their values', async () => {

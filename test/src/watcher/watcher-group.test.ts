@@ -12,7 +12,7 @@ import { type OpenedFile, reopenStaged } from '../../../src/protocol/files.ts';
 import { defineIngester } from '../../../src/plugins.ts';
 import type { ClaimedFile } from '../../../src/protocol/record.ts';
 import type { IngesterPlugin } from '../../../src/types.ts';
-import { grouping, splitAfterFailure, splitInto } from '../../../src/watcher/group.ts';
+import { grouping, orderedGrouping, splitAfterFailure, splitInto } from '../../../src/watcher/group.ts';
 
 const plugin = (name: string): IngesterPlugin =>
   defineIngester({
@@ -86,6 +86,28 @@ describe('grouping', () => {
       );
       assert.equal(groups.length, 0);
     }
+  });
+
+  it("in order (the modes other than append): runs of one plugin's small files, every other file alone in its place", async () => {
+    const files = [
+      await claimed('o1', 10, csv),
+      await claimed('o2', 10, csv),
+      await claimed('o3', 10, csv),
+      await claimed('o4', 10, json),
+      await claimed('o5', 10, csv),
+      await claimed('o6', BATCH_FILE_MAX_BYTES + 1, csv),
+      await claimed('o7', 10, csv),
+      await claimed('o8', 10, undefined),
+      await claimed('o9', 10, csv),
+    ];
+    const shape = (units: ReturnType<typeof orderedGrouping>) =>
+      units.map((u) => ('alone' in u ? u.alone.file.name : u.files.map((f) => f.name)));
+    assert.deepEqual(shape(orderedGrouping(files, true, 2)), [['o1', 'o2'], ['o3'], ['o4'], ['o5'], 'o6', ['o7'], 'o8', ['o9']]);
+    assert.deepEqual(shape(orderedGrouping(files, true, 10)), [['o1', 'o2', 'o3'], ['o4'], ['o5'], 'o6', ['o7'], 'o8', ['o9']]);
+    // Every file alone, in its order, while the table is not known or with batchFiles 1.
+    const names = files.map((f) => f.file.name);
+    assert.deepEqual(shape(orderedGrouping(files, false, 10)), names);
+    assert.deepEqual(shape(orderedGrouping(files, true, 1)), names);
   });
 });
 
