@@ -41,6 +41,15 @@ export interface Grouping {
   readonly groups: readonly { readonly plugin: IngesterPlugin; readonly files: readonly OpenedFile[] }[];
 }
 
+/** A file that may share a transaction: a plugin takes it, it is small, the table is known and groups are on. */
+function groupable(
+  c: ClaimedFile,
+  tableExists: boolean,
+  batchFiles: number,
+): c is ClaimedFile & { readonly match: NonNullable<ClaimedFile['match']> } {
+  return c.match !== undefined && tableExists && batchFiles > 1 && c.file.size <= BATCH_FILE_MAX_BYTES;
+}
+
 /**
  * Small files of one plugin go together, in groups of up to `batchFiles`; the rest alone (a file
  * no plugin takes, a large one, or any file while the table is not known to exist: the first one
@@ -50,7 +59,7 @@ export function grouping(claimed: readonly ClaimedFile[], tableExists: boolean, 
   const byPlugin = new Map<IngesterPlugin, OpenedFile[]>();
   const alone: ClaimedFile[] = [];
   for (const c of claimed) {
-    if (c.match && tableExists && batchFiles > 1 && c.file.size <= BATCH_FILE_MAX_BYTES) {
+    if (groupable(c, tableExists, batchFiles)) {
       const group = byPlugin.get(c.match.plugin) ?? [];
       group.push(c.file);
       byPlugin.set(c.match.plugin, group);
@@ -77,12 +86,12 @@ export function orderedGrouping(claimed: readonly ClaimedFile[], tableExists: bo
   const units: OrderedUnit[] = [];
   let run: { plugin: IngesterPlugin; files: OpenedFile[] } | undefined;
   for (const c of claimed) {
-    const groupable = c.match && tableExists && batchFiles > 1 && c.file.size <= BATCH_FILE_MAX_BYTES;
-    if (groupable && run && run.plugin === c.match!.plugin && run.files.length < batchFiles) {
+    const small = groupable(c, tableExists, batchFiles);
+    if (small && run && run.plugin === c.match!.plugin && run.files.length < batchFiles) {
       run.files.push(c.file);
       continue;
     }
-    if (groupable) {
+    if (small) {
       run = { plugin: c.match!.plugin, files: [c.file] };
       units.push(run);
     } else {
