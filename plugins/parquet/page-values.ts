@@ -129,16 +129,21 @@ function checkLevels(
   const maxDef = getMaxDefinitionLevel(schemaPath);
   const v2 = header.data_page_header_v2;
   if (v2) {
-    const rows = levelRuns(body.subarray(0, v2.repetition_levels_byte_length), maxRep, 'repetition', fail, v2.num_values, true);
+    const rows = levelRuns(body.subarray(0, v2.repetition_levels_byte_length), maxRep, 'repetition', fail, v2.num_values, 0);
     // Readers find the rows of a page by its header's count (arrow-rs: "StructArrayReader out of sync").
     if (rows !== v2.num_rows) throw fail(`says it holds ${v2.num_rows} rows where its ${v2.num_values} values begin ${rows}`);
-    levelRuns(
+    const defined = levelRuns(
       body.subarray(v2.repetition_levels_byte_length, v2.repetition_levels_byte_length + v2.definition_levels_byte_length),
       maxDef,
       'definition',
       fail,
       v2.num_values,
+      maxDef,
     );
+    // Readers take the page's values to be num_values - num_nulls (hyparquet, arrow-rs); levels
+    // that say otherwise would put values on the wrong rows. Arrow C++ and arrow-rs refuse it.
+    if (v2.num_values - defined !== v2.num_nulls)
+      throw fail(`says it holds ${v2.num_nulls} NULLs where its definition levels give ${v2.num_values - defined}`);
     return { valuesAt: v2.repetition_levels_byte_length + v2.definition_levels_byte_length, rows };
   }
   const count = header.data_page_header!.num_values;
@@ -156,7 +161,7 @@ function checkLevels(
     if (at + 4 > page.length) throw fail(`ends inside its ${what} levels`);
     const length = view.getUint32(at, true);
     if (at + 4 + length > page.length) throw fail(`has ${what} levels of ${length} bytes past its end`);
-    const zeros = levelRuns(page.subarray(at + 4, at + 4 + length), max, what, fail, count, what === 'repetition');
+    const zeros = levelRuns(page.subarray(at + 4, at + 4 + length), max, what, fail, count, what === 'repetition' ? 0 : undefined);
     if (what === 'repetition') rows = zeros;
     at += 4 + length;
   }

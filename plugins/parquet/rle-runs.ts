@@ -18,17 +18,26 @@ function runHeader(bytes: Uint8Array, at: number): [number, number] | undefined 
   return undefined;
 }
 
+/** Set bits of each byte value: the levels of 1 in a bit-packed run of a column whose maximum is 1. */
+const ONES = Uint8Array.from({ length: 256 }, (_, b) => {
+  let n = 0;
+  for (let v = b; v; v &= v - 1) n++;
+  return n;
+});
+
 /**
- * Every value of an RLE / bit-packed hybrid run of levels at most `max`. With `countZeros`, returns
- * how many levels are 0 (repetition levels: the rows that begin in the page).
+ * Checks every level of an RLE / bit-packed hybrid run of levels: each at most `max`, one for
+ * each of the page's `count` values. With `counted`, returns how many of those levels equal it
+ * (repetition level 0: the rows that begin in the page; definition level `max`: its non-NULL
+ * values); without, returns 0. The padding past the page's last value is not counted.
  */
-export function levelRuns(bytes: Uint8Array, max: number, what: string, fail: Fail, count: number, countZeros = false): number {
-  if (max === 0) return count;
+export function levelRuns(bytes: Uint8Array, max: number, what: string, fail: Fail, count: number, counted?: number): number {
+  if (max === 0) return counted === 0 ? count : 0;
   const width = 32 - Math.clz32(max);
   const powerOfTwo = ((max + 1) & max) === 0;
   let at = 0;
   let levels = 0;
-  let zeros = 0;
+  let matches = 0;
   while (at < bytes.length) {
     const read = runHeader(bytes, at);
     if (read === undefined) throw fail(`has ${what} levels that end inside a run header`);
@@ -37,30 +46,37 @@ export function levelRuns(bytes: Uint8Array, max: number, what: string, fail: Fa
     if (header % 2 === 1) {
       const length = Math.floor(header / 2) * width;
       if (at + length > bytes.length) throw fail(`has ${what} levels that end inside a bit-packed run`);
-      if (!powerOfTwo || countZeros) {
-        for (let bit = 0; bit + width <= length * 8 && at + (bit >> 3) < bytes.length; bit += width) {
+      const within = Math.max(0, Math.min(Math.floor(header / 2) * 8, count - levels));
+      if (width === 1 && counted === 1) {
+        // Levels of 0 and 1 only (a nullable flat column): count the set bits, byte by byte.
+        const whole = within >> 3;
+        for (let k = 0; k < whole; k++) matches += ONES[bytes[at + k]!]!;
+        if (within & 7) matches += ONES[bytes[at + whole]! & ((1 << (within & 7)) - 1)]!;
+      } else if (!powerOfTwo || counted !== undefined) {
+        for (let bit = 0; bit + width <= length * 8; bit += width) {
           let value = 0;
           for (let b = 0; b < width; b++) value |= ((bytes[at + ((bit + b) >> 3)]! >> ((bit + b) & 7)) & 1) << b;
           if (value > max) throw fail(`has a ${what} level of ${value}, above the column's ${max}`);
           // Past the page's values, the last group's padding.
-          if (value === 0 && levels + bit / width < count) zeros++;
+          if (value === counted && bit / width < within) matches++;
         }
       }
       at += length;
       levels += Math.floor(header / 2) * 8;
     } else {
-      levels += Math.floor(header / 2);
+      const run = Math.floor(header / 2);
       let value = 0;
       const valueBytes = (width + 7) >> 3;
       if (at + valueBytes > bytes.length) throw fail(`has ${what} levels that end inside a run`);
       for (let b = 0; b < valueBytes && at < bytes.length; b++) value |= bytes[at++]! << (8 * b);
       if (value > max) throw fail(`has a ${what} level of ${value}, above the column's ${max}`);
-      if (value === 0) zeros += Math.max(0, Math.min(Math.floor(header / 2), count - (levels - Math.floor(header / 2))));
+      if (value === counted) matches += Math.max(0, Math.min(run, count - levels));
+      levels += run;
     }
   }
   // Every value of the page has its level (Arrow C++, arrow-rs and DuckDB refuse fewer).
   if (levels < count) throw fail(`has ${what} levels for ${levels} of its ${count} values`);
-  return zeros;
+  return matches;
 }
 
 /** The boolean values `runs` hold (1 bit wide), counted up to `defined`. */
