@@ -53,7 +53,9 @@ export async function attemptOne(
     const rows = await (begun?.begun ?? w.pool.get()).transaction(
       async (conn) => {
         const fencing = behindFirstStatement(w, conn, slot.slot, file.size <= BATCH_FILE_MAX_BYTES);
-        const rows = apart ? await applyApart(env, conn, apart, file.name) : await load(conn, fencing.send);
+        const rows = apart
+          ? await applyApart(env, conn, apart, file.name)
+          : await loadFile(env, known.describing(conn, described, fencing.send), conn, file, plugin, pctx);
         const changed = file.changedSinceClaim();
         if (changed) throw new IngestFailure(changedAfterReady(file, changed, stableMsOf(env)));
         if (!known.exists && (described.columns !== undefined || (await conn.describeTable(env.table)) !== null)) known.found();
@@ -80,16 +82,26 @@ export async function attemptOne(
     slot.release();
     release?.();
   }
+}
 
-  /** The plugin's load in the file's transaction: in append mode, or through the mode (modes.ts). */
-  async function load(conn: DbConnection, send: (() => void) | undefined): Promise<number> {
-    const inner = known.describing(conn, described, send);
-    const mode = env.options.mode === 'append' ? undefined : modeLoad(env, inner, conn);
-    await mode?.prepare();
-    const appended = await plugin.append(mode?.conn ?? inner, file, mode?.table ?? env.table, pctx);
-    if (appended.isErr()) throw new IngestFailure(appended.error);
-    return mode ? mode.finish(appended.value.rows, file.name) : appended.value.rows;
-  }
+/**
+ * One file's rows in its transaction, by the plugin: appended, or through the mode (modes.ts).
+ * `inner` is the connection the plugin reads the table's description through; `raw` the
+ * transaction's own.
+ */
+async function loadFile(
+  env: WatchEnv,
+  inner: DbConnection,
+  raw: DbConnection,
+  file: OpenedFile,
+  plugin: IngesterPlugin,
+  pctx: ReturnType<typeof ingestContext>,
+): Promise<number> {
+  const mode = env.options.mode === 'append' ? undefined : modeLoad(env, inner, raw);
+  await mode?.prepare();
+  const appended = await plugin.append(mode?.conn ?? inner, file, mode?.table ?? env.table, pctx);
+  if (appended.isErr()) throw new IngestFailure(appended.error);
+  return mode ? mode.finish(appended.value.rows, file.name) : appended.value.rows;
 }
 
 /**
@@ -228,12 +240,8 @@ async function applyAll(
   const rows: number[] = [];
   for (const [index, file] of files.entries()) {
     try {
-      const mode = modeLoad(env, inner, raw);
-      await mode.prepare();
       // What a plugin learns about one file is that file's alone.
-      const appended = await plugin.append(mode.conn, file, mode.table, { ...pctx, fileState: new Map() });
-      if (appended.isErr()) throw new IngestFailure(appended.error, index);
-      rows.push(await mode.finish(appended.value.rows, file.name));
+      rows.push(await loadFile(env, inner, raw, file, plugin, { ...pctx, fileState: new Map() }));
     } catch (error) {
       if (isIngestFailure(error) && error.index === undefined) throw new IngestFailure(error.error, index);
       throw error;
