@@ -102,7 +102,11 @@ export function checkPages(
       dictionary = count;
     }
     if (header.type === 'DATA_PAGE' || header.type === 'DATA_PAGE_V2') {
-      if (page === undefined) throw fail(`the data page at byte ${at} has no data page header`);
+      // The header its type names: readers take a v1 page's from data_page_header alone, a v2 page's
+      // from data_page_header_v2 (a damaged type with the other one's header: hyparquet threw).
+      const own = header.type === 'DATA_PAGE' ? header.data_page_header : header.data_page_header_v2;
+      if (own === undefined)
+        throw fail(`the ${header.type === 'DATA_PAGE' ? 'v1' : 'v2'} data page at byte ${at} has no header of its kind`);
       values += count!;
       largest = Math.max(largest, count!);
       if (values > expected) throw fail(`its pages hold more values (${values}) than the footer says (${expected})`);
