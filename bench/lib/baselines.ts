@@ -5,6 +5,7 @@
  */
 import { spawn } from 'node:child_process';
 import { createReadStream } from 'node:fs';
+import { TABLEAU_ROLE } from '../../adapters/db/hyper/file-role.ts';
 import { copyFrom, type Sql } from '../../adapters/db/postgres-js/pool.ts';
 import { quoteIdent, quoteLiteral } from '../../src/columns/sql.ts';
 import { now } from './measure.ts';
@@ -72,7 +73,8 @@ export const psqlCopy: Baseline = {
           '-p',
           String(server.port),
           '-U',
-          'hyperwatch',
+          // The role the bench's hyperd runs as (server.ts), as Tableau's tools start it.
+          TABLEAU_ROLE,
           '-d',
           database,
           '-c',

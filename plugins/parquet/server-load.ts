@@ -85,15 +85,16 @@ export async function loadOnServer(
     ...sourceSelect(sources, ctx.sqlType),
   ].join(', ');
   const sql = `INSERT INTO ${qualifiedName(table)} (${columnList([...targets, ...sources])}) SELECT ${select} FROM ${source}`;
-  // hyperd's reader is more lenient than ours: the pages are checked here first (see `checkFilePages`).
-  await checkFilePages(file, asyncBufferOf(file), metadata);
-  let rows: number;
-  try {
-    await checkLengths(conn, file, table, targets, source);
-    rows = await conn.execute(sql);
-  } catch (error) {
-    throw serverReadError(error, file, sql, ctx);
-  }
+  // hyperd's reader is more lenient than ours: the pages are checked here (see `checkFilePages`)
+  // while hyperd reads the file, and the transaction commits only once both are done. A page the
+  // check refuses fails the file with the check's error, whatever hyperd made of it.
+  const [checked, loaded] = await Promise.allSettled([
+    checkFilePages(file, asyncBufferOf(file), metadata),
+    checkLengths(conn, file, table, targets, source).then(() => conn.execute(sql)),
+  ]);
+  if (checked.status === 'rejected') throw checked.reason;
+  if (loaded.status === 'rejected') throw serverReadError(loaded.reason, file, sql, ctx);
+  const rows = loaded.value;
   if (BigInt(rows) !== expected) throw rowCountMismatch(file, rows, expected);
   return rows;
 }
