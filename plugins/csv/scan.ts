@@ -48,6 +48,8 @@ const QUOTE_IN_QUOTED = 4;
  */
 export function scanCsv(bytes: Uint8Array, delimiter = 0x2c, dateFields: ReadonlySet<number> = new Set()): Scan {
   const start = bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf ? 3 : 0;
+  // Every byte of every small file passes here: the state lives in plain locals (no closure
+  // writes them, which would move them to the heap) and each byte goes through one switch.
   let lines = 0;
   let headerEnd = -1;
   let irregular = false;
@@ -55,56 +57,57 @@ export function scanCsv(bytes: Uint8Array, delimiter = 0x2c, dateFields: Readonl
   const checkDates = dateFields.size > 0;
   let field = 0;
   let at: number = LINE_START;
-  const endLine = (i: number) => {
-    if (headerEnd === -1) headerEnd = i;
-    lines++;
-    field = 0;
-    at = LINE_START;
-  };
-  for (let i = start; i < bytes.length && !irregular; i++) {
+  const n = bytes.length;
+  for (let i = start; i < n && !irregular; i++) {
     const b = bytes[i]!;
-    if (
-      checkDates &&
-      (at === LINE_START || at === FIELD_START) &&
-      headerEnd !== -1 &&
-      dateFields.has(field) &&
-      b !== delimiter &&
-      b !== LF &&
-      b !== CR &&
-      !isoAt(bytes, i)
-    )
-      isoDates = false;
-    if (b === delimiter && at !== QUOTED) field++;
     if (b === CR && at !== QUOTED) {
       // Only as part of CRLF outside a quoted field.
       if (bytes[i + 1] !== LF || at === LINE_START) irregular = true;
       continue;
     }
+    let ended = false;
     switch (at) {
       case LINE_START:
       case FIELD_START:
         if (b === LF) {
           if (at === LINE_START)
             irregular = true; // a blank line
-          else endLine(i);
-        } else if (b === QUOTE) at = QUOTED;
-        else if (b === delimiter) at = FIELD_START;
-        else at = UNQUOTED;
+          else ended = true;
+          break;
+        }
+        if (b === delimiter) {
+          field++;
+          at = FIELD_START;
+          break;
+        }
+        // The first byte of a field after the header: a date field's value must start as ISO.
+        if (checkDates && isoDates && headerEnd !== -1 && dateFields.has(field) && !isoAt(bytes, i)) isoDates = false;
+        at = b === QUOTE ? QUOTED : UNQUOTED;
         break;
       case UNQUOTED:
-        if (b === LF) endLine(i);
-        else if (b === delimiter) at = FIELD_START;
-        else if (b === QUOTE) irregular = true;
+        if (b === LF) ended = true;
+        else if (b === delimiter) {
+          field++;
+          at = FIELD_START;
+        } else if (b === QUOTE) irregular = true;
         break;
       case QUOTED:
         if (b === QUOTE) at = QUOTE_IN_QUOTED;
         break;
       case QUOTE_IN_QUOTED:
         if (b === QUOTE) at = QUOTED;
-        else if (b === delimiter) at = FIELD_START;
-        else if (b === LF) endLine(i);
+        else if (b === delimiter) {
+          field++;
+          at = FIELD_START;
+        } else if (b === LF) ended = true;
         else irregular = true;
         break;
+    }
+    if (ended) {
+      if (headerEnd === -1) headerEnd = i;
+      lines++;
+      field = 0;
+      at = LINE_START;
     }
   }
   if (at === QUOTED) irregular = true;
