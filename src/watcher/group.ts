@@ -86,17 +86,14 @@ export function orderedGrouping(claimed: readonly ClaimedFile[], tableExists: bo
   const units: OrderedUnit[] = [];
   let run: { plugin: IngesterPlugin; files: OpenedFile[] } | undefined;
   for (const c of claimed) {
-    const small = groupable(c, tableExists, batchFiles);
-    if (small && run && run.plugin === c.match!.plugin && run.files.length < batchFiles) {
-      run.files.push(c.file);
-      continue;
-    }
-    if (small) {
-      run = { plugin: c.match!.plugin, files: [c.file] };
-      units.push(run);
-    } else {
+    if (!groupable(c, tableExists, batchFiles)) {
       run = undefined;
       units.push({ alone: c });
+    } else if (run && run.plugin === c.match.plugin && run.files.length < batchFiles) {
+      run.files.push(c.file);
+    } else {
+      run = { plugin: c.match.plugin, files: [c.file] };
+      units.push(run);
     }
   }
   return units;
@@ -189,28 +186,18 @@ async function finishGroup(w: Watch, files: readonly OpenedFile[], plugin: Inges
         error: outcome.error.message,
       });
       const { alone, parts } = splitAfterFailure(files, outcome.index);
-      if (inOrder(w)) return splitInOrder(w, files, plugin, outcome.index, parts);
+      if (inOrder(w)) {
+        // The files before the one the failure belongs to, it alone, then the files after it
+        // (or, naming none, the parts), one after the other: never two parts at once.
+        // `alone` is set exactly when the failure names a file of the group (`index`).
+        const at = outcome.index!;
+        for (const part of alone ? [files.slice(0, at), [alone], files.slice(at + 1)] : parts) await finishGroup(w, part, plugin);
+        return;
+      }
       await Promise.all([
         ...(alone ? [finishOne(w, { state: 'claimed', file: alone, match: { plugin, extension: alone.extension } })] : []),
         ...parts.map((part) => finishGroup(w, part, plugin)),
       ]);
     }
   }
-}
-
-/**
- * A failed group of files that land in their order: the files before the one the failure
- * belongs to as a group, that file alone, then the files after it; or, naming none, the parts
- * one after the other.
- */
-async function splitInOrder(
-  w: Watch,
-  files: readonly OpenedFile[],
-  plugin: IngesterPlugin,
-  index: number | undefined,
-  parts: readonly (readonly OpenedFile[])[],
-): Promise<void> {
-  const inTurn =
-    index !== undefined && index >= 0 && index < files.length ? [files.slice(0, index), [files[index]!], files.slice(index + 1)] : parts;
-  for (const part of inTurn) await finishGroup(w, part, plugin);
 }
