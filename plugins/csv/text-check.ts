@@ -1,23 +1,31 @@
 /**
  * The checks a CSV file's text passes before its rows may commit, in one read of the file beside
- * the database's own: UTF-8 (utf8-check.ts) and quotes readers disagree on (quote-check.ts).
+ * the database's own: UTF-8 (utf8-check.ts) and quotes readers disagree on (quote-check.ts); and,
+ * when the database reads dates as written, that they are written as ISO (iso-date-check.ts).
  */
 import { ingestError, IngestFailure } from '../../src/errors.ts';
 import type { ClaimedFile } from '../../src/types.ts';
 import type { TextDialect } from './dialect.ts';
+import type { IsoDateCheck } from './iso-date-check.ts';
 import { type QuoteProblem, QuoteCheck } from './quote-check.ts';
 import { checkUtf8, lineAt } from './utf8-check.ts';
 
 const BOM = [0xef, 0xbb, 0xbf];
 
-/** Fails the file when its text is not UTF-8 or quotes a field in a way readers disagree on. */
-export async function checkText(file: ClaimedFile, text: TextDialect, whole?: Uint8Array): Promise<void> {
+/**
+ * Fails the file when its text is not UTF-8 or quotes a field in a way readers disagree on.
+ * `dates`, when given, reads the same bytes (its `problem` tells the caller what it found).
+ */
+export async function checkText(file: ClaimedFile, text: TextDialect, whole?: Uint8Array, dates?: IsoDateCheck): Promise<void> {
   const quotes = new QuoteCheck(text);
   await checkUtf8(file, whole, (bytes, first) => {
-    quotes.feed(bytes, first && BOM.every((b, i) => bytes[i] === b) ? BOM.length : 0);
-    return quotes.problem === undefined;
+    const start = first && BOM.every((b, i) => bytes[i] === b) ? BOM.length : 0;
+    quotes.feed(bytes, start);
+    dates?.feed(bytes, start);
+    return quotes.problem === undefined && dates?.problem === undefined;
   });
   if (quotes.problem) throw await quoteFailure(file, quotes.problem, text, whole);
+  dates?.end();
 }
 
 /** Bytes shown each side of a quote problem. */

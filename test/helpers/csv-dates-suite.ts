@@ -180,6 +180,28 @@ fails the file with its line; nothing lands', async () => {
     assert.equal(Number(wrong[0]!.n), 0, 'every day first date read day first');
   });
 
+  it('past the head of a large file with dateStyle: ISO dates, then day-first ones, land as meant; an empty value is NULL; \
+quoted ISO dates land', async () => {
+    const { dir, table, opts } = await t.inbox();
+    await t.pool.query(`CREATE TABLE ${table} (id BIGINT, d DATE, ts TIMESTAMP)`);
+    const N = 30_000;
+    // ISO in the head (the file may load as written), another form from line 20002 on, CRLF line ends.
+    const value = (i: number, time = '') =>
+      i === 25_000 ? '' : i < 20_000 ? `${day(i).iso}${time}` : i % 2 === 0 ? `${day(i).dmy}${time}` : `"${day(i).iso}${time}"`;
+    const text = `id,d,ts\r\n${Array.from({ length: N }, (_, i) => `${i},${value(i)},${value(i, ' 10:30')}`).join('\r\n')}\r\n`;
+    await drop(dir, 'mixed.csv', text);
+    const stats = await once(t, dir, table, { ...opts, dateStyle: 'DMY' });
+    assert.equal(stats.filesIngested, 1, JSON.stringify(stats.lastError));
+    assert.equal(await count(t.pool, table), N);
+    const wrong = await t.pool.query<{ n: number | string }>(
+      `SELECT COUNT(*) AS n FROM ${table} WHERE id <> 25000 AND (d <> DATE '2018-01-01' + CAST(id % 365 AS INTEGER) ` +
+        `OR CAST(ts AS DATE) <> d)`,
+    );
+    assert.equal(Number(wrong[0]!.n), 0, 'every date read day first, or as ISO');
+    const empty = await t.pool.query<{ d: string | null }>(`SELECT CAST(d AS TEXT) AS d FROM ${table} WHERE id = 25000`);
+    assert.equal(empty[0]!.d, null);
+  });
+
   it('dateFormat and timestampFormat: a new table typed from them, values in range, a value not in the format fails \
 naming it', async () => {
     const { dir, table, opts } = await t.inbox();
