@@ -139,10 +139,21 @@ export async function appendMany(
   }
   // A few reads at a time: small files, kept only as long as their scan takes.
   const dates = existing.filter((c) => dateKind(c.sqlType) !== undefined);
+  // The files of a group mostly share one header: its date fields are found once for each.
+  const fieldsOf = new Map<string, Set<number>>();
   const scans = await mapLimit(files, 8, async (file) => {
     const bytes = await file.read(0, file.size);
     const delimiter = delimiterOf(file, dialect);
-    return { ...scanCsv(bytes, delimiterByte(delimiter), dateFields(bytes, delimiter, existing, dates)), utf8: isUtf8(bytes) };
+    // Keyed by its first line, when that is the whole header (no quote, which could span lines).
+    const end = bytes.indexOf(LF);
+    const line = end === -1 ? undefined : bytes.subarray(0, end);
+    const key = line === undefined || line.includes(QUOTE) ? undefined : `${delimiter}\n${decoder.decode(line)}`;
+    let fields = key === undefined ? undefined : fieldsOf.get(key);
+    if (fields === undefined) {
+      fields = dateFields(bytes, delimiter, existing, dates);
+      if (key !== undefined) fieldsOf.set(key, fields);
+    }
+    return { ...scanCsv(bytes, delimiterByte(delimiter), fields), utf8: isUtf8(bytes) };
   });
   const shared = new Map<string, number[]>();
   for (const [i, file] of files.entries()) {
