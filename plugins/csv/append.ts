@@ -94,8 +94,8 @@ async function load(
  * For a file whose dates the statement would make ISO (date-sql.ts) and whose head writes them as
  * ISO already: the check that the rest does too, so that a plain COPY, which reads ISO the same
  * under every setting, can load it (bench/csv-iso-dates.ts: the statement's CASE over every value
- * takes 1.16 times COPY's time, COPY with the check beside it 1.10 times). Undefined when the file
- * is not such a file, or an earlier attempt found it is not.
+ * takes 1.16 times COPY's time, COPY with the check beside it 1.02-1.10 times). Undefined when
+ * the file is not such a file, or an earlier attempt found it is not.
  */
 function isoDateCheck(plan: ReadPlan, head: Head, ctx: IngestContext): IsoDateCheck | undefined {
   if (ctx.fileState.get(DATES_NOT_ISO) === true || !ctx.capabilities.readsLocalFiles || mustStream(ctx) || hasSourceColumns(ctx))
