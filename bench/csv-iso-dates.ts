@@ -111,6 +111,7 @@ for (const [way, values] of Object.entries(ms))
 for (const way of ways.filter((w) => w !== 'copy')) {
   const ratios = ms[way]!.map((t, i) => ms.copy![i]! / t);
   console.log(
-    `copy / ${way.padEnd(12)} per round: median ${median(ratios).toFixed(2)} (min ${Math.min(...ratios).toFixed(2)}, max ${Math.max(...ratios).toFixed(2)})`,
+    `copy / ${way.padEnd(12)} per round: median ${median(ratios).toFixed(2)} ` +
+      `(min ${Math.min(...ratios).toFixed(2)}, max ${Math.max(...ratios).toFixed(2)})`,
   );
 }

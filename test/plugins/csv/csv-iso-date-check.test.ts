@@ -1,8 +1,8 @@
 /**
  * The ISO date check (plugins/csv/iso-date-check.ts): a date value that does not start as ISO is
- * found at its first byte that is not (a field cut short: at its end), whatever the chunks the file is read in; ISO values, empty ones and the other
- * columns' values pass. Pure logic; the loads it decides are tested on hyperd by
- * test/plugins/csv/csv-dates.test.ts.
+ * found at its first byte that is not (a field cut short: at its end), whatever the chunks the
+ * file is read in; ISO values, empty ones and the other columns' values pass. Pure logic; the
+ * loads it decides are tested on hyperd by test/helpers/csv-dates-suite.ts.
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
