@@ -22,7 +22,8 @@ import { dateSql } from '../plugins/shared/date-sql.ts';
 import { quoteIdent, quoteLiteral } from '../src/columns/sql.ts';
 import type { ClaimedFile } from '../src/types.ts';
 import { TABLE_COLUMNS, writeRows } from './lib/data.ts';
-import { countRows, createDatabase, dropTable, freshTable, startServer, withSession } from './lib/server.ts';
+import { createDatabase, startServer } from './lib/server.ts';
+import { printWays, timeWays, type Way } from './lib/ways.ts';
 
 const rows = Number(process.argv[2] ?? 1_000_000);
 const rounds = Number(process.argv[3] ?? 7);
@@ -56,62 +57,40 @@ const statement = (t: string) =>
   `INSERT BULK INTO ${t} SELECT ${select} FROM external(${quoteLiteral(path)}, COLUMNS => DESCRIPTOR(${descriptor}), ` +
   `FORMAT => 'csv', HEADER => true, DELIMITER => ',')`;
 
-const WAYS: Record<string, { readonly sql: (t: string) => string; readonly beside?: () => Promise<void> }> = {
-  copy: { sql: copy },
-  'copy+checks': { sql: copy, beside: () => checkText(file, { ...text }, undefined, isoCheck()) },
-  case: { sql: statement, beside: () => checkText(file, { ...text }) },
+// Each way's load, with what the plugin reads beside it.
+const beside =
+  (sql: (t: string) => string, check?: () => Promise<void>): Way['load'] =>
+  (db, table) =>
+    Promise.all([db.unsafe(sql(quoteIdent(table))), check?.()]);
+const WAYS: Record<string, Way> = {
+  copy: { load: beside(copy) },
+  'copy+checks': { load: beside(copy, () => checkText(file, { ...text }, undefined, isoCheck())) },
+  case: { load: beside(statement, () => checkText(file, { ...text })) },
 };
-const ways = Object.keys(WAYS);
+
+// Each check alone (no database), once per round.
+const alone: Record<string, number[]> = { 'text check alone': [], 'text+ISO check alone': [] };
+async function checksAlone(): Promise<void> {
+  let start = performance.now();
+  await checkText(file, { ...text });
+  alone['text check alone']!.push(Math.round(performance.now() - start));
+  start = performance.now();
+  const check = isoCheck();
+  await checkText(file, { ...text }, undefined, check);
+  if (check.problem !== undefined) throw new Error(`the ISO check found a problem at byte ${check.problem}`);
+  alone['text+ISO check alone']!.push(Math.round(performance.now() - start));
+}
 
 const server = await startServer();
 const database = join(work, 'iso-dates.hyper');
-const ms: Record<string, number[]> = Object.fromEntries([...ways, 'text check alone', 'text+ISO check alone'].map((w) => [w, []]));
+let ms: Record<string, number[]>;
 try {
   await createDatabase(server, database);
-  for (let round = 0; round < rounds; round++) {
-    for (const way of round % 2 ? [...ways].reverse() : ways) {
-      const { sql: load, beside } = WAYS[way]!;
-      const table = `iso_${way.replace(/\W/g, '_')}_${round}`;
-      const took = await withSession(server, database, async (sql) => {
-        await freshTable(sql, table);
-        const start = performance.now();
-        await Promise.all([sql.unsafe(load(quoteIdent(table))), beside?.()]);
-        const took = performance.now() - start;
-        const n = await countRows(sql, table);
-        await dropTable(sql, table);
-        if (n !== rows) throw new Error(`${way}: ${n} rows, expected ${rows}`);
-        return took;
-      });
-      ms[way]!.push(Math.round(took));
-    }
-    let start = performance.now();
-    await checkText(file, { ...text });
-    ms['text check alone']!.push(Math.round(performance.now() - start));
-    start = performance.now();
-    const check = isoCheck();
-    await checkText(file, { ...text }, undefined, check);
-    if (check.problem !== undefined) throw new Error(`the ISO check found a problem at byte ${check.problem}`);
-    ms['text+ISO check alone']!.push(Math.round(performance.now() - start));
-  }
+  ms = await timeWays(server, database, WAYS, { rounds, rows, prefix: 'iso', afterRound: checksAlone });
 } finally {
   await server.stop();
   await handle.close();
 }
 
-function median(values: readonly number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = sorted.length >> 1;
-  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
-}
 console.log(`${rows} rows (${(size / 1e6).toFixed(1)} MB), ${rounds} rounds`);
-for (const [way, values] of Object.entries(ms))
-  console.log(
-    `${way.padEnd(22)} median ${median(values)} ms (min ${Math.min(...values)}, max ${Math.max(...values)}): ${values.join(' ')}`,
-  );
-for (const way of ways.filter((w) => w !== 'copy')) {
-  const ratios = ms[way]!.map((t, i) => ms.copy![i]! / t);
-  console.log(
-    `copy / ${way.padEnd(12)} per round: median ${median(ratios).toFixed(2)} ` +
-      `(min ${Math.min(...ratios).toFixed(2)}, max ${Math.max(...ratios).toFixed(2)})`,
-  );
-}
+printWays({ ...ms, ...alone }, 'copy', ['copy+checks', 'case']);

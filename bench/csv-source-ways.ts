@@ -14,7 +14,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { quoteIdent, quoteLiteral } from '../src/columns/sql.ts';
 import { TABLE_COLUMNS, writeRows } from './lib/data.ts';
-import { countRows, createDatabase, dropTable, freshTable, startServer, withSession } from './lib/server.ts';
+import { createDatabase, startServer } from './lib/server.ts';
+import { printWays, timeWays, type Way } from './lib/ways.ts';
 
 const rows = Number(process.argv[2] ?? 1_000_000);
 const rounds = Number(process.argv[3] ?? 9);
@@ -41,38 +42,25 @@ for (const w of ways) if (!WAYS[w]) throw new Error(`unknown way ${w}; one of ${
 
 const server = await startServer();
 const database = join(work, 'ways.hyper');
-const ms: Record<string, number[]> = Object.fromEntries(ways.map((w) => [w, []]));
+const chosen: Record<string, Way> = Object.fromEntries(
+  ways.map((w) => {
+    const { source, sql: statement } = WAYS[w]!;
+    const way: Way = {
+      load: (sql, table) => sql.unsafe(statement(quoteIdent(table))),
+      ...(source ? { prepare: (sql, table) => sql.unsafe(`ALTER TABLE ${quoteIdent(table)} ADD COLUMN "_source_file" TEXT`) } : {}),
+    };
+    return [w, way];
+  }),
+);
 const load = avg();
+let ms: Record<string, number[]>;
 try {
   await createDatabase(server, database);
-  for (let round = 0; round < rounds; round++) {
-    // Every other round in reverse order, so no way always runs first (on a cold cache) or last.
-    for (const way of round % 2 ? [...ways].reverse() : ways) {
-      const { source, sql: statement } = WAYS[way]!;
-      const table = `ways_${way.replaceAll('-', '_')}_${round}`;
-      const took = await withSession(server, database, async (sql) => {
-        await freshTable(sql, table);
-        if (source) await sql.unsafe(`ALTER TABLE ${quoteIdent(table)} ADD COLUMN "_source_file" TEXT`);
-        const start = performance.now();
-        await sql.unsafe(statement(quoteIdent(table)));
-        const took = performance.now() - start;
-        const n = await countRows(sql, table);
-        await dropTable(sql, table);
-        if (n !== rows) throw new Error(`${way}: ${n} rows, expected ${rows}`);
-        return took;
-      });
-      ms[way]!.push(Math.round(took));
-    }
-  }
+  ms = await timeWays(server, database, chosen, { rounds, rows, prefix: 'ways' });
 } finally {
   await server.stop();
 }
 
-function median(values: readonly number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = sorted.length >> 1;
-  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
-}
 function avg(): string {
   return execSync('uptime')
     .toString()
@@ -80,14 +68,4 @@ function avg(): string {
     .replace(/^.*load average: /, '');
 }
 console.log(`${rows} rows, ${rounds} rounds; load average at the start ${load}, at the end ${avg()}`);
-for (const way of ways)
-  console.log(
-    `${way.padEnd(20)} median ${median(ms[way]!)} ms (min ${Math.min(...ms[way]!)}, max ${Math.max(...ms[way]!)}): ${ms[way]!.join(' ')}`,
-  );
-for (const way of ways.filter((w) => w !== 'copy' && ways.includes('copy'))) {
-  const ratios = ms[way]!.map((t, i) => ms.copy![i]! / t);
-  console.log(
-    `copy / ${way.padEnd(13)} per round: median ${median(ratios).toFixed(2)} (min ${Math.min(...ratios).toFixed(2)}, ` +
-      `max ${Math.max(...ratios).toFixed(2)})`,
-  );
-}
+printWays(ms, 'copy', ways.includes('copy') ? ways.filter((w) => w !== 'copy') : []);
