@@ -13,6 +13,7 @@ import { type DateRule, readDate } from '../shared/date-read.ts';
 import { dateSql, isBail } from '../shared/date-sql.ts';
 import { type NumberFormat, numberReader } from '../shared/number-text.ts';
 import { dateFailure } from './dates.ts';
+import { isIsoStart } from './bytes.ts';
 import type { TextDialect } from './dialect.ts';
 import { type FieldRule, type LineMap, type SpliceOptions, spliced } from './splice.ts';
 
@@ -167,20 +168,9 @@ export function streamInstead(error: unknown, file: ClaimedFile, guarded: boolea
 const DIGIT_0 = 0x30;
 const LF = 0x0a;
 const CR = 0x0d;
-const DASH = 0x2d;
-const isDigit = (b: number | undefined) => b !== undefined && b >= DIGIT_0 && b <= DIGIT_0 + 9;
-
 /** The field is empty (NULL) or starts as an ISO date (`2018-`): it loads as written. */
 export function startsIso(bytes: Uint8Array, start: number, end: number): boolean {
-  if (start === end) return true;
-  return (
-    end - start >= 5 &&
-    isDigit(bytes[start]) &&
-    isDigit(bytes[start + 1]) &&
-    isDigit(bytes[start + 2]) &&
-    isDigit(bytes[start + 3]) &&
-    bytes[start + 4] === DASH
-  );
+  return start === end || (end - start >= 5 && isIsoStart(bytes, start));
 }
 
 const encoder = new TextEncoder();

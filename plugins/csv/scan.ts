@@ -3,7 +3,8 @@
  * which files can share one COPY with others of the same header.
  */
 
-import { Buffer } from 'node:buffer';
+import type { Buffer } from 'node:buffer';
+import { isIsoStart, searchable } from './bytes.ts';
 
 const decoder = new TextDecoder('utf-8');
 
@@ -52,7 +53,7 @@ export function scanCsv(bytes: Uint8Array, delimiter = 0x2c, dateFields: Readonl
   const start = bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf ? 3 : 0;
   // Most files quote nothing and end lines with LF alone: their records are their lines, found
   // by memchr, and only the fields up to the last date field are walked.
-  const view = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const view = searchable(bytes);
   if (view.indexOf(QUOTE, start) === -1 && view.indexOf(CR, start) === -1) {
     const scan = scanLines(view, start, delimiter, dateFields);
     if (scan) return scan;
@@ -95,7 +96,7 @@ export function walkCsv(bytes: Uint8Array, start: number, delimiter: number, dat
           break;
         }
         // The first byte of a field after the header: a date field's value must start as ISO.
-        if (checkDates && isoDates && headerEnd !== -1 && dateFields.has(field) && !isoAt(bytes, i)) isoDates = false;
+        if (checkDates && isoDates && headerEnd !== -1 && dateFields.has(field) && !isIsoStart(bytes, i)) isoDates = false;
         at = b === QUOTE ? QUOTED : UNQUOTED;
         break;
       case UNQUOTED:
@@ -175,18 +176,11 @@ function scanLines(bytes: Buffer, start: number, delimiter: number, dateFields: 
 function isoFields(bytes: Uint8Array, i: number, delimiter: number, dateFields: ReadonlySet<number>, last: number): boolean {
   const n = bytes.length;
   for (let field = 0; ; field++) {
-    if (i < n && dateFields.has(field) && bytes[i] !== delimiter && bytes[i] !== LF && !isoAt(bytes, i)) return false;
+    if (i < n && dateFields.has(field) && bytes[i] !== delimiter && bytes[i] !== LF && !isIsoStart(bytes, i)) return false;
     if (field === last) return true;
     let b = bytes[i];
     while (i < n && b !== delimiter && b !== LF) b = bytes[++i];
     if (i >= n || b === LF) return true;
     i++;
   }
-}
-
-const isDigit = (b: number | undefined) => b !== undefined && b >= 0x30 && b <= 0x39;
-
-/** `bytes` at `i` start as an ISO date: four digits and a dash. */
-function isoAt(bytes: Uint8Array, i: number): boolean {
-  return isDigit(bytes[i]) && isDigit(bytes[i + 1]) && isDigit(bytes[i + 2]) && isDigit(bytes[i + 3]) && bytes[i + 4] === 0x2d;
 }
