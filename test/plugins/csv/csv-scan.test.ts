@@ -6,21 +6,10 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { rng } from '../../../bench/lib/data.ts';
 import { scanCsv, walkCsv } from '../../../plugins/csv/scan.ts';
 
 const encoder = new TextEncoder();
-
-/** mulberry32: repeatable random texts. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const PIECES = ['2018-01-02', '2018-1-2 10:00', '01/02/2018', '', '5', 'abc', '2018', '20x8-01-01', ',', '\n', '\n\n', '"q"', '\r\n'];
 
