@@ -7,6 +7,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { type IsoDateDialect, IsoDateCheck } from '../../../plugins/csv/iso-date-check.ts';
+import { sameInEveryPieceSize } from '../../helpers/chunks.ts';
 
 const DEFAULT: IsoDateDialect = { delimiter: ',', quote: '"', escape: '"', header: true };
 
@@ -20,10 +21,7 @@ function check(bytes: Uint8Array, dialect: IsoDateDialect, fields: readonly numb
 /** The offset found, the same for every chunk size (1 byte up to the whole file). */
 function found(text: string, fields: readonly number[], dialect: IsoDateDialect = DEFAULT): number | undefined {
   const bytes = new TextEncoder().encode(text);
-  const whole = check(bytes, dialect, fields, bytes.length + 1);
-  for (let size = 1; size <= bytes.length; size++)
-    assert.equal(check(bytes, dialect, fields, size), whole, `${JSON.stringify(text)} in pieces of ${size}`);
-  return whole;
+  return sameInEveryPieceSize(bytes.length, JSON.stringify(text), (size) => check(bytes, dialect, fields, size));
 }
 
 describe('ISO date check', () => {

@@ -6,6 +6,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { type QuoteDialect, type QuoteProblem, QuoteCheck } from '../../../plugins/csv/quote-check.ts';
+import { sameInEveryPieceSize } from '../../helpers/chunks.ts';
 
 const DEFAULT: QuoteDialect = { delimiter: ',', quote: '"', escape: '"', skipLines: 0 };
 const BOM = [0xef, 0xbb, 0xbf];
@@ -26,10 +27,7 @@ function check(text: string | Uint8Array, dialect: QuoteDialect, size: number): 
 /** The finding, the same for every chunk size (1 byte up to the whole file). */
 function found(text: string | Uint8Array, dialect: QuoteDialect = DEFAULT): QuoteProblem | undefined {
   const length = typeof text === 'string' ? new TextEncoder().encode(text).length : text.length;
-  const whole = check(text, dialect, length + 1);
-  for (let size = 1; size <= length; size++)
-    assert.deepEqual(check(text, dialect, size), whole, `${JSON.stringify(text)} in pieces of ${size}`);
-  return whole;
+  return sameInEveryPieceSize(length, JSON.stringify(text), (size) => check(text, dialect, size));
 }
 
 describe('quote check', () => {
