@@ -5,6 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { csvDatesPastHeadCases } from '../../helpers/csv-dates-head-suite.ts';
 import { csvDateCases, datesOf, once } from '../../helpers/csv-dates-suite.ts';
 import { drop } from '../../helpers/drop.ts';
 import { postgresForFile } from '../../helpers/postgres-file.ts';
@@ -15,6 +16,7 @@ const { pg, pgFixture } = await postgresForFile();
 describe('dates on PostgreSQL', () => {
   const t = useWatchBench(pgFixture, 'dates_pg_');
   csvDateCases(t);
+  csvDatesPastHeadCases(t);
 
   it("the server's DateStyle changes nothing: day first or month first, the same values land", async () => {
     const { dir, table, opts } = await t.inbox();

@@ -12,6 +12,7 @@ import { createHyperAdapter } from '../../../adapters/db/hyper/index.ts';
 import { type DateRule, isDateProblem, readDate } from '../../../plugins/shared/date-read.ts';
 import { dateSql } from '../../../plugins/shared/date-sql.ts';
 import { quoteLiteral } from '../../../src/columns/sql.ts';
+import { csvDatesPastHeadCases } from '../../helpers/csv-dates-head-suite.ts';
 import { csvDateCases } from '../../helpers/csv-dates-suite.ts';
 import { dbFixture, hyperFixture, tempDir } from '../../helpers/env.ts';
 import { streamedOnly } from '../../helpers/streamed-only.ts';
@@ -20,6 +21,7 @@ import { useWatchBench } from '../../helpers/watch-bench.ts';
 describe('dates on hyperd reading the files itself', () => {
   const t = useWatchBench(() => hyperFixture(), 'dates_read_');
   csvDateCases(t);
+  csvDatesPastHeadCases(t);
 
   it("the statement's reading of dates is the watcher's, or it gives the value up to the watcher", async () => {
     const values = [
@@ -84,4 +86,5 @@ describe('dates on hyperd with the files streamed', () => {
     return dbFixture(root, streamedOnly(real), { ownsDb: true });
   }, 'dates_stream_');
   csvDateCases(t);
+  csvDatesPastHeadCases(t);
 });
