@@ -84,8 +84,23 @@ describe('fence slots on hyperd', () => {
     third.release();
 
     // What the rule avoids: a transaction begun before another's commit on its slot conflicts.
+    // Its BEGIN must have reached hyperd before that commit: a statement answered inside it says
+    // so (the BEGIN alone may still wait for its connection to open while the other commits).
     const stale = pool.begin!()!;
+    let markBegun = () => {};
+    let markCommitted = () => {};
+    const begun = new Promise<void>((resolve) => (markBegun = resolve));
+    const committed = new Promise<void>((resolve) => (markCommitted = resolve));
+    const staleDone = stale.transaction(async (conn) => {
+      await conn.query('SELECT 1');
+      markBegun();
+      await committed;
+      await fenceIn(third.slot)(conn);
+    });
+    staleDone.catch(() => {}); // asserted below
+    await begun;
     await pool.transaction(fenceIn(third.slot));
-    await assert.rejects(stale.transaction(fenceIn(third.slot)), (error: { code?: string }) => error.code === '40001');
+    markCommitted();
+    await assert.rejects(staleDone, (error: { code?: string }) => error.code === '40001');
   });
 });
