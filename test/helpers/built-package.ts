@@ -2,29 +2,14 @@
  * The built package as a user's project holds it: dist/ checked against its sources, and a copy
  * of it installed into a project of its own, with every dependency but the hyperd package.
  */
-import { existsSync, readdirSync, statSync } from 'node:fs';
+import { readdirSync } from 'node:fs';
 import { cp, mkdir, symlink } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { HYPERD_PACKAGE } from '../../adapters/db/hyper/locate.ts';
-import { ROOT } from './proc.ts';
+import { ROOT } from './root.ts';
 
-/** Sources newer than their build in dist/ (a dist/ older than its sources would test old code). */
-export function staleDist(): string[] {
-  const stale: string[] = [];
-  const walk = (dir: string): void => {
-    for (const entry of readdirSync(join(ROOT, dir), { withFileTypes: true })) {
-      const path = join(dir, entry.name);
-      if (entry.isDirectory()) walk(path);
-      else if (path.endsWith('.ts') && !path.endsWith('.d.ts')) {
-        const built = join(ROOT, 'dist', `${path.slice(0, -3)}.js`);
-        if (!existsSync(built) || statSync(built).mtimeMs < statSync(join(ROOT, path)).mtimeMs) stale.push(path);
-      }
-    }
-  };
-  for (const dir of ['src', 'adapters', 'plugins']) walk(dir);
-  return stale;
-}
+export { staleDist } from './dist.ts';
 
 /**
  * `<project>/node_modules/hyperwatch`: a copy of dist/, package.json and the postinstall script (a copy, not a link:

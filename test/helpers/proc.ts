@@ -2,9 +2,10 @@
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { cliCommand } from './dist.ts';
+import { ROOT } from './root.ts';
 
-export const ROOT = join(import.meta.dirname ?? new URL('.', import.meta.url).pathname, '..', '..');
+export { ROOT } from './root.ts';
 
 /** Alive and not a zombie. */
 export function isRunning(pid: number): boolean {
@@ -41,12 +42,12 @@ export interface Run {
   readonly stderr: string;
 }
 
-/** Runs the CLI from source (`node --import tsx src/bin.ts ...`). */
+/** Runs the `hyperwatch` command: the build in dist/ when current, else the sources (see `cliCommand`). */
 export function cli(
   args: readonly string[],
   options: { cwd?: string; env?: NodeJS.ProcessEnv } = {},
 ): { child: ChildProcess; done: Promise<Run> } {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'src', 'bin.ts'), ...args], {
+  const child = spawn(process.execPath, [...cliCommand(), ...args], {
     cwd: options.cwd ?? ROOT,
     env: { ...process.env, ...options.env },
     stdio: ['ignore', 'pipe', 'pipe'],
