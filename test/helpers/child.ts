@@ -1,8 +1,9 @@
-/** A watcher in a child process (test/fixtures/watch-child.ts), for tests that kill or measure it. */
+/** A watcher in a child process (test/fixtures/watch-child.mjs), for tests that kill or measure it. */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { DbAdapter, DbPool } from '../../src/types.ts';
+import { codeRunner } from './dist.ts';
 import { ROOT } from './proc.ts';
 
 export interface WatchChild {
@@ -14,13 +15,11 @@ export interface WatchChild {
 
 /** Starts the watcher child on `dir` → `table` in `database`; `options`: more `WatchOptions` (JSON). */
 export function startWatchChild(dir: string, table: string, database: string, options: Record<string, unknown> = {}): WatchChild {
-  const child = spawn(
-    process.execPath,
-    ['--import', 'tsx', join(ROOT, 'test', 'fixtures', 'watch-child.ts'), dir, table, database, JSON.stringify(options)],
-    {
-      stdio: ['ignore', 'pipe', 'pipe'],
-    },
-  );
+  const run = codeRunner(join(ROOT, 'test', 'fixtures', 'watch-child.mjs'));
+  const child = spawn(process.execPath, [...run.args, dir, table, database, JSON.stringify(options)], {
+    env: { ...process.env, ...run.env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let stderr = '';
   child.stderr!.setEncoding('utf8').on('data', (d: string) => (stderr += d));
   const started = new Promise<void>((resolve, reject) => {

@@ -31,6 +31,21 @@ let current: boolean | undefined;
  * every run), else src/bin.ts through tsx. Asked once per test process.
  */
 export function cliCommand(): readonly string[] {
+  return isDistCurrent() ? [join(ROOT, 'dist', 'src', 'bin.js')] : ['--import', 'tsx', join(ROOT, 'src', 'bin.ts')];
+}
+
+/**
+ * How a test runs a fixture script of plain JavaScript that imports the project's code (see
+ * test/fixtures/watch-child.mjs): the node arguments, and the environment that tells it to
+ * import the build in dist/ (when current) rather than the sources through tsx.
+ */
+export function codeRunner(script: string): { readonly args: readonly string[]; readonly env: NodeJS.ProcessEnv } {
+  return isDistCurrent()
+    ? { args: [script], env: { HYPERWATCH_TEST_CODE: 'dist' } }
+    : { args: ['--import', 'tsx', script], env: { HYPERWATCH_TEST_CODE: 'src' } };
+}
+
+function isDistCurrent(): boolean {
   current ??= staleDist().length === 0;
-  return current ? [join(ROOT, 'dist', 'src', 'bin.js')] : ['--import', 'tsx', join(ROOT, 'src', 'bin.ts')];
+  return current;
 }
