@@ -1,6 +1,6 @@
 /**
- * The built package as a user's project holds it: dist/ checked against its sources, and a copy
- * of it installed into a project of its own, with every dependency but the hyperd package.
+ * The built package as a user's project holds it: a copy of dist/ installed into a project of its
+ * own, with every dependency but the hyperd package (whether dist/ is current: dist.ts).
  */
 import { readdirSync } from 'node:fs';
 import { cp, mkdir, symlink } from 'node:fs/promises';
@@ -8,8 +8,6 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { HYPERD_PACKAGE } from '../../adapters/db/hyper/locate.ts';
 import { ROOT } from './root.ts';
-
-export { staleDist } from './dist.ts';
 
 /**
  * `<project>/node_modules/hyperwatch`: a copy of dist/, package.json and the postinstall script (a copy, not a link:

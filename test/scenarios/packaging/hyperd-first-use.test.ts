@@ -22,7 +22,8 @@ import { hyperdBinaryProblem } from '../../../adapters/db/hyper/binary-check.ts'
 import { locateHyperd } from '../../../adapters/db/hyper/locate.ts';
 import { HYPERD_BUILDS } from '../../../adapters/db/hyper/platforms.ts';
 import { findRuntime } from '../../../scripts/runtimes.mjs';
-import { hyperdPackageResolvesFrom, installWithoutHyperdPackage, staleDist } from '../../helpers/built-package.ts';
+import { hyperdPackageResolvesFrom, installWithoutHyperdPackage } from '../../helpers/built-package.ts';
+import { staleDist } from '../../helpers/dist.ts';
 import { csv, drop, leftovers, waitFor } from '../../helpers/drop.ts';
 import { useTempDir } from '../../helpers/env.ts';
 import { TEST_TARBALLS } from '../../helpers/hyperd-tarballs.ts';

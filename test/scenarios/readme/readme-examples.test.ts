@@ -20,7 +20,7 @@ import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { createHyperAdapter } from '../../../adapters/db/hyper/index.ts';
 import { findRuntime, type RuntimeName } from '../../../scripts/runtimes.mjs';
-import { staleDist } from '../../helpers/built-package.ts';
+import { staleDist } from '../../helpers/dist.ts';
 import { csv, drop, leftovers, waitFor } from '../../helpers/drop.ts';
 import { count, OFFLINE_ENV, removeDir, tempDir } from '../../helpers/env.ts';
 import { ROOT } from '../../helpers/proc.ts';
