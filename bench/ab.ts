@@ -1,9 +1,11 @@
 /**
- * A/B of two watcher builds on the flood and trickle workloads, interleaved in one run on one
- * hyperd and one database: the only comparison that holds on a shared, noisy machine.
+ * A/B of two watcher builds on the flood and trickle workloads (and, with `--only csv`, one big CSV
+ * file into an existing table), interleaved in one run on one hyperd and one database: the only
+ * comparison that holds on a shared, noisy machine.
  *
  *   node --import tsx bench/ab.ts --a <dir>/bench/out/build/bench/lib/worker.js \
- *     --b bench/out/build/bench/lib/worker.js [--pairs 6] [--only flood,trickle] [--trickle-files 50]
+ *     --b bench/out/build/bench/lib/worker.js [--pairs 6] [--only flood,trickle,csv] [--trickle-files 50] \
+ *     [--csv-rows 1000000]
  *
  * A build is the bench worker compiled by `npm run bench` (bench/out/build) in any checkout, e.g.
  * an older commit's (a clone in /tmp/base checked out at it, `npm ci`, then
@@ -11,13 +13,14 @@
  * the next B then A, so neither always goes first. Same files, same producer as `npm run bench`.
  * Prints every run, then per build the median and range, and the median of the per-pair ratios.
  */
-import { cp, mkdir, mkdtemp, readdir, rm } from 'node:fs/promises';
+import { copyFile, cp, mkdir, mkdtemp, readdir, rename, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import { join } from 'node:path';
 import process from 'node:process';
 import { parseArgs } from 'node:util';
-import { FAILED_DIR } from '../src/index.ts';
-import { percentile, summarize } from './lib/measure.ts';
+import { FAILED_DIR, READY_SUFFIX } from '../src/index.ts';
+import { writeRows } from './lib/data.ts';
+import { now, percentile, summarize } from './lib/measure.ts';
 import { countRows, createDatabase, dropTable, freshTable, startServer, withSession } from './lib/server.ts';
 import { dropFlood, dropTrickle, writeFlood } from './lib/small-files.ts';
 import { runWatcher } from './lib/watch-run.ts';
@@ -30,6 +33,7 @@ const { values: args } = parseArgs({
     only: { type: 'string', default: 'flood,trickle' },
     'flood-files': { type: 'string', default: '1000' },
     'trickle-files': { type: 'string', default: '50' },
+    'csv-rows': { type: 'string', default: '1000000' },
     watch: { type: 'string' },
     'hyperd-log': { type: 'string' },
   },
@@ -41,6 +45,7 @@ const pairs = Number(args.pairs);
 const only = new Set(args.only!.split(','));
 const floodFiles = Number(args['flood-files']);
 const trickleFiles = Number(args['trickle-files']);
+const csvRows = Number(args['csv-rows']);
 const watch = args.watch ? (JSON.parse(args.watch) as Record<string, unknown>) : undefined;
 const PER = 100;
 const EVERY_MS = 200;
@@ -118,7 +123,33 @@ async function main(): Promise<void> {
       return { 'p50 ms': percentile(latencies, 50), 'p95 ms': percentile(latencies, 95), 'watcher CPU s': run.done.cpuSeconds };
     }
 
-    const workloads = { flood, trickle } as const;
+    // The same rows as `npm run bench`'s "CSV 1 file" (a TIMESTAMP column among six), written once.
+    const bulk = only.has('csv') ? await writeRows(join(outside, 'bulk.csv'), 'csv', { rows: csvRows }, 42) : undefined;
+
+    async function csv(build: Build): Promise<Record<string, number>> {
+      const table = `ab_csv_${++tables}`;
+      await withSession(server, database, (sql) => freshTable(sql, table));
+      const inbox = await mkdtemp(join(work, 'inbox-'));
+      const staged = join(outside, 'staged.csv');
+      await copyFile(bulk!.path, staged);
+      const run = await runWatcher(builds[build], job(inbox, table, 1, 600_000), server.pid, async () => {
+        await rename(staged, join(inbox, 'bulk.csv'));
+        const t0 = now();
+        await writeFile(join(inbox, `bulk.csv${READY_SUFFIX}`), '');
+        return [t0];
+      });
+      const ok = !run.done.timedOut && run.done.filesIngested === 1 && (await verify(table, bulk!.rows));
+      await rm(inbox, { recursive: true, force: true });
+      if (!ok) throw new Error(`csv on ${build} was WRONG`);
+      return {
+        seconds: (run.done.settledAt[0]! - run.dropped[0]!) / 1000,
+        'watcher CPU s': run.done.cpuSeconds,
+        'hyperd CPU s': run.hyperdCpuSeconds,
+        'peak RSS MB': run.done.peakRssMb,
+      };
+    }
+
+    const workloads = { flood, trickle, csv } as const;
     for (let pair = 0; pair < pairs; pair++) {
       const order: Build[] = pair % 2 === 0 ? ['A', 'B'] : ['B', 'A'];
       for (const [name, fn] of Object.entries(workloads)) {
