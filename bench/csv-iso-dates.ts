@@ -43,6 +43,10 @@ const file = {
     const { bytesRead } = await handle.read(bytes, 0, length, position);
     return bytes.subarray(0, bytesRead);
   },
+  readInto: async (buffer: Uint8Array, position: number) => {
+    const { bytesRead } = await handle.read(buffer, 0, buffer.length, position);
+    return buffer.subarray(0, bytesRead);
+  },
 } as unknown as ClaimedFile;
 const text = { delimiter: ',', quote: '"', escape: '"', header: true, skipLines: 0 } as const;
 const dateFields = TABLE_COLUMNS.flatMap(([, type], i) => (type.startsWith('TIMESTAMP') ? [i] : []));

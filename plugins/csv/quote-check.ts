@@ -8,6 +8,7 @@
  *
  * Fed the file's bytes chunk by chunk; it jumps from quote to quote (`indexOf`), so a file with
  * few quotes costs one search per chunk. Pure: no I/O, the caller turns a finding into an error.
+ * Keeps no view of a chunk once `feed` returns: the next chunk may be read into the same buffer.
  */
 import { searchable } from './bytes.ts';
 
@@ -89,8 +90,12 @@ export class QuoteCheck {
     const chunk = searchable(bytes);
     this.#outFrom = start;
     if (this.#problem === undefined) this.#walk(chunk, start);
-    if (this.#comment !== undefined && this.#state === 'out' && this.#problem === undefined)
-      this.#head = this.#lineHead(chunk, chunk.length);
+    // A copy (a Buffer's `slice` would be a view): the next chunk may be read into the same
+    // buffer (utf8-check.ts).
+    if (this.#comment !== undefined && this.#state === 'out' && this.#problem === undefined) {
+      const head = this.#lineHead(chunk, chunk.length);
+      this.#head = head === null ? null : Uint8Array.from(head);
+    }
     if (chunk.length > start) this.#previous = chunk[chunk.length - 1]!;
     this.#base += chunk.length;
   }

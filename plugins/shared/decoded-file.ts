@@ -71,6 +71,11 @@ export class DecodedFile implements ClaimedFile {
     for await (const part of this.stream({ start: position, end })) parts.push(part);
     return concatBytes(parts);
   }
+
+  /** The decoded bytes come from the decoder's own buffers: `buffer` only says how many. */
+  readInto(buffer: Uint8Array, position: number): Promise<Uint8Array> {
+    return this.read(position, buffer.length);
+  }
 }
 
 /**

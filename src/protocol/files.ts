@@ -142,13 +142,24 @@ export class OpenedFile implements ClaimedFile {
     return this.#content.subarray(start, Math.min(this.#content.length, start + Math.max(0, length)));
   }
 
+  async readInto(buffer: Uint8Array, position: number): Promise<Uint8Array> {
+    const bytes = this.readNow(position, buffer.length) ?? (await this.#fill(buffer, position));
+    this.bytesRead += bytes.length;
+    return bytes;
+  }
+
   /** Reads through the thread pool, for large files; not counted in `bytesRead` (checksums). */
-  async readUncounted(position: number, length: number): Promise<Uint8Array> {
-    const buffer = new Uint8Array(Math.max(0, Math.min(length, this.size - position)));
+  readUncounted(position: number, length: number): Promise<Uint8Array> {
+    return this.#fill(new Uint8Array(Math.max(0, Math.min(length, this.size - position))), position);
+  }
+
+  /** Fills `buffer` (up to the file's end) from `position`; the part filled. */
+  async #fill(buffer: Uint8Array, position: number): Promise<Uint8Array> {
+    const want = Math.max(0, Math.min(buffer.length, this.size - position));
     let filled = 0;
-    while (filled < buffer.length) {
+    while (filled < want) {
       this.#open();
-      const bytesRead = await readAt(this.fd, buffer, filled, buffer.length - filled, position + filled);
+      const bytesRead = await readAt(this.fd, buffer, filled, want - filled, position + filled);
       if (bytesRead === 0) break;
       filled += bytesRead;
     }

@@ -21,6 +21,14 @@ export interface ClaimedFile {
   readonly stagedPath: string;
   /** The file's bytes from the descriptor opened at claim time, in large chunks. */
   stream(options?: { readonly start?: number; readonly end?: number }): AsyncIterable<Uint8Array>;
-  /** Reads `length` bytes at `position` (fewer at end of file). */
+  /** Reads `length` bytes at `position` (fewer at end of file), into a buffer of its own. */
   read(position: number, length: number): Promise<Uint8Array>;
+  /**
+   * Reads the bytes at `position` (as many as `buffer` holds, fewer at end of file) and returns
+   * them: in `buffer`, or in memory the file already holds. For a reader that is done with each
+   * piece before it asks for the next, as a check that reads a whole file is: one buffer for all
+   * the reads costs neither page faults nor garbage per read. The bytes returned may change at the
+   * next read into the same buffer.
+   */
+  readInto(buffer: Uint8Array, position: number): Promise<Uint8Array>;
 }

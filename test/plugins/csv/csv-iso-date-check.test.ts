@@ -7,13 +7,14 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { type IsoDateDialect, IsoDateCheck } from '../../../plugins/csv/iso-date-check.ts';
-import { sameInEveryPieceSize } from '../../helpers/chunks.ts';
+import { feedThroughOneBuffer, sameInEveryPieceSize } from '../../helpers/chunks.ts';
 
 const DEFAULT: IsoDateDialect = { delimiter: ',', quote: '"', escape: '"', header: true };
 
+/** The offset found with `bytes` fed `size` at a time, through one buffer overwritten after each piece. */
 function check(bytes: Uint8Array, dialect: IsoDateDialect, fields: readonly number[], size: number): number | undefined {
   const dates = new IsoDateCheck(dialect, fields);
-  for (let at = 0; at < bytes.length; at += size) dates.feed(bytes.slice(at, at + size));
+  feedThroughOneBuffer(bytes, 0, size, (piece) => dates.feed(piece));
   dates.end();
   return dates.problem;
 }

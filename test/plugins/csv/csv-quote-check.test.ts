@@ -6,12 +6,15 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { type QuoteDialect, type QuoteProblem, QuoteCheck } from '../../../plugins/csv/quote-check.ts';
-import { sameInEveryPieceSize } from '../../helpers/chunks.ts';
+import { feedThroughOneBuffer, sameInEveryPieceSize } from '../../helpers/chunks.ts';
 
 const DEFAULT: QuoteDialect = { delimiter: ',', quote: '"', escape: '"', skipLines: 0 };
 const BOM = [0xef, 0xbb, 0xbf];
 
-/** The check's finding on `text` fed `size` bytes at a time (a byte order mark as the first piece). */
+/**
+ * The check's finding on `text` fed `size` bytes at a time (a byte order mark as the first piece),
+ * through one buffer overwritten after each piece: the check keeps no view of a piece.
+ */
 function check(text: string | Uint8Array, dialect: QuoteDialect, size: number): QuoteProblem | undefined {
   const bytes = typeof text === 'string' ? new TextEncoder().encode(text) : text;
   const quotes = new QuoteCheck(dialect);
@@ -20,7 +23,7 @@ function check(text: string | Uint8Array, dialect: QuoteDialect, size: number): 
     quotes.feed(bytes.subarray(0, 3), 3);
     at = 3;
   }
-  for (; at < bytes.length; at += size) quotes.feed(bytes.slice(at, at + size));
+  feedThroughOneBuffer(bytes, at, size, (piece) => quotes.feed(piece));
   return quotes.problem;
 }
 
