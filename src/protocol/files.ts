@@ -116,7 +116,8 @@ export class OpenedFile implements ClaimedFile {
   #closed = false;
 
   async read(position: number, length: number): Promise<Uint8Array> {
-    const bytes = this.readNow(position, length) ?? (await this.readUncounted(position, length));
+    const bytes =
+      this.readNow(position, length) ?? (await this.#fill(new Uint8Array(Math.max(0, Math.min(length, this.size - position))), position));
     this.bytesRead += bytes.length;
     return bytes;
   }
@@ -148,9 +149,12 @@ export class OpenedFile implements ClaimedFile {
     return bytes;
   }
 
-  /** Reads through the thread pool, for large files; not counted in `bytesRead` (checksums). */
-  readUncounted(position: number, length: number): Promise<Uint8Array> {
-    return this.#fill(new Uint8Array(Math.max(0, Math.min(length, this.size - position))), position);
+  /**
+   * Reads into `buffer` through the thread pool (the part filled), for large files; not counted
+   * in `bytesRead` (checksums).
+   */
+  readIntoUncounted(buffer: Uint8Array, position: number): Promise<Uint8Array> {
+    return this.#fill(buffer, position);
   }
 
   /** Fills `buffer` (up to the file's end) from `position`; the part filled. */

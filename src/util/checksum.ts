@@ -15,13 +15,15 @@ export const CHEAP_CHECKSUM_BYTES = 1 << 20;
 const CHUNK = 1 << 20;
 
 /** Hex SHA-256 of the claimed bytes (the first `file.size`, the size recorded at claim time). */
-export async function sha256OfFile(file: Pick<OpenedFile, 'size' | 'readNow' | 'readUncounted'>): Promise<string> {
+export async function sha256OfFile(file: Pick<OpenedFile, 'size' | 'readNow' | 'readIntoUncounted'>): Promise<string> {
   const hash = createHash('sha256');
   const small = file.readNow(0, file.size);
   if (small) return hash.update(small).digest('hex');
+  // One buffer for every read: `update` has hashed a chunk by the time it returns.
+  const buffer = new Uint8Array(Math.min(CHUNK, file.size));
   let position = 0;
   while (position < file.size) {
-    const chunk = await file.readUncounted(position, Math.min(CHUNK, file.size - position));
+    const chunk = await file.readIntoUncounted(buffer, position);
     if (chunk.length === 0) break;
     hash.update(chunk);
     position += chunk.length;
