@@ -13,14 +13,15 @@
  * the next B then A, so neither always goes first. Same files, same producer as `npm run bench`.
  * Prints every run, then per build the median and range, and the median of the per-pair ratios.
  */
-import { copyFile, cp, mkdir, mkdtemp, readdir, rename, rm, writeFile } from 'node:fs/promises';
+import { cp, mkdir, mkdtemp, readdir, rm } from 'node:fs/promises';
 import os from 'node:os';
 import { join } from 'node:path';
 import process from 'node:process';
 import { parseArgs } from 'node:util';
-import { FAILED_DIR, READY_SUFFIX } from '../src/index.ts';
+import { FAILED_DIR } from '../src/index.ts';
 import { writeRows } from './lib/data.ts';
-import { now, percentile, summarize } from './lib/measure.ts';
+import { dropStaged, stageOne } from './lib/drop-one.ts';
+import { percentile, summarize } from './lib/measure.ts';
 import { countRows, createDatabase, dropTable, freshTable, startServer, withSession } from './lib/server.ts';
 import { dropFlood, dropTrickle, writeFlood } from './lib/small-files.ts';
 import { runWatcher } from './lib/watch-run.ts';
@@ -130,14 +131,10 @@ async function main(): Promise<void> {
       const table = `ab_csv_${++tables}`;
       await withSession(server, database, (sql) => freshTable(sql, table));
       const inbox = await mkdtemp(join(work, 'inbox-'));
-      const staged = join(outside, 'staged.csv');
-      await copyFile(bulk!.path, staged);
-      const run = await runWatcher(builds[build], job(inbox, table, 1, 600_000), server.pid, async () => {
-        await rename(staged, join(inbox, 'bulk.csv'));
-        const t0 = now();
-        await writeFile(join(inbox, `bulk.csv${READY_SUFFIX}`), '');
-        return [t0];
-      });
+      await stageOne(bulk!.path, outside, 'run.csv');
+      const run = await runWatcher(builds[build], job(inbox, table, 1, 600_000), server.pid, async () => [
+        await dropStaged(outside, inbox, 'run.csv'),
+      ]);
       const ok = !run.done.timedOut && run.done.filesIngested === 1 && (await verify(table, bulk!.rows));
       await rm(inbox, { recursive: true, force: true });
       if (!ok) throw new Error(`csv on ${build} was WRONG`);

@@ -14,20 +14,21 @@
  */
 import { spawnSync } from 'node:child_process';
 import { readFileSync, statfsSync, writeFileSync } from 'node:fs';
-import { copyFile, mkdir, mkdtemp, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, stat } from 'node:fs/promises';
 import os from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import process from 'node:process';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { tableFromIPC, tableToIPC } from 'apache-arrow';
-import { quoteLiteral, READY_SUFFIX } from '../src/index.ts';
+import { quoteLiteral } from '../src/index.ts';
 import { arrowStreamCopy, type Baseline, clientCopy, parquetExternal, psqlCopy, serverCopy, serverCopyGzip } from './lib/baselines.ts';
 import { type BenchContext, jobFor, thin, verifyCount } from './lib/bench-context.ts';
 import { type Mode, REFERENCE, SEED, SIZES, type Sizes } from './lib/config.ts';
 import { gzipFile, writeRows, type Written } from './lib/data.ts';
 import { formatFilters, ownFiles, runFormatWorkloads } from './lib/format-run.ts';
 import type { FormatCase } from './lib/format-set.ts';
+import { dropStaged, stageOne } from './lib/drop-one.ts';
 import { now, type Summary, summarize } from './lib/measure.ts';
 import {
   type BacklogFigure,
@@ -200,14 +201,10 @@ async function main(): Promise<void> {
         if (variant) await sql.unsafe(`ALTER TABLE ${table} ADD COLUMN ${variant.addColumn}`);
       });
       const inbox = await mkdtemp(join(work, 'inbox-'));
-      const staged = join(outside, name);
-      await copyFile(source.path, staged);
-      const run = await runWatcher(workerJs, jobFor(ctx, inbox, table, 1, timeoutMs, variant?.watch), server.pid, async () => {
-        await rename(staged, join(inbox, name));
-        const t0 = now();
-        await writeFile(join(inbox, name + READY_SUFFIX), '');
-        return [t0];
-      });
+      await stageOne(source.path, outside, name);
+      const run = await runWatcher(workerJs, jobFor(ctx, inbox, table, 1, timeoutMs, variant?.watch), server.pid, async () => [
+        await dropStaged(outside, inbox, name),
+      ]);
       await rm(inbox, { recursive: true, force: true });
       const ok = !run.done.timedOut && run.done.filesIngested === 1 && (await verifyCount(ctx, table, source.rows));
       if (run.done.lastError) log(`watcher error: ${run.done.lastError}`);

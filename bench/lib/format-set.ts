@@ -7,12 +7,12 @@
  * does, the probe deciding whether that hyperd reads the claimed files), into a fresh table and
  * into one that already holds the file's rows.
  */
-import { copyFile, mkdtemp, rename, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { readHolder } from '../../adapters/db/hyper/holder.ts';
-import { READY_SUFFIX } from '../../src/index.ts';
 import type { Sql } from '../../adapters/db/postgres-js/pool.ts';
 import { quoteIdent, quoteLiteral } from '../../src/columns/sql.ts';
+import { dropStaged, stageOne } from './drop-one.ts';
 import { now, type Summary, summarize } from './measure.ts';
 import { countRows, createDatabase, type Server, withSession } from './server.ts';
 import { runWatcher } from './watch-run.ts';
@@ -213,10 +213,7 @@ async function watchedLoad(ctx: SetContext, file: SetFile, state: TableState, mo
   const inbox = await mkdtemp(join(ctx.work, 'inbox-'));
   // Named after the source file, so that hyperd's log ties the staged copy to it (bench/hyperd-log.ts).
   const name = `${basename(file.path, file.ext)}-${run}${file.ext}`;
-  const staged = join(ctx.outside, name);
-  await copyFile(file.path, staged);
-  const sentinel = join(ctx.outside, name + READY_SUFFIX);
-  await writeFile(sentinel, '');
+  await stageOne(file.path, ctx.outside, name);
   const job = {
     dir: inbox,
     table,
@@ -234,10 +231,7 @@ async function watchedLoad(ctx: SetContext, file: SetFile, state: TableState, mo
       const server = await watchersHyperd(database);
       for (const candidate of CANDIDATES[file.format]) same.push(await hyperdLoad(ctx, file, state, candidate, { server, database }));
     }
-    await rename(staged, join(inbox, name));
-    const t0 = now();
-    await rename(sentinel, join(inbox, name + READY_SUFFIX));
-    return [t0];
+    return [await dropStaged(ctx.outside, inbox, name)];
   });
   await rm(inbox, { recursive: true, force: true });
   const n = await withSession(ctx.server, database, async (sql) => {
