@@ -1,13 +1,10 @@
 /** The sentinel protocol's names (drops, claim ids, staged names) and a claimed file's descriptor. */
 import assert from 'node:assert/strict';
 import { Buffer } from 'node:buffer';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { claimFile } from '../../../src/protocol/files.ts';
 import { dataNameOf, isIgnoredName, newClaimId, parseStagedName, stagedName } from '../../../src/protocol/names.ts';
 import { canMove, FILE_STATES, type FileState, TRANSITIONS } from '../../../src/protocol/states.ts';
+import { eachClaimed } from '../../helpers/claimed.ts';
 
 describe('protocol names', () => {
   it('takes X.ready as the sentinel of X, and ignores dot-files, *.tmp and an empty data name', () => {
@@ -61,57 +58,42 @@ describe('protocol names', () => {
 
 describe('a claimed file', () => {
   it('refuses reads after it was closed, from its cache or its descriptor, instead of reading whatever reuses the number', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'hyperwatch-claimed-'));
-    try {
-      await writeFile(join(dir, 'small.csv'), 'id\n1\n');
-      await writeFile(join(dir, 'big.csv'), `id\n${'1\n'.repeat(40_000)}`);
-      for (const name of ['small.csv', 'big.csv']) {
-        const claim = claimFile(dir, name, join(dir, `staged-${name}`), { claimId: 'c', extension: '.csv' });
-        assert.equal(claim.status, 'claimed');
-        if (claim.status !== 'claimed') continue;
-        const file = claim.file;
+    await eachClaimed(
+      [
+        ['small.csv', 'id\n1\n'],
+        ['big.csv', `id\n${'1\n'.repeat(40_000)}`],
+      ],
+      async (file) => {
         assert.equal(new TextDecoder().decode(await file.read(0, 3)), 'id\n');
         file.close();
         file.close(); // twice is once
         await assert.rejects(file.read(0, 3), /read after its claim was closed/);
         await assert.rejects(file.readInto(new Uint8Array(3), 0), /read after its claim was closed/);
         assert.throws(() => file.changedSinceClaim(), /read after its claim was closed/);
-      }
-    } finally {
-      await rm(dir, { recursive: true, force: true });
-    }
+      },
+    );
   });
 
   it('reads a whole file through one buffer (readInto) as read gives it: the same bytes, the last piece short', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'hyperwatch-claimed-'));
-    try {
-      const content = Uint8Array.from({ length: 300_001 }, (_, i) => (i * 7 + (i >> 8)) & 0xff);
-      for (const [name, bytes] of [
-        ['small.csv', content.subarray(0, 1000)],
-        ['big.csv', content],
-      ] as const) {
-        await writeFile(join(dir, name), bytes);
-        const claim = claimFile(dir, name, join(dir, `staged-${name}`), { claimId: 'c', extension: '.csv' });
-        assert.equal(claim.status, 'claimed');
-        if (claim.status !== 'claimed') continue;
-        const file = claim.file;
-        const buffer = new Uint8Array(65_536);
-        const pieces: Uint8Array[] = [];
-        for (let position = 0; position < file.size; ) {
-          const piece = await file.readInto(buffer, position);
-          assert.ok(piece.length > 0 && piece.length <= buffer.length, `${name}: a piece of ${piece.length} bytes at ${position}`);
-          pieces.push(piece.slice());
-          position += piece.length;
-        }
-        assert.deepEqual(Buffer.concat(pieces), Buffer.from(bytes), name);
-        assert.deepEqual(await file.read(1000, 10), bytes.subarray(1000, 1010), `${name}: read after readInto`);
-        assert.equal((await file.readInto(buffer, file.size)).length, 0, `${name}: nothing past the end`);
-        assert.equal(file.bytesRead, bytes.length + Math.min(10, Math.max(0, bytes.length - 1000)), `${name}: bytes read counted`);
-        file.close();
+    const content = Uint8Array.from({ length: 300_001 }, (_, i) => (i * 7 + (i >> 8)) & 0xff);
+    const files: [string, Uint8Array][] = [
+      ['small.csv', content.subarray(0, 1000)],
+      ['big.csv', content],
+    ];
+    await eachClaimed(files, async (file, bytes) => {
+      const buffer = new Uint8Array(65_536);
+      const pieces: Uint8Array[] = [];
+      for (let position = 0; position < file.size; ) {
+        const piece = await file.readInto(buffer, position);
+        assert.ok(piece.length > 0 && piece.length <= buffer.length, `${file.name}: a piece of ${piece.length} bytes at ${position}`);
+        pieces.push(piece.slice());
+        position += piece.length;
       }
-    } finally {
-      await rm(dir, { recursive: true, force: true });
-    }
+      assert.deepEqual(Buffer.concat(pieces), Buffer.from(bytes), file.name);
+      assert.deepEqual(await file.read(1000, 10), bytes.subarray(1000, 1010), `${file.name}: read after readInto`);
+      assert.equal((await file.readInto(buffer, file.size)).length, 0, `${file.name}: nothing past the end`);
+      assert.equal(file.bytesRead, bytes.length + Math.min(10, Math.max(0, bytes.length - 1000)), `${file.name}: bytes read counted`);
+    });
   });
 });
 
