@@ -1,14 +1,15 @@
 /**
- * The set-up every watcher integration test repeats: one database (adapter, and a pool for the
- * test's own checks) and one watcher registry for a whole `describe`, and a fresh inbox and table
- * name per test. Sharing the database keeps suites fast (a hyperd or a cluster starts once); fresh
- * names keep the tests apart.
+ * The set-up every watcher integration test repeats: one server and one watcher registry for a
+ * whole `describe` (a hyperd or a cluster starts once), and a fresh inbox and table name per test.
+ * A fixture that offers a database per test (`DbFixture.perTest`: Hyper) gives each test its own;
+ * the others share the suite's, the fresh names keeping the tests apart.
  */
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { WatchOptions } from '../../src/options.ts';
 import { WatcherRegistry } from '../../src/registry.ts';
 import type { Logger } from '../../src/types.ts';
+import { afterEach, beforeEach } from 'node:test';
 import { type DbFixture, LiveFixture, suiteResource } from './env.ts';
 
 export interface Inbox {
@@ -19,7 +20,8 @@ export interface Inbox {
 }
 
 interface BenchState {
-  readonly target: DbFixture;
+  /** The suite's database, or the running test's own where the fixture offers one. */
+  readonly target: () => DbFixture;
   readonly registry: WatcherRegistry;
 }
 
@@ -30,7 +32,7 @@ export class WatchBench extends LiveFixture {
   #inboxes = 0;
 
   constructor(state: () => BenchState, tablePrefix: string) {
-    super(() => state().target);
+    super(() => state().target());
     this.#state = state;
     this.#tablePrefix = tablePrefix;
   }
@@ -41,7 +43,8 @@ export class WatchBench extends LiveFixture {
 
   /** A new empty directory under the root and a table name no other test of the suite uses. */
   async inbox(): Promise<Inbox> {
-    const { target, registry } = this.#state();
+    const { registry } = this.#state();
+    const target = this.#state().target();
     const n = ++this.#inboxes;
     const dir = join(target.root, `inbox-${n}`);
     await mkdir(dir);
@@ -51,11 +54,13 @@ export class WatchBench extends LiveFixture {
 
 /**
  * Opens the fixture before the tests of the enclosing `describe` (call this in its body) and,
- * after them, stops every watcher still registered, then closes the fixture. Tables are named
+ * after them, stops every watcher still registered, then closes the fixture. Where the fixture
+ * offers a database per test, each test gets one, closed after it once its watchers stopped. Tables are named
  * `${tablePrefix}${n}`: suites that share one database need prefixes of their own.
  */
 export function useWatchBench(open: () => Promise<DbFixture>, tablePrefix: string): WatchBench {
-  const state = suiteResource(
+  let test: DbFixture | undefined;
+  const suite = suiteResource(
     async () => ({ target: await open(), registry: new WatcherRegistry() }),
     async ({ target, registry }) => {
       try {
@@ -66,6 +71,27 @@ export function useWatchBench(open: () => Promise<DbFixture>, tablePrefix: strin
     },
     'the watch bench',
   );
+  beforeEach(async () => {
+    const { target } = suite();
+    if (!target.perTest) return;
+    // The suite's own connection keeps the server up between one test's database and the next.
+    await target.pool.query('SELECT 1');
+    test = await target.perTest();
+  });
+  afterEach(async () => {
+    const closing = test;
+    test = undefined;
+    if (!closing) return;
+    try {
+      await suite().registry.stopAll();
+    } finally {
+      await closing.close();
+    }
+  });
+  const state = (): BenchState => {
+    const { target, registry } = suite();
+    return { target: () => test ?? target, registry };
+  };
   return new WatchBench(state, tablePrefix);
 }
 
