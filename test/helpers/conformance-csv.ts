@@ -13,7 +13,6 @@ import assert from 'node:assert/strict';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { createHyperAdapter } from '../../adapters/db/hyper/index.ts';
 import { openWatcher } from '../../src/api.ts';
 import type { WatchOptions } from '../../src/options.ts';
 import type { DialectOption } from '../../src/options/table/csv-dialect.ts';
@@ -21,8 +20,8 @@ import { gzip } from './compression-suite.ts';
 import { once, report } from './csv-dates-suite.ts';
 import { rowsOf } from './csv-dialect-suite.ts';
 import { waitFor } from './drop.ts';
-import { count, type DbFixture, dbFixture, hyperFixture, sqlTypes, tempDir } from './env.ts';
-import { streamedOnly } from './streamed-only.ts';
+import { count, type DbFixture, hyperFixture, sqlTypes } from './env.ts';
+import { streamedHyperFixture } from './streamed-only.ts';
 import { groupLogger, useWatchBench, type WatchBench } from './watch-bench.ts';
 
 /** The dialect settings a user gives for a producer's files. */
@@ -155,14 +154,7 @@ export function onEveryTarget(
 ): void {
   const targets: [string, () => Promise<DbFixture>, string][] = [
     ['hyperd reading the files itself', () => hyperFixture(), 'h'],
-    [
-      'hyperd with the files streamed',
-      async () => {
-        const root = await tempDir();
-        return dbFixture(root, streamedOnly(createHyperAdapter({ database: `${root}/test.hyper` })), { ownsDb: true });
-      },
-      's',
-    ],
+    ['hyperd with the files streamed', streamedHyperFixture, 's'],
     ['PostgreSQL', pgFixture, 'pg'],
   ];
   for (const [target, open, short] of targets) {

@@ -4,6 +4,7 @@
  * same files can be loaded both ways and the results compared.
  */
 import type { DbAdapter } from '../../src/types.ts';
+import { type HyperFixture, hyperFixture } from './env.ts';
 
 export function streamedOnly<D extends DbAdapter>(db: D): D {
   const capabilities = { ...db.capabilities, readsLocalFiles: false };
@@ -14,4 +15,9 @@ export function streamedOnly<D extends DbAdapter>(db: D): D {
       return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
     },
   });
+}
+
+/** hyperFixture with every adapter streamedOnly: the same hyperd, the files streamed to it. */
+export function streamedHyperFixture(): Promise<HyperFixture> {
+  return hyperFixture({ adapt: streamedOnly });
 }

@@ -8,14 +8,13 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { createHyperAdapter } from '../../../adapters/db/hyper/index.ts';
 import { type DateRule, isDateProblem, readDate } from '../../../plugins/shared/date-read.ts';
 import { dateSql } from '../../../plugins/shared/date-sql.ts';
 import { quoteLiteral } from '../../../src/columns/sql.ts';
 import { csvDatesPastHeadCases } from '../../helpers/csv-dates-head-suite.ts';
 import { csvDateCases } from '../../helpers/csv-dates-suite.ts';
-import { dbFixture, hyperFixture, tempDir } from '../../helpers/env.ts';
-import { streamedOnly } from '../../helpers/streamed-only.ts';
+import { hyperFixture } from '../../helpers/env.ts';
+import { streamedHyperFixture } from '../../helpers/streamed-only.ts';
 import { useWatchBench } from '../../helpers/watch-bench.ts';
 
 describe('dates on hyperd reading the files itself', () => {
@@ -80,11 +79,7 @@ describe('dates on hyperd reading the files itself', () => {
 });
 
 describe('dates on hyperd with the files streamed', () => {
-  const t = useWatchBench(async () => {
-    const root = await tempDir();
-    const real = createHyperAdapter({ database: `${root}/test.hyper` });
-    return dbFixture(root, streamedOnly(real), { ownsDb: true });
-  }, 'dates_stream_');
+  const t = useWatchBench(streamedHyperFixture, 'dates_stream_');
   csvDateCases(t);
   csvDatesPastHeadCases(t);
 });

@@ -5,10 +5,9 @@
  * on PostgreSQL: csv-dialect-postgres.test.ts.
  */
 import { describe } from 'node:test';
-import { createHyperAdapter } from '../../../adapters/db/hyper/index.ts';
 import { csvNullCases, csvNumberCases, csvSyntaxCases } from '../../helpers/csv-dialect-suite.ts';
-import { dbFixture, hyperFixture, tempDir } from '../../helpers/env.ts';
-import { streamedOnly } from '../../helpers/streamed-only.ts';
+import { hyperFixture } from '../../helpers/env.ts';
+import { streamedHyperFixture } from '../../helpers/streamed-only.ts';
 import { useWatchBench } from '../../helpers/watch-bench.ts';
 
 describe('CSV dialects on hyperd reading the files itself', () => {
@@ -19,10 +18,7 @@ describe('CSV dialects on hyperd reading the files itself', () => {
 });
 
 describe('CSV dialects on hyperd with the files streamed', () => {
-  const t = useWatchBench(async () => {
-    const root = await tempDir();
-    return dbFixture(root, streamedOnly(createHyperAdapter({ database: `${root}/test.hyper` })), { ownsDb: true });
-  }, 'dialect_stream_');
+  const t = useWatchBench(streamedHyperFixture, 'dialect_stream_');
   csvNullCases(t);
   csvNumberCases(t);
   csvSyntaxCases(t);

@@ -4,10 +4,9 @@
  * them).
  */
 import { describe } from 'node:test';
-import { createHyperAdapter } from '../../../adapters/db/hyper/index.ts';
 import { columnTypeCases } from '../../helpers/column-types-suite.ts';
-import { dbFixture, hyperFixture, tempDir } from '../../helpers/env.ts';
-import { streamedOnly } from '../../helpers/streamed-only.ts';
+import { hyperFixture } from '../../helpers/env.ts';
+import { streamedHyperFixture } from '../../helpers/streamed-only.ts';
 import { useWatchBench } from '../../helpers/watch-bench.ts';
 
 describe('columnTypes and allText on hyperd reading the files itself', () => {
@@ -16,9 +15,6 @@ describe('columnTypes and allText on hyperd reading the files itself', () => {
 });
 
 describe('columnTypes and allText on hyperd with the files streamed', () => {
-  const t = useWatchBench(async () => {
-    const root = await tempDir();
-    return dbFixture(root, streamedOnly(createHyperAdapter({ database: `${root}/test.hyper` })), { ownsDb: true });
-  }, 'coltypes_stream_');
+  const t = useWatchBench(streamedHyperFixture, 'coltypes_stream_');
   columnTypeCases(t);
 });
