@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { fuzz } from '../../fuzz/run.ts';
-import { tempDir } from '../helpers/env.ts';
+import { removeDir, tempDir } from '../helpers/env.ts';
 
 const COUNT = 240;
 /** Growth of resident memory during one watcher run (the judges' memory, DuckDB's and arrow-rs's WebAssembly, is theirs). */
@@ -16,11 +16,12 @@ const MAX_GROWTH_MIB = 768;
 describe('fuzzer (short run)', () => {
   it(`${COUNT} mutants through a real watcher break no invariant`, async () => {
     // Batches of 12: every seed (17) is mutated at least once.
+    const out = await tempDir('hyperwatch-fuzz-');
     const report = await fuzz({
       seed: 20261201,
       count: COUNT,
       batch: 12,
-      out: await tempDir('hyperwatch-fuzz-'),
+      out,
       maxGrowthMiB: MAX_GROWTH_MIB,
       log: (line) => console.log(line),
     });
@@ -33,9 +34,12 @@ describe('fuzzer (short run)', () => {
     assert.deepEqual(
       report.failures.map((f) => `${f.invariant}: ${f.candidate.how}: ${f.detail}`),
       [],
+      `the failing mutants are kept in ${out}`,
     );
     // Both outcomes happen: a run where everything is refused (or lands) checks little.
     assert.ok(report.landed > 0 && report.refused > report.landed, JSON.stringify(report));
     assert.ok(report.maxGrowthMiB < MAX_GROWTH_MIB);
+    // Reached only when every check held: a failing run keeps its mutants and database in `out`.
+    await removeDir(out);
   });
 });
