@@ -18,7 +18,23 @@ import type { Judge } from './judges.ts';
 import type { Format } from './mutate.ts';
 
 /** JavaScript's own words, which no refusal may be made of. */
-export const BARE_JS = /Invalid array length|Invalid typed array length|ERR_STRING_TOO_LONG|not safe to convert|Cannot read properties|Cannot mix BigInt|is not a function|is not iterable|Maximum call stack|out of memory|RangeError|TypeError|undefined/;
+export const BARE_JS = new RegExp(
+  [
+    'Invalid array length',
+    'Invalid typed array length',
+    'ERR_STRING_TOO_LONG',
+    'not safe to convert',
+    'Cannot read properties',
+    'Cannot mix BigInt',
+    'is not a function',
+    'is not iterable',
+    'Maximum call stack',
+    'out of memory',
+    'RangeError',
+    'TypeError',
+    'undefined',
+  ].join('|'),
+);
 
 export interface Candidate {
   /** The name it is dropped with (its extension picks the ingester). */
@@ -29,7 +45,19 @@ export interface Candidate {
   readonly how: string;
 }
 
-export type Invariant = 'seed-refused' | 'hang' | 'crash' | 'unaccounted' | 'leftover' | 'no-code' | 'unexpected' | 'bare-error' | 'unnamed' | 'judge-refuses' | 'rows-differ' | 'memory';
+export type Invariant =
+  | 'seed-refused'
+  | 'hang'
+  | 'crash'
+  | 'unaccounted'
+  | 'leftover'
+  | 'no-code'
+  | 'unexpected'
+  | 'bare-error'
+  | 'unnamed'
+  | 'judge-refuses'
+  | 'rows-differ'
+  | 'memory';
 
 export interface Failure {
   readonly invariant: Invariant;
@@ -74,7 +102,10 @@ async function drop(dir: string, name: string, bytes: Uint8Array): Promise<void>
   await writeFile(join(dir, name + READY_SUFFIX), '');
 }
 
-/** The most this process's resident memory grew during a watcher run of the batch (the judges, which keep their own memory, run outside it). */
+/**
+ * The most this process's resident memory grew during a watcher run of the batch (the judges,
+ * which keep their own memory, run outside it).
+ */
 let peakGrowth = 0;
 
 /** One watcher run over what is in `dir`: started (its first sweep ingests it all) and stopped. */
@@ -93,7 +124,14 @@ async function sweepOnce(env: CheckEnv, dir: string, table: string, files: numbe
   const limit = env.perFileMs * (files + 1);
   const run = (async () => {
     const t0 = performance.now();
-    await startWatching(dir, table, { db: env.db, registry: env.registry, logger: silentLogger, maxConcurrent: 2, rescanIntervalMs: 60_000, checkpointDelayMs: 0 });
+    await startWatching(dir, table, {
+      db: env.db,
+      registry: env.registry,
+      logger: silentLogger,
+      maxConcurrent: 2,
+      rescanIntervalMs: 60_000,
+      checkpointDelayMs: 0,
+    });
     const t1 = performance.now();
     await stopWatching(dir, { registry: env.registry });
     if (process.env.FUZZ_TIMING) console.log(`start ${(t1 - t0).toFixed(0)} ms, stop ${(performance.now() - t1).toFixed(0)} ms`);
@@ -108,7 +146,9 @@ async function sweepOnce(env: CheckEnv, dir: string, table: string, files: numbe
 }
 
 async function ledgerRows(pool: DbPool, dir: string): Promise<Map<string, number>> {
-  const rows = await pool.query<{ file_name: string; row_count: string | number; directory: string }>(`SELECT file_name, row_count, directory FROM ${qualifiedName(LEDGER_TABLE)}`);
+  const rows = await pool.query<{ file_name: string; row_count: string | number; directory: string }>(
+    `SELECT file_name, row_count, directory FROM ${qualifiedName(LEDGER_TABLE)}`,
+  );
   const out = new Map<string, number>();
   for (const row of rows) if (row.directory === dir || row.directory.endsWith(dir)) out.set(row.file_name, Number(row.row_count));
   return out;
@@ -122,13 +162,25 @@ async function listed(dir: string): Promise<string[]> {
  * Drops `candidates` into a fresh inbox `dir` whose table `table` the `pristine` file (when given)
  * has made first, and checks every invariant. Returns each candidate's outcome and the failures.
  */
-export async function checkBatch(env: CheckEnv, dir: string, table: string, candidates: readonly Candidate[], pristine?: Candidate): Promise<{ outcomes: Outcome[]; failures: Failure[]; growthMiB: number }> {
+export async function checkBatch(
+  env: CheckEnv,
+  dir: string,
+  table: string,
+  candidates: readonly Candidate[],
+  pristine?: Candidate,
+): Promise<{ outcomes: Outcome[]; failures: Failure[]; growthMiB: number }> {
   peakGrowth = 0;
   const result = await checkBatchOnce(env, dir, table, candidates, pristine);
   return { ...result, growthMiB: peakGrowth / (1 << 20) };
 }
 
-async function checkBatchOnce(env: CheckEnv, dir: string, table: string, candidates: readonly Candidate[], pristine?: Candidate): Promise<{ outcomes: Outcome[]; failures: Failure[] }> {
+async function checkBatchOnce(
+  env: CheckEnv,
+  dir: string,
+  table: string,
+  candidates: readonly Candidate[],
+  pristine?: Candidate,
+): Promise<{ outcomes: Outcome[]; failures: Failure[] }> {
   await mkdir(dir, { recursive: true });
   const failures: Failure[] = [];
   const fail = (invariant: Invariant, candidate: Candidate, detail: string) => failures.push({ invariant, candidate, detail });
@@ -146,7 +198,8 @@ async function checkBatchOnce(env: CheckEnv, dir: string, table: string, candida
   if ((await sweep(env, dir, table, candidates.length)) === 'timeout') {
     const staged = await listed(join(dir, STAGING_DIR));
     const stuck = candidates.filter((c) => staged.some((s) => s.includes(c.name)));
-    for (const c of stuck.length > 0 ? stuck : candidates) fail('hang', c, `the watcher had not finished ${candidates.length} files after ${env.perFileMs * (candidates.length + 1)} ms`);
+    for (const c of stuck.length > 0 ? stuck : candidates)
+      fail('hang', c, `the watcher had not finished ${candidates.length} files after ${env.perFileMs * (candidates.length + 1)} ms`);
     return { outcomes: [], failures };
   }
   const landed = await ledgerRows(env.pool, dir);
@@ -183,7 +236,12 @@ async function checkBatchOnce(env: CheckEnv, dir: string, table: string, candida
   return { outcomes, failures };
 }
 
-async function judge(env: CheckEnv, c: Candidate, rows: number, fail: (invariant: Invariant, candidate: Candidate, detail: string) => void): Promise<void> {
+async function judge(
+  env: CheckEnv,
+  c: Candidate,
+  rows: number,
+  fail: (invariant: Invariant, candidate: Candidate, detail: string) => void,
+): Promise<void> {
   const judges = env.judges.filter((j) => j.formats.includes(c.format));
   if (judges.length === 0) return;
   // A new name each time: DuckDB keeps a Parquet file's footer cached by its path.
@@ -194,7 +252,8 @@ async function judge(env: CheckEnv, c: Candidate, rows: number, fail: (invariant
     // A reader that crashes says nothing about the file (counted, not judged).
     if (!verdict.ok && verdict.crashed) judgeCrashes++;
     else if (!verdict.ok) fail('judge-refuses', c, `landed ${rows} rows; ${j.name} refuses it: ${verdict.why}`);
-    else if (c.format === 'parquet' && verdict.rows !== rows) fail('rows-differ', c, `landed ${rows} rows; ${j.name} reads ${verdict.rows}`);
+    else if (c.format === 'parquet' && verdict.rows !== rows)
+      fail('rows-differ', c, `landed ${rows} rows; ${j.name} reads ${verdict.rows}`);
   }
   await rm(path, { force: true });
 }

@@ -28,9 +28,30 @@ const { values } = parseArgs({
 const out = values.out ?? (await mkdtemp(join(tmpdir(), 'hyperwatch-fuzz-')));
 const log = (line: string) => console.log(`[fuzz ${new Date().toISOString().slice(11, 19)}] ${line}`);
 log(`seed ${values.seed}, ${values.count} mutants, output in ${out}`);
-const report = await fuzz({ seed: Number(values.seed), count: Number(values.count), out, batch: Number(values.batch), perFileMs: Number(values['per-file-ms']), maxGrowthMiB: Number(values['max-growth-mib']), only: values.only ?? [], log });
-log(`done in ${(report.ms / 1000).toFixed(0)} s: ${report.mutants} mutants, ${report.landed} landed, ${report.refused} refused, max RSS ${report.maxRssMiB} MiB (judges included), max growth during a watcher run ${report.maxGrowthMiB} MiB`);
+const report = await fuzz({
+  seed: Number(values.seed),
+  count: Number(values.count),
+  out,
+  batch: Number(values.batch),
+  perFileMs: Number(values['per-file-ms']),
+  maxGrowthMiB: Number(values['max-growth-mib']),
+  only: values.only ?? [],
+  log,
+});
+log(
+  `done in ${(report.ms / 1000).toFixed(0)} s: ${report.mutants} mutants, ${report.landed} landed, ${report.refused} refused, ` +
+    `max RSS ${report.maxRssMiB} MiB (judges included), max growth during a watcher run ${report.maxGrowthMiB} MiB`,
+);
 log(`independent readers that crashed on a landed mutant (no verdict): ${judgeCrashes}`);
-log(`refusals by code: ${Object.entries(report.codes).sort((a, b) => b[1] - a[1]).map(([c, n]) => `${c} ${n}`).join(', ')}`);
-log(report.failures.length === 0 ? 'no failures: 0 hangs, 0 crashes, 0 leftovers, 0 bare errors, 0 mutants landed that a reader refuses' : `${report.failures.length} FAILURES: ${JSON.stringify(report.broken)} (files in ${join(out, 'failures')})`);
+log(
+  `refusals by code: ${Object.entries(report.codes)
+    .sort((a, b) => b[1] - a[1])
+    .map(([c, n]) => `${c} ${n}`)
+    .join(', ')}`,
+);
+log(
+  report.failures.length === 0
+    ? 'no failures: 0 hangs, 0 crashes, 0 leftovers, 0 bare errors, 0 mutants landed that a reader refuses'
+    : `${report.failures.length} FAILURES: ${JSON.stringify(report.broken)} (files in ${join(out, 'failures')})`,
+);
 process.exit(report.failures.length === 0 ? 0 : 1);

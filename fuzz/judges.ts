@@ -9,7 +9,9 @@ import { readParquet } from 'parquet-wasm';
 import type { Format } from './mutate.ts';
 
 /** `crashed`: the reader itself failed (a panic inside arrow-rs's WebAssembly): no verdict on the file. */
-export type Verdict = { readonly ok: true; readonly rows: number } | { readonly ok: false; readonly why: string; readonly crashed?: boolean };
+export type Verdict =
+  | { readonly ok: true; readonly rows: number }
+  | { readonly ok: false; readonly why: string; readonly crashed?: boolean };
 
 export interface Judge {
   readonly name: string;
@@ -32,7 +34,11 @@ export async function duckdbJudge(): Promise<Judge & { close(): void }> {
     if (format === 'parquet') return `read_parquet(${quote(path)})`;
     // The dialect the seeds were written in, every column as text: a refusal is about the file's
     // structure (quotes, field counts, encoding), not about a type DuckDB guessed.
-    if (format === 'csv') return `read_csv(${quote(path)}, header = true, delim = ',', quote = '"', escape = '"', all_varchar = true, strict_mode = true, null_padding = false, max_line_size = 16777216)`;
+    if (format === 'csv')
+      return (
+        `read_csv(${quote(path)}, header = true, delim = ',', quote = '"', escape = '"', all_varchar = true, ` +
+        'strict_mode = true, null_padding = false, max_line_size = 16777216)'
+      );
     return `read_json(${quote(path)}, format = 'auto', maximum_object_size = 134217728)`;
   };
   return {

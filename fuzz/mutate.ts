@@ -23,7 +23,9 @@ export interface Mutant {
 }
 
 const INTERESTING_8 = [0x00, 0x01, 0x7f, 0x80, 0xff, 0x10, 0x20, 0x40];
-const INTERESTING_32 = [0, 1, -1, 0x7f, 0x80, 0xff, 0x100, 0x7fff, 0x8000, 0xffff, 0x10000, 0x7fffffff, -0x80000000, 0xfffffff, 1024, 4096, 65536];
+const INTERESTING_32 = [
+  0, 1, -1, 0x7f, 0x80, 0xff, 0x100, 0x7fff, 0x8000, 0xffff, 0x10000, 0x7fffffff, -0x80000000, 0xfffffff, 1024, 4096, 65536,
+];
 const INTERESTING_64 = [0n, 1n, -1n, 0x7fffffffn, 0xffffffffn, 1n << 40n, (1n << 63n) - 1n, -(1n << 63n)];
 /** Bytes that are not UTF-8: a lone continuation, a truncated sequence, an overlong form, a surrogate, 0xFF. */
 const INVALID_UTF8 = [[0x80], [0xc3], [0xc3, 0x28], [0xe2, 0x82], [0xc0, 0xaf], [0xed, 0xa0, 0x80], [0xff], [0xf8, 0x88, 0x80, 0x80, 0x80]];
@@ -159,7 +161,10 @@ const MUTATIONS: Record<string, Mutation> = {
     const at = rng.int(bytes.length);
     const length = Math.min(bytes.length - at, rng.between(1, Math.max(1, bytes.length >> 4)));
     const to = rng.int(bytes.length + 1);
-    return { bytes: concat(bytes.subarray(0, to), bytes.subarray(at, at + length), bytes.subarray(to)), how: `duplicate@${at}+${length}->${to}` };
+    return {
+      bytes: concat(bytes.subarray(0, to), bytes.subarray(at, at + length), bytes.subarray(to)),
+      how: `duplicate@${at}+${length}->${to}`,
+    };
   },
   splice(rng, seed, bytes, others) {
     const same = others.filter((o) => o.format === seed.format && o !== seed);
@@ -194,13 +199,19 @@ const MUTATIONS: Record<string, Mutation> = {
       }
     }
     const at = rng.int(bytes.length + 1);
-    return { bytes: concat(bytes.subarray(0, at), new TextEncoder().encode('['.repeat(depth)), bytes.subarray(at)), how: `brackets@${at} x${depth}` };
+    return {
+      bytes: concat(bytes.subarray(0, at), new TextEncoder().encode('['.repeat(depth)), bytes.subarray(at)),
+      how: `brackets@${at} x${depth}`,
+    };
   },
   huge(rng, _seed, bytes) {
     const length = rng.pick([1 << 16, 1 << 20, 8 << 20]);
     const fill = rng.pick([0x41, 0x22, 0x00, 0xff, 0x2c]);
     const at = rng.int(bytes.length + 1);
-    return { bytes: concat(bytes.subarray(0, at), new Uint8Array(length).fill(fill), bytes.subarray(at)), how: `huge@${at} ${length}x${fill.toString(16)}` };
+    return {
+      bytes: concat(bytes.subarray(0, at), new Uint8Array(length).fill(fill), bytes.subarray(at)),
+      how: `huge@${at} ${length}x${fill.toString(16)}`,
+    };
   },
 };
 

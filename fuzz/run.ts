@@ -64,7 +64,9 @@ async function saveFailure(dir: string, failure: Failure, runSeed: number, n: nu
   await mkdir(dir, { recursive: true });
   const path = join(dir, `${failure.invariant}-${runSeed}-${n}${extname(failure.candidate.name)}`);
   await writeFile(path, failure.candidate.bytes);
-  await writeFile(`${path}.json`, `${JSON.stringify({ invariant: failure.invariant, detail: failure.detail, how: failure.candidate.how, format: failure.candidate.format, runSeed }, null, 2)}\n`);
+  const { invariant, detail } = failure;
+  const saved = { invariant, detail, how: failure.candidate.how, format: failure.candidate.format, runSeed };
+  await writeFile(`${path}.json`, `${JSON.stringify(saved, null, 2)}\n`);
   return path;
 }
 
@@ -72,7 +74,7 @@ async function saveFailure(dir: string, failure: Failure, runSeed: number, n: nu
 export async function runBatches(
   out: string,
   batches: Iterable<Batch>,
-  options: Pick<FuzzOptions, 'perFileMs' | 'maxGrowthMiB' | 'log'> & { readonly seed: number; readonly db?: Awaited<ReturnType<typeof openEnv>> },
+  options: Pick<FuzzOptions, 'perFileMs' | 'maxGrowthMiB' | 'log'> & { readonly seed: number; readonly db?: FuzzEnv },
 ): Promise<FuzzReport> {
   const started = performance.now();
   const env = options.db ?? (await openEnv(out, options.perFileMs ?? 60_000));
@@ -105,7 +107,14 @@ export async function runBatches(
       n++;
       const first = !opened.has(inbox);
       opened.add(inbox);
-      const result = await checkBatch(env.check, join(out, 'inbox', inbox), `fuzz_${inbox}`, candidates, first ? pristine : undefined);
+      const target = await env.forInbox(inbox);
+      const result = await checkBatch(
+        target.check,
+        join(out, 'inbox', inbox),
+        `fuzz_${inbox}`,
+        candidates,
+        first ? pristine : undefined,
+      ).finally(() => target.close());
       mutants += candidates.length;
       for (const o of result.outcomes) {
         if (o.code !== undefined) {
@@ -114,12 +123,26 @@ export async function runBatches(
         } else landed++;
       }
       for (const f of result.failures) await record(f);
-      for (const error of crashes.splice(0)) await record({ invariant: 'crash', candidate: candidates[0]!, detail: error instanceof Error ? (error.stack ?? error.message) : String(error) });
+      for (const error of crashes.splice(0))
+        await record({
+          invariant: 'crash',
+          candidate: candidates[0]!,
+          detail: error instanceof Error ? (error.stack ?? error.message) : String(error),
+        });
       sample();
       maxGrowth = Math.max(maxGrowth, result.growthMiB);
-      if (result.growthMiB > (options.maxGrowthMiB ?? 768)) await record({ invariant: 'memory', candidate: candidates[0]!, detail: `resident memory grew by ${result.growthMiB.toFixed(0)} MiB during the watcher run of this batch` });
+      if (result.growthMiB > (options.maxGrowthMiB ?? 768))
+        await record({
+          invariant: 'memory',
+          candidate: candidates[0]!,
+          detail: `resident memory grew by ${result.growthMiB.toFixed(0)} MiB during the watcher run of this batch`,
+        });
       if (result.failures.some((f) => f.invariant === 'hang')) break;
-      if (n % 5 === 0) options.log?.(`${mutants} mutants: ${landed} landed, ${refused} refused, ${failures.length} failures, max RSS ${maxRss.toFixed(0)} MiB, max growth in a watcher run ${maxGrowth.toFixed(0)} MiB`);
+      if (n % 5 === 0)
+        options.log?.(
+          `${mutants} mutants: ${landed} landed, ${refused} refused, ${failures.length} failures, ` +
+            `max RSS ${maxRss.toFixed(0)} MiB, max growth in a watcher run ${maxGrowth.toFixed(0)} MiB`,
+        );
     }
   } finally {
     clearInterval(sampler);
@@ -127,23 +150,67 @@ export async function runBatches(
     process.off('unhandledRejection', onCrash);
     if (!options.db) await env.close();
   }
-  return { seed: options.seed, mutants, landed, refused, codes, broken, failures, maxRssMiB: Math.round(maxRss), maxGrowthMiB: Math.round(maxGrowth), ms: Math.round(performance.now() - started) };
+  return {
+    seed: options.seed,
+    mutants,
+    landed,
+    refused,
+    codes,
+    broken,
+    failures,
+    maxRssMiB: Math.round(maxRss),
+    maxGrowthMiB: Math.round(maxGrowth),
+    ms: Math.round(performance.now() - started),
+  };
+}
+
+/** What a run checks with: the judges and the registry, and a database for each inbox. */
+export interface FuzzEnv {
+  /** On the run's own database (the seeds Hyper writes are made there; replays check there). */
+  readonly check: CheckEnv;
+  /**
+   * The same, on a database of the inbox's own: hyperd generates code for every table of a
+   * database each time it loads it, and every file's checkpoint unloads it, so one database
+   * holding every seed's table spent most of the run reloading the other seeds' tables.
+   */
+  forInbox(inbox: string): Promise<{ check: CheckEnv; close(): Promise<void> }>;
+  close(): Promise<void>;
 }
 
 /** The database, the registry and the judges a run uses. */
-export async function openEnv(out: string, perFileMs: number): Promise<{ check: CheckEnv; close(): Promise<void> }> {
+export async function openEnv(out: string, perFileMs: number): Promise<FuzzEnv> {
   await mkdir(join(out, 'scratch'), { recursive: true });
-  const db = createHyperAdapter({ database: join(out, 'fuzz.hyper'), logger: silentLogger });
-  const pool = await db.openPool({ maxConnections: 2 });
+  const open = async (file: string) => {
+    const db = createHyperAdapter({ database: join(out, file), logger: silentLogger });
+    const pool = await db.openPool({ maxConnections: 2 });
+    const close = async () => {
+      await pool.close();
+      await db.close();
+    };
+    return { db, pool, close };
+  };
+  const own = await open('fuzz.hyper');
   const duck = await duckdbJudge();
   const registry = new WatcherRegistry();
+  const checkOn = (target: Awaited<ReturnType<typeof open>>): CheckEnv => ({
+    db: target.db,
+    pool: target.pool,
+    registry,
+    judges: [duck, arrowRsJudge],
+    scratch: join(out, 'scratch'),
+    perFileMs,
+  });
   return {
-    check: { db, pool, registry, judges: [duck, arrowRsJudge], scratch: join(out, 'scratch'), perFileMs },
+    check: checkOn(own),
+    async forInbox(inbox) {
+      // The run's own adapter stays open meanwhile, so the embedded hyperd is not stopped between inboxes.
+      const target = await open(`${inbox}.hyper`);
+      return { check: checkOn(target), close: target.close };
+    },
     async close() {
       await registry.stopAll();
       duck.close();
-      await pool.close();
-      await db.close();
+      await own.close();
     },
   };
 }
@@ -156,9 +223,18 @@ function* batchesOf(seeds: readonly Seed[], rng: Rng, count: number, size: numbe
     const candidates: Candidate[] = [];
     for (let i = 0; i < size && made < count; i++, made++) {
       const mutant = mutate(rng, seed, seeds);
-      candidates.push({ name: `m${made}${extensionOf(seed)}`, format: seed.format, bytes: mutant.bytes, how: `${seed.name}: ${mutant.how}` });
+      candidates.push({
+        name: `m${made}${extensionOf(seed)}`,
+        format: seed.format,
+        bytes: mutant.bytes,
+        how: `${seed.name}: ${mutant.how}`,
+      });
     }
-    yield { inbox: `s${k % seeds.length}`, pristine: { name: `seed${extensionOf(seed)}`, format: seed.format, bytes: seed.bytes, how: `${seed.name} (unmutated)` }, candidates };
+    yield {
+      inbox: `s${k % seeds.length}`,
+      pristine: { name: `seed${extensionOf(seed)}`, format: seed.format, bytes: seed.bytes, how: `${seed.name} (unmutated)` },
+      candidates,
+    };
   }
 }
 
@@ -169,7 +245,8 @@ export async function fuzz(options: FuzzOptions): Promise<FuzzReport> {
     const made = await makeSeeds(join(options.out, 'scratch'), env.check.pool);
     const { only } = options;
     const seeds = only && only.length > 0 ? made.filter((s) => only.some((o) => s.name.includes(o))) : made;
-    if (seeds.length === 0) throw new Error(`no seed's name contains ${only!.join(' or ')}; the seeds: ${made.map((s) => s.name).join(', ')}`);
+    if (seeds.length === 0)
+      throw new Error(`no seed's name contains ${only!.join(' or ')}; the seeds: ${made.map((s) => s.name).join(', ')}`);
     options.log?.(`${seeds.length} seeds: ${seeds.map((s) => `${s.name} (${s.bytes.length} B)`).join(', ')}`);
     const rng = new Rng(options.seed);
     return await runBatches(options.out, batchesOf(seeds, rng, options.count, options.batch ?? 24), { ...options, db: env });

@@ -8,7 +8,21 @@
 import { readFile as readBuffer } from 'node:fs/promises';
 import { join } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
-import { Dictionary, Field, Int32, List, makeVector, Table, tableToIPC, Utf8, vectorFromArray, Float64, TimestampMicrosecond, Decimal, Bool } from 'apache-arrow';
+import {
+  Dictionary,
+  Field,
+  Int32,
+  List,
+  makeVector,
+  Table,
+  tableToIPC,
+  Utf8,
+  vectorFromArray,
+  Float64,
+  TimestampMicrosecond,
+  Decimal,
+  Bool,
+} from 'apache-arrow';
 import { Compression, Table as WasmTable, WriterPropertiesBuilder, WriterVersion, writeParquet } from 'parquet-wasm';
 import type { DbPool } from '../src/types.ts';
 import type { Seed } from './mutate.ts';
@@ -64,13 +78,32 @@ function arrowTable(): Table {
   const words = ['alpha', 'beta', 'gamma', 'delta'];
   return new Table({
     id: vectorFromArray(rows, new Int32()),
-    name: vectorFromArray(rows.map((i) => (i % 6 === 0 ? null : `n${i} "x", y`)), new Utf8()),
-    word: makeVector({ type: new Dictionary(new Utf8(), new Int32()), data: Int32Array.from(rows, (i) => i % 4), dictionary: vectorFromArray(words, new Utf8()) }),
-    score: vectorFromArray(rows.map((i) => (i % 5 === 0 ? null : i / 7)), new Float64()),
-    at: vectorFromArray(rows.map((i) => Date.UTC(2024, 0, 1) + i * 61_000), new TimestampMicrosecond()),
+    name: vectorFromArray(
+      rows.map((i) => (i % 6 === 0 ? null : `n${i} "x", y`)),
+      new Utf8(),
+    ),
+    word: makeVector({
+      type: new Dictionary(new Utf8(), new Int32()),
+      data: Int32Array.from(rows, (i) => i % 4),
+      dictionary: vectorFromArray(words, new Utf8()),
+    }),
+    score: vectorFromArray(
+      rows.map((i) => (i % 5 === 0 ? null : i / 7)),
+      new Float64(),
+    ),
+    at: vectorFromArray(
+      rows.map((i) => Date.UTC(2024, 0, 1) + i * 61_000),
+      new TimestampMicrosecond(),
+    ),
     amount: makeVector({ type: new Decimal(2, 12, 128), data: Uint32Array.from(rows.flatMap((i) => [i * 125, 0, 0, 0])) }),
-    flag: vectorFromArray(rows.map((i) => i % 3 === 0), new Bool()),
-    list: vectorFromArray(rows.map((i) => (i % 4 === 0 ? null : [i, i + 1])), new List(new Field('item', new Int32(), true))),
+    flag: vectorFromArray(
+      rows.map((i) => i % 3 === 0),
+      new Bool(),
+    ),
+    list: vectorFromArray(
+      rows.map((i) => (i % 4 === 0 ? null : [i, i + 1])),
+      new List(new Field('item', new Int32(), true)),
+    ),
   });
 }
 
@@ -85,7 +118,14 @@ function apacheArrowSeeds(): Seed[] {
 function parquetWasmSeeds(): Seed[] {
   // arrow-rs takes the table without its dictionary and decimal columns (kept simple and certain to write).
   const table = arrowTable();
-  const plain = new Table({ id: table.getChild('id')!, name: table.getChild('name')!, score: table.getChild('score')!, at: table.getChild('at')!, flag: table.getChild('flag')!, list: table.getChild('list')! });
+  const plain = new Table({
+    id: table.getChild('id')!,
+    name: table.getChild('name')!,
+    score: table.getChild('score')!,
+    at: table.getChild('at')!,
+    flag: table.getChild('flag')!,
+    list: table.getChild('list')!,
+  });
   const ipc = tableToIPC(plain, 'stream');
   const out: Seed[] = [];
   const variants: [string, Compression, WriterVersion, boolean][] = [
@@ -95,14 +135,21 @@ function parquetWasmSeeds(): Seed[] {
     ['lz4raw-v2', Compression.LZ4_RAW, WriterVersion.V2, false],
   ];
   for (const [name, compression, version, dictionary] of variants) {
-    const props = new WriterPropertiesBuilder().setCompression(compression).setWriterVersion(version).setDictionaryEnabled(dictionary).setMaxRowGroupSize(100).build();
+    const props = new WriterPropertiesBuilder()
+      .setCompression(compression)
+      .setWriterVersion(version)
+      .setDictionaryEnabled(dictionary)
+      .setMaxRowGroupSize(100)
+      .build();
     out.push({ name: `arrow-rs-${name}.parquet`, format: 'parquet', bytes: writeParquet(WasmTable.fromIPCStream(ipc), props) });
   }
   return out;
 }
 
 async function hyperSeeds(dir: string, pool: DbPool): Promise<Seed[]> {
-  const select = `SELECT g AS id, 'h' || g AS name, (g * 0.5)::NUMERIC(10,2) AS amount, DATE '2024-01-01' + g AS day FROM generate_series(1, ${ROWS}) g`;
+  const select =
+    "SELECT g AS id, 'h' || g AS name, (g * 0.5)::NUMERIC(10,2) AS amount, DATE '2024-01-01' + g AS day " +
+    `FROM generate_series(1, ${ROWS}) g`;
   const parquet = join(dir, 'hyperd.parquet');
   const arrow = join(dir, 'hyperd.arrows');
   await pool.query(`COPY (${select}) TO '${parquet}' WITH (FORMAT parquet)`);
