@@ -39,7 +39,7 @@ describe('fuzzer (short run)', () => {
     // Both outcomes happen: a run where everything is refused (or lands) checks little.
     assert.ok(report.landed > 0 && report.refused > report.landed, JSON.stringify(report));
     assert.ok(report.maxGrowthMiB < MAX_GROWTH_MIB);
-    // Reached only when every check held: a failing run keeps its mutants and database in `out`.
+    // Reached only when every check held: a failing run keeps its mutants and databases in `out`.
     await removeDir(out);
   });
 });

@@ -6,10 +6,10 @@
  */
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
+import { afterEach, beforeEach } from 'node:test';
 import type { WatchOptions } from '../../src/options.ts';
 import { WatcherRegistry } from '../../src/registry.ts';
 import type { Logger } from '../../src/types.ts';
-import { afterEach, beforeEach } from 'node:test';
 import { type DbFixture, LiveFixture, suiteResource } from './env.ts';
 
 export interface Inbox {
@@ -43,8 +43,9 @@ export class WatchBench extends LiveFixture {
 
   /** A new empty directory under the root and a table name no other test of the suite uses. */
   async inbox(): Promise<Inbox> {
-    const { registry } = this.#state();
-    const target = this.#state().target();
+    const state = this.#state();
+    const target = state.target();
+    const { registry } = state;
     const n = ++this.#inboxes;
     const dir = join(target.root, `inbox-${n}`);
     await mkdir(dir);
@@ -55,8 +56,8 @@ export class WatchBench extends LiveFixture {
 /**
  * Opens the fixture before the tests of the enclosing `describe` (call this in its body) and,
  * after them, stops every watcher still registered, then closes the fixture. Where the fixture
- * offers a database per test, each test gets one, closed after it once its watchers stopped. Tables are named
- * `${tablePrefix}${n}`: suites that share one database need prefixes of their own.
+ * offers a database per test, each test gets one, closed after it once its watchers stopped.
+ * Tables are named `${tablePrefix}${n}`: suites that share one database need prefixes of their own.
  */
 export function useWatchBench(open: () => Promise<DbFixture>, tablePrefix: string): WatchBench {
   let test: DbFixture | undefined;
