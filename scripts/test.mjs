@@ -5,8 +5,8 @@
  * rather than on the CPU, so they run CONCURRENCY at a time, with the Deno and Bun run
  * (scripts/test-runtimes.mjs) beside them. The files whose assertions time the process itself
  * (SERIAL, each with its reason) run afterwards, with nothing else running: those that bound the
- * event loop or time single statements (ALONE) one at a time, then the rest (kills and leases,
- * timed in seconds) two at a time, one per core. Each of those is about one core busy on its own
+ * event loop or time single statements (ALONE) one at a time, then those timing kills and leases
+ * in seconds (PAIRED) two at a time, one per core. Each of those is about one core busy on its own
  * (its watchers, hyperd, PostgreSQL), so two of them keep their timing: the 16 took 254 s and
  * 299 s two at a time in two trials, against 385 s one after another.
  *
@@ -31,14 +31,22 @@ import { fileURLToPath } from 'node:url';
 const ROOT = join(fileURLToPath(import.meta.url), '..', '..');
 
 /**
- * Files that fail when other files compete for the CPU, and why. Those run two at a time come
- * longest first (their time alone: 62 s down to 1 s), so that no long file starts last.
+ * Of the files that time themselves, those whose bounds are fractions of a second (how long a load
+ * may hold the event loop, a COPY's median, throughput), and why: nothing at all beside them.
+ * Solo, the Arrow conformance's worst loop gap is about 370 ms of its 1 s bound.
  */
-export const SERIAL = {
+export const ALONE = {
   'test/scenarios/conformance/conformance-arrow.test.ts': 'bounds how long one load may hold the event loop (1 s)',
   'test/scenarios/conformance/conformance-parquet.test.ts': 'bounds how long one load may hold the event loop',
   'test/adapters/db/postgres/postgres-adapter.test.ts': "times 100-row COPYs (median under 30 ms: Nagle's algorithm off)",
   'test/bench/bench.test.ts': 'runs the benchmarks, which measure throughput',
+};
+
+/**
+ * The files that time themselves in seconds (kills, leases), and why: two at a time, longest first
+ * (their time alone: 62 s down to 1 s), so that no long file starts last.
+ */
+export const PAIRED = {
   'test/scenarios/cli/cli.test.ts': 'signals sent while a file loads or a sweep runs, timed against the command starting',
   'test/scenarios/multi-process/multi-process-hyper.test.ts': 'three processes on one hyperd, killed and restarted within a 150 s budget',
   'test/scenarios/crash/crash.test.ts': 'SIGKILLs watchers at random moments; its restarts wait on start-up times',
@@ -59,17 +67,8 @@ export const SERIAL = {
   'test/src/watcher/lease-expiry.test.ts': 'leases that expire after a few hundred milliseconds',
 };
 
-/**
- * Of SERIAL, the files whose bounds are fractions of a second (how long a load may hold the event
- * loop, a COPY's median, throughput): nothing at all beside them. Solo, the Arrow conformance's
- * worst loop gap is about 370 ms of its 1 s bound.
- */
-export const ALONE = [
-  'test/scenarios/conformance/conformance-arrow.test.ts',
-  'test/scenarios/conformance/conformance-parquet.test.ts',
-  'test/adapters/db/postgres/postgres-adapter.test.ts',
-  'test/bench/bench.test.ts',
-];
+/** Files that fail when other files compete for the CPU: each declared once, in one of the two. */
+export const SERIAL = { ...ALONE, ...PAIRED };
 
 const args = process.argv.slice(2);
 const at = args.indexOf('--concurrency');
@@ -108,16 +107,17 @@ if (left.length > 0) {
   process.exit(2);
 }
 for (const file of Object.keys(SERIAL)) if (!all.includes(file)) throw new Error(`${file} (in SERIAL) does not exist`);
-for (const file of ALONE) if (!(file in SERIAL)) throw new Error(`${file} (in ALONE) is not in SERIAL`);
 const parallel = all.filter((f) => !(f in SERIAL));
-const paired = Object.keys(SERIAL).filter((f) => !ALONE.includes(f));
+const alone = Object.keys(ALONE);
+const paired = Object.keys(PAIRED);
+for (const file of alone) if (file in PAIRED) throw new Error(`${file} is in both ALONE and PAIRED: it would run twice`);
 /** Two at a time, or one at a time when the whole run asks for fewer (`--concurrency 1`). */
 const pairs = Math.min(2, concurrency);
 if (args.includes('--list')) {
   console.log(`${parallel.length} Node test files, ${concurrency} at a time:`);
   for (const f of parallel) console.log(`  ${f}`);
-  console.log(`${ALONE.length} Node test files that time themselves, one at a time:`);
-  for (const f of ALONE) console.log(`  ${f}`);
+  console.log(`${alone.length} Node test files that time themselves, one at a time:`);
+  for (const f of alone) console.log(`  ${f}`);
   console.log(`${paired.length} Node test files that time themselves, ${pairs} at a time:`);
   for (const f of paired) console.log(`  ${f}`);
   process.exit(0);
@@ -167,8 +167,8 @@ const results = await Promise.all([
   ...(nodeOnly ? [] : [run('Deno and Bun (scripts/test-runtimes.mjs)', process.execPath, [join('scripts', 'test-runtimes.mjs')], true)]),
 ]);
 console.log(`\n--- ${Object.keys(SERIAL).length} Node test files that time themselves, with nothing else running ---`);
-for (const [file, why] of Object.entries(SERIAL)) console.log(`#   ${file}: ${why}${ALONE.includes(file) ? ' (alone)' : ''}`);
-results.push(await run(`${ALONE.length} Node test files, one at a time`, process.execPath, nodeTests(ALONE, 1)));
+for (const [file, why] of Object.entries(SERIAL)) console.log(`#   ${file}: ${why}${file in ALONE ? ' (alone)' : ''}`);
+results.push(await run(`${alone.length} Node test files, one at a time`, process.execPath, nodeTests(alone, 1)));
 results.push(await run(`${paired.length} Node test files, ${pairs} at a time`, process.execPath, nodeTests(paired, pairs)));
 
 for (const r of results.filter((r) => !r.ok)) console.log(`\n--- what failed in: ${r.label} ---\n${failures(r.output)}`);
