@@ -45,6 +45,18 @@ export function codeRunner(script: string): { readonly args: readonly string[]; 
     : { args: ['--import', 'tsx', script], env: { HYPERWATCH_TEST_CODE: 'src' } };
 }
 
+/**
+ * The node arguments that run the test script `path` (relative to the root, a `.ts` file): its
+ * compiled copy in dist-test/ when this test runs compiled (npm test, see scripts/test.mjs), else
+ * the source through tsx, as a test file run by hand with `--import tsx` runs.
+ */
+export function testScript(path: string): readonly string[] {
+  return RUNS_COMPILED ? [join(ROOT, 'dist-test', path.replace(/\.ts$/, '.js'))] : ['--import', 'tsx', join(ROOT, path)];
+}
+
+/** Whether this module is the compiled copy in dist-test/ rather than the source. */
+const RUNS_COMPILED = import.meta.url.endsWith('/dist-test/test/helpers/dist.js');
+
 function isDistCurrent(): boolean {
   current ??= staleDist().length === 0;
   return current;

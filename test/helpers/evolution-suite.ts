@@ -6,7 +6,6 @@
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { it } from 'node:test';
 import { tableFromArrays, tableToIPC } from 'apache-arrow';
 import { openWatcher, startWatching, stopWatching } from '../../src/api.ts';
@@ -15,8 +14,9 @@ import type { WatcherStats } from '../../src/observe/stats.ts';
 import { csv, drop, failedEntries, leftovers, waitFor } from './drop.ts';
 import { columnsOf, count } from './env.ts';
 import type { WatchBench } from './watch-bench.ts';
+import { ROOT } from './root.ts';
 
-const SAMPLE_PARQUET = fileURLToPath(new URL('../fixtures/sample.parquet', import.meta.url));
+const SAMPLE_PARQUET = join(ROOT, 'test', 'fixtures', 'sample.parquet');
 
 async function report(dir: string, name: string): Promise<{ code: string; message: string; hint: string; column?: string }> {
   return JSON.parse(await readFile(join(dir, 'failed', `${name}.error`), 'utf8'));

@@ -17,8 +17,9 @@ import { drop, failedEntries, leftovers } from './drop.ts';
 import { sqlTypes } from './env.ts';
 import { gzip } from './compression-suite.ts';
 import type { WatchBench } from './watch-bench.ts';
+import { ROOT } from './root.ts';
 
-const FIXTURES = join(import.meta.dirname ?? new URL('.', import.meta.url).pathname, '..', 'fixtures');
+const FIXTURES = join(ROOT, 'test', 'fixtures');
 
 /** `text` as UTF-16 in byte order `order`, with or without its byte order mark. */
 export function utf16(text: string, order: 'le' | 'be', mark = true): Uint8Array {

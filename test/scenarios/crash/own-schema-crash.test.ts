@@ -9,15 +9,14 @@
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { openWatcher } from '../../../src/api.ts';
 import { readHistory } from '../../../src/store/history.ts';
 import { WatcherRegistry } from '../../../src/registry.ts';
+import { testScript } from '../../helpers/dist.ts';
 import { stagedEntries, waitFor } from '../../helpers/drop.ts';
 import { ledgerClaims, makeOldLayout, type OldInbox, oldInbox, tablesIn } from '../../helpers/old-layout.ts';
 import { type ChildSpec, type FreshDatabase, hyperdTarget, postgresTarget, type Target } from '../../helpers/own-schema-targets.ts';
-import { ROOT } from '../../helpers/proc.ts';
 
 /** Every step a move goes through, in order (see src/store/own-layout.ts). */
 const STEPS = [
@@ -39,11 +38,9 @@ interface ChildRun {
 }
 
 function moveChild(spec: ChildSpec, stopAt?: string): ChildRun {
-  const child = spawn(
-    process.execPath,
-    ['--import', 'tsx', join(ROOT, 'test', 'fixtures', 'move-child.ts'), JSON.stringify(spec), ...(stopAt ? [stopAt] : [])],
-    { stdio: ['ignore', 'pipe', 'pipe'] },
-  );
+  const child = spawn(process.execPath, [...testScript('test/fixtures/move-child.ts'), JSON.stringify(spec), ...(stopAt ? [stopAt] : [])], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let out = '';
   child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
   child.stderr.setEncoding('utf8').on('data', (d: string) => (out += d));

@@ -17,10 +17,11 @@ import { after, before, describe, it } from 'node:test';
 import { type CancelKey, keyOf, keyTagged, listedKeys, sessionTag, tapCancelKey } from '../../../adapters/db/hyper/sessions.ts';
 import { fromDbError } from '../../../src/errors.ts';
 import type { DbPool } from '../../../src/types.ts';
+import { testScript } from '../../helpers/dist.ts';
 import { failedEntries, leftovers, stagedEntries, waitFor } from '../../helpers/drop.ts';
 import { hyperdStanding, statementsMatching } from '../../helpers/hyperd-log.ts';
 import { cleanStops, killScenario, produce, startMember, stopAll, takeoverOf } from '../../helpers/fleet.ts';
-import { cli, ROOT } from '../../helpers/proc.ts';
+import { cli } from '../../helpers/proc.ts';
 import { type SharedHyperd, startSharedHyperd } from '../../helpers/shared-hyperd.ts';
 
 const LEASE_MS = 3000;
@@ -239,11 +240,9 @@ after a takeover', {
   }, async () => {
     await within(15_000, 'CREATE TABLE', pool.query('CREATE TABLE victim (id INT, batch INT)'));
     const owner = 'testhost-1-deadbeef';
-    const child = spawn(
-      process.execPath,
-      ['--import', 'tsx', join(ROOT, 'test', 'helpers', 'copy-victim.ts'), endpoint, database, 'victim', owner],
-      { stdio: ['ignore', 'pipe', 'inherit'] },
-    );
+    const child = spawn(process.execPath, [...testScript('test/helpers/copy-victim.ts'), endpoint, database, 'victim', owner], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     const exited = new Promise((r) => child.once('exit', r));
     let out = '';
     child.stdout!.on('data', (d: Buffer) => (out += d.toString()));

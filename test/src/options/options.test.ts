@@ -22,10 +22,11 @@ import { checkOptions, resolveOptions } from '../../../src/options/resolve.ts';
 import { plainText, SERVED, settingIssues, watchOptionsOf, watcherSchemaProperties } from '../../../src/options/serve.ts';
 import { API_ONLY, OPTION_ENTRIES, OPTIONS } from '../../../src/options/table.ts';
 import { loadSchema } from '../../../src/serve/config.ts';
+import { ROOT } from '../../helpers/root.ts';
 
 describe('the option table', () => {
   it('README.md and the JSON Schema are what the table gives (else: npm run options)', () => {
-    for (const doc of optionDocuments()) assert.equal(doc.now, doc.wanted, `${doc.path} is stale: run npm run options`);
+    for (const doc of optionDocuments(ROOT)) assert.equal(doc.now, doc.wanted, `${doc.path} is stale: run npm run options`);
   });
 
   it('the schema it writes compiles, and holds every served setting with its default, range and fix', () => {

@@ -14,6 +14,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { statusToken } from '../../../src/cli/serve.ts';
 import { dropFile } from '../../../src/producer/drop.ts';
+import { cliCommand } from '../../helpers/dist.ts';
 import { csv, waitFor } from '../../helpers/drop.ts';
 import { removeDir, tempDir } from '../../helpers/env.ts';
 import { cli, jsonLogLines, ROOT } from '../../helpers/proc.ts';
@@ -219,7 +220,7 @@ nothing', async () => {
     const address = new URL(run.api).host;
     const script = block[1]!
       .replaceAll('localhost:7878', address)
-      .replace(/^hyperwatch status/m, `"${process.execPath}" --import tsx "${join(ROOT, 'src', 'bin.ts')}" status --url ${run.api}`);
+      .replace(/^hyperwatch status/m, [process.execPath, ...cliCommand()].map((a) => `"${a}"`).join(' ') + ` status --url ${run.api}`);
     const shell = spawn('sh', ['-eu', '-c', script], { cwd: ROOT, env: { ...process.env, XDG_STATE_HOME: state } });
     let out = '';
     let err = '';
