@@ -3,6 +3,7 @@ import process from 'node:process';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { type DatabaseVersion, parseDatabaseVersion } from '../../adapters/db/hyper/index.ts';
 import { checkDbChoice, createDbAdapter, flagName, readerDb, type ReaderDb, type ReaderOptions } from '../compose.ts';
+import { sizeFlag } from '../options/checks.ts';
 import { DB_FLAG_ENTRIES, dbChoiceFromFlags, type FlagValues, flagsHelp } from '../options/flags.ts';
 import type { DbAdapter, Logger } from '../types.ts';
 
@@ -110,4 +111,12 @@ export function stopOnSignals(logger: Logger): AbortSignal {
   process.on('SIGINT', () => on('SIGINT'));
   process.on('SIGTERM', () => on('SIGTERM'));
   return controller.signal;
+}
+
+/** `4G`, `512M`, `1048576` → bytes (K, M, G, T: powers of 1024); a usage error naming `flag` otherwise. */
+export function byteCount(value: string | undefined, flag: string): number | undefined {
+  if (value === undefined) return undefined;
+  const result = sizeFlag(flag.replace(/^--/, ''))(value);
+  if ('problem' in result) throw new UsageError(result.problem);
+  return result.value;
 }

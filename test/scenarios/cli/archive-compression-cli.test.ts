@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { byteCount } from '../../../src/cli/main.ts';
+import { byteCount } from '../../../src/cli/util.ts';
 import { ConfigError, validateConfig } from '../../../src/serve/config.ts';
 import { confineWatcher } from '../../../src/serve/confine.ts';
 import { ServeInstance } from '../../../src/serve/server.ts';
