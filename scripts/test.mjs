@@ -30,7 +30,8 @@
  * Prints each part's time, and exits 1 when any part failed (a type error fails before any test).
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdirSync, readdirSync, rmSync, symlinkSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import process from 'node:process';
 import { fileURLToPath } from 'node:url';
@@ -218,6 +219,15 @@ function failures(output) {
   const part = at >= 0 ? text.slice(at) : text.slice(-4000);
   return part.length > 12000 ? `${part.slice(0, 12000)}\n[... ${part.length - 12000} more characters]` : part;
 }
+
+/**
+ * The PostgreSQL clusters the tests start are copies of one initdb made once, kept here for the
+ * run (test/helpers/postgres.ts, templateData): every test process inherits the folder's name.
+ */
+const pgTemplate = mkdtempSync(join(tmpdir(), 'hyperwatch-pg-template-'));
+chmodSync(pgTemplate, 0o755); // as root, the server's own user builds and copies the template in it
+process.env.HYPERWATCH_PG_TEMPLATE = pgTemplate;
+process.on('exit', () => rmSync(pgTemplate, { recursive: true, force: true }));
 
 const started = performance.now();
 buildTests();

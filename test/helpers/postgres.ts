@@ -10,10 +10,14 @@
  * PostgreSQL refuses to run as root, so as root (CI) the server runs as the `postgres` user the
  * Debian package creates (else `nobody`): the temp directory is handed to that user, and
  * `initdb`/`pg_ctl` are spawned with its uid and gid.
+ *
+ * Under `npm test`, the clusters are copies of one that `initdb` made once (see templateData):
+ * initdb costs about 1.5 CPU-s, and the suite starts some 40 clusters on 2 cores.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { chown, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { chmod, chown, mkdir, mkdtemp, readFile, rename, rm } from 'node:fs/promises';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -156,6 +160,38 @@ function watchdog(root: string, data: string): ChildProcess {
   return child;
 }
 
+/** initdb's arguments after `-D <dir>`: password auth over TCP, trust on the socket (only the server's user reaches it). */
+const INITDB_ARGS = ['-U', 'hyperwatch', '--auth-local=trust', '--auth-host=scram-sha-256', '--encoding=UTF8', '--locale=C', '--no-sync'];
+
+/**
+ * A data directory that initdb made, to copy for a cluster: kept in the folder named by
+ * HYPERWATCH_PG_TEMPLATE (which scripts/test.mjs makes for the run and removes after it), one per
+ * binaries, initdb arguments and server user, made by the first test process that needs it (built
+ * aside, then renamed into place: a process that loses the race uses the winner's). Undefined
+ * without HYPERWATCH_PG_TEMPLATE: each cluster then runs initdb itself.
+ */
+async function templateData(bin: string, as: RunAs | undefined): Promise<string | undefined> {
+  const folder = process.env.HYPERWATCH_PG_TEMPLATE;
+  if (!folder) return undefined;
+  const key = createHash('sha256')
+    .update(JSON.stringify([bin, INITDB_ARGS, as?.name ?? null]))
+    .digest('hex')
+    .slice(0, 16);
+  const made = join(folder, key);
+  if (existsSync(join(made, 'data', 'PG_VERSION'))) return join(made, 'data');
+  const building = await mkdtemp(join(folder, 'building-'));
+  try {
+    await chmod(building, 0o755);
+    await chownTree(building, as);
+    const init = await run(join(bin, 'initdb'), ['-D', join(building, 'data'), ...INITDB_ARGS], as, building);
+    if (init.code !== 0) throw new Error(`initdb of the template cluster (as ${as?.name ?? 'the current user'}) failed:\n${init.output}`);
+    await rename(building, made).catch(() => undefined); // taken: another process made it first
+  } finally {
+    await rm(building, { recursive: true, force: true });
+  }
+  return join(made, 'data');
+}
+
 /** Starts a fresh cluster with one database. Fails (with the server's log) if it cannot. */
 export async function startPostgres(options: { database?: string } = {}): Promise<PostgresServer> {
   const bin = findPgBin();
@@ -184,31 +220,12 @@ export async function startPostgres(options: { database?: string } = {}): Promis
     await chownTree(root, as);
     await mkdir(sockets);
     await chownTree(sockets, as);
-    const pwfile = join(root, 'pwfile');
-    await writeFile(pwfile, `${password}\n`, { mode: 0o600 });
-    await chownTree(pwfile, as);
-
-    // Password auth over TCP (so the URL carries a password, as in production); trust on the
-    // socket, which only the server's user can reach.
-    const init = await run(
-      join(bin, 'initdb'),
-      [
-        '-D',
-        data,
-        '-U',
-        'hyperwatch',
-        `--pwfile=${pwfile}`,
-        '--auth-local=trust',
-        '--auth-host=scram-sha-256',
-        '--encoding=UTF8',
-        '--locale=C',
-        '--no-sync',
-      ],
-      as,
-      root,
-    );
-    if (init.code !== 0) await fail(`initdb (as ${as?.name ?? 'the current user'})`, init.output);
-    await rm(pwfile);
+    const template = await templateData(bin, as);
+    const made = template
+      ? await run('cp', ['-a', template, data], as, root)
+      : await run(join(bin, 'initdb'), ['-D', data, ...INITDB_ARGS], as, root);
+    if (made.code !== 0)
+      await fail(template ? `copying the template cluster ${template}` : `initdb (as ${as?.name ?? 'the current user'})`, made.output);
 
     // A free port can be taken between our probe and the server's bind: try a few.
     for (let tries = 1; ; tries++) {
@@ -228,9 +245,19 @@ export async function startPostgres(options: { database?: string } = {}): Promis
     }
 
     const url = `postgres://hyperwatch:${encodeURIComponent(password)}@127.0.0.1:${port}/${database}`;
-    const admin = postgres(url.replace(`/${database}`, '/postgres'), { max: 1, onnotice: () => {}, fetch_types: false });
+    // Through the socket (trust): the role gets this cluster's own password, which the URL's
+    // password auth over TCP then needs.
+    const admin = postgres({
+      path: join(sockets, `.s.PGSQL.${port}`),
+      user: 'hyperwatch',
+      database: 'postgres',
+      max: 1,
+      onnotice: () => {},
+      fetch_types: false,
+    });
     let version = 0;
     try {
+      await admin.unsafe(`ALTER ROLE hyperwatch PASSWORD '${password}'`);
       await admin.unsafe(`CREATE DATABASE "${database}"`);
       const [row] = await admin.unsafe<{ v: string }[]>("SELECT current_setting('server_version_num') AS v");
       version = Math.floor(Number(row!.v) / 10000);
