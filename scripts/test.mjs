@@ -1,14 +1,14 @@
 #!/usr/bin/env node
 /**
  * `npm test` after the build: the type check of the tests, then every Node test file, then the
- * protocol suite on Deno and Bun, in less time than one file after another. Most files wait on timers, child processes and hyperd
- * rather than on the CPU, so they run CONCURRENCY at a time, with the Deno and Bun run
- * (scripts/test-runtimes.mjs) beside them. The files whose assertions time the process itself
- * (SERIAL, each with its reason) run afterwards, with nothing else running: those that bound the
- * event loop or time single statements (ALONE) one at a time, then those timing kills and leases
- * in seconds (PAIRED) two at a time, one per core. Each of those is about one core busy on its own
- * (its watchers, hyperd, PostgreSQL), so two of them keep their timing: the 16 took 254 s and
- * 299 s two at a time in two trials, against 385 s one after another.
+ * protocol suite on Deno and Bun, in less time than one file after another. Most files wait on
+ * timers, child processes and hyperd rather than on the CPU, so they run CONCURRENCY at a time,
+ * with the Deno and Bun run (scripts/test-runtimes.mjs) beside them. The files whose assertions
+ * time the process itself (SERIAL, each with its reason) run afterwards, with nothing else
+ * running: those that bound the event loop or time single statements (ALONE) one at a time, then
+ * those timing kills and leases in seconds (PAIRED) two at a time, one per core. Each of those is
+ * about one core busy on its own (its watchers, hyperd, PostgreSQL), so two of them keep their
+ * timing: the 16 took 254 s and 299 s two at a time in two trials, against 385 s one after another.
  *
  *   node scripts/test.mjs                   # the whole suite
  *   node scripts/test.mjs --concurrency 2   # fewer files at once (default 3; 1: one after another)
@@ -228,6 +228,8 @@ const pgTemplate = mkdtempSync(join(tmpdir(), 'hyperwatch-pg-template-'));
 chmodSync(pgTemplate, 0o755); // as root, the server's own user builds and copies the template in it
 process.env.HYPERWATCH_PG_TEMPLATE = pgTemplate;
 process.on('exit', () => rmSync(pgTemplate, { recursive: true, force: true }));
+// Ctrl-C or a CI's timeout: the children get the signal too; this process still removes the folder.
+for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => process.exit(130));
 
 const started = performance.now();
 buildTests();
