@@ -150,10 +150,11 @@ describe('--sniff on PostgreSQL', () => {
 });
 
 describe('hyperwatch check suggests the sniffed dialect', () => {
-  it('checkFile: the flags the head of a file shows beyond those given, and what it reads more than one way', async () => {
+  it('checkFile: the flags the head of a file shows beyond those given, and what it reads more than one way', async (t) => {
     const { checkFile } = await import('../../../src/index.ts');
-    const { tempDir } = await import('../../helpers/env.ts');
+    const { removeDir, tempDir } = await import('../../helpers/env.ts');
     const dir = await tempDir();
+    t.after(() => removeDir(dir));
     await writeFile(join(dir, 'de.csv'), 'Sales report\nid;amount;day\n1;1.234,5;13/02/2018\n2;NA;01/03/2018\n');
     const plain = await checkFile(join(dir, 'de.csv'));
     assert.equal(plain.lands, false, 'read as comma-separated, the report does not land');

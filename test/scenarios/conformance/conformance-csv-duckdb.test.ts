@@ -4,6 +4,7 @@
  * dropped into a watcher with the settings a user would give for them, on hyperd and on
  * PostgreSQL. The machinery: helpers/conformance-csv.ts.
  */
+import { rmSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
@@ -55,6 +56,7 @@ const duck = await (async () => {
     close() {
       conn.closeSync();
       instance.closeSync();
+      rmSync(dir, { recursive: true, force: true });
     },
   };
 })();

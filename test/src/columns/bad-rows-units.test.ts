@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { mkdir, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { describe, it } from 'node:test';
+import { after, describe, it } from 'node:test';
 import { csvRecords } from '../../../plugins/csv/records.ts';
 import { valueCheck } from '../../../plugins/shared/value-check.ts';
 import { openWatcher } from '../../../src/api.ts';
@@ -15,7 +15,7 @@ import { renderMetrics } from '../../../src/serve/metrics.ts';
 import { parseSqlType } from '../../../src/columns/sql-types.ts';
 import { emptyStats } from '../../../src/observe/stats.ts';
 import { drop } from '../../helpers/drop.ts';
-import { tempDir } from '../../helpers/env.ts';
+import { removeDir, tempDir } from '../../helpers/env.ts';
 import { cli, usageError } from '../../helpers/proc.ts';
 
 describe('bad rows: the pure parts', () => {
@@ -86,6 +86,7 @@ describe('bad rows: the pure parts', () => {
 describe('bad rows in the CLI, the serve config and /metrics', () => {
   let root: string;
   const ready = tempDir('hyperwatch-badrows-cli-').then((d) => (root = d));
+  after(() => ready.then(removeDir));
 
   it('watch --on-bad-rows skip --max-bad-rows: bad rows left out, counted in the summary, exit 0', async () => {
     await ready;

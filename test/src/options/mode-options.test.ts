@@ -14,7 +14,7 @@ import { resolveOptions } from '../../../src/options/resolve.ts';
 import { ConfigError, validateConfig } from '../../../src/serve/config.ts';
 import { emptyStats } from '../../../src/observe/stats.ts';
 import { Inbox } from '../../../src/watcher/inbox.ts';
-import { tempDir } from '../../helpers/env.ts';
+import { removeDir, tempDir } from '../../helpers/env.ts';
 import { cli } from '../../helpers/proc.ts';
 
 describe('load mode settings', () => {
@@ -58,13 +58,15 @@ describe('load mode settings', () => {
     assert.deepEqual([plain.mode, plain.maxConcurrent, plain.batchFiles], ['append', 8, 50]);
   });
 
-  it('openWatcher refuses a keyed mode without a key before touching anything', async () => {
+  it('openWatcher refuses a keyed mode without a key before touching anything', async (t) => {
     const dir = await tempDir();
+    t.after(() => removeDir(dir));
     await assert.rejects(openWatcher(dir, 't', { mode: 'replace-keys' }), WatchConfigError);
   });
 
-  it('serve configs: the issue is at the field, with the fix', async () => {
+  it('serve configs: the issue is at the field, with the fix', async (t) => {
     const root = await tempDir();
+    t.after(() => removeDir(root));
     await mkdir(join(root, 'w'));
     const problems = async (watcher: Record<string, unknown>) => {
       try {

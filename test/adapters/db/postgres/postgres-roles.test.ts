@@ -11,15 +11,18 @@ import postgres from 'postgres';
 import { createPostgresAdapter } from '../../../../adapters/db/postgres/index.ts';
 import { startWatching, stopWatching } from '../../../../src/api.ts';
 import { csv, drop } from '../../../helpers/drop.ts';
-import { tempDir } from '../../../helpers/env.ts';
+import { removeDir, tempDir } from '../../../helpers/env.ts';
 import { startPostgres } from '../../../helpers/postgres.ts';
 import { cli } from '../../../helpers/proc.ts';
 
 const pg = await startPostgres();
 const admin = postgres(pg.url, { onnotice: () => {}, max: 1 });
+/** The test's folders, removed with the server. */
+const dirs: string[] = [];
 after(async () => {
   await admin.end({ timeout: 1 });
   await pg.stop();
+  for (const dir of dirs) await removeDir(dir);
 });
 
 function loaderUrl(): string {
@@ -42,6 +45,7 @@ describe('a loader role without CREATE on the schema', () => {
     await admin.unsafe(`REVOKE CREATE ON SCHEMA public FROM PUBLIC`);
 
     const inbox = await tempDir('hyperwatch-roles-');
+    dirs.push(inbox);
     await drop(
       inbox,
       'a.csv',
@@ -68,6 +72,7 @@ describe('a loader role without CREATE on the schema', () => {
     // An owner runs hyperwatch once (it creates its tables), and grants them to the loader.
     const ownerDb = createPostgresAdapter({ url: pg.url });
     const ownerDir = await tempDir('hyperwatch-roles-owner-');
+    dirs.push(ownerDir);
     await startWatching(ownerDir, 'sales', { db: ownerDb });
     await stopWatching(ownerDir);
     await ownerDb.close();
