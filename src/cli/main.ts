@@ -46,9 +46,9 @@ function jsonLogs(args: readonly string[]): boolean {
 export async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
   try {
-    // Each command's code is imported when it runs, not at start: a command starts on its own
-    // modules only (`watch` does not load the serve config's JSON Schema validator, `--help` no
-    // database client), which every start of the command pays for.
+    // Each command's code is imported when it runs, not at start, so that a start loads what its
+    // command needs (`watch` neither the serve config's JSON Schema validator nor the export code):
+    // every start of the command pays for the modules it loads.
     switch (command) {
       case 'watch':
         return await (await import('./watch.ts')).watchCommand(rest);
