@@ -134,11 +134,10 @@ if (left.length > 0) {
   console.error(`test files go under test/, outside ${NOT_RUN.join('/ and ')}/: see ARCHITECTURE.md, "Tests", for the folder`);
   process.exit(2);
 }
-for (const file of Object.keys(SERIAL)) if (!all.includes(file)) throw new Error(`${file} (in SERIAL) does not exist`);
-for (const file of LONG_FIRST) {
-  if (!all.includes(file)) throw new Error(`${file} (in LONG_FIRST) does not exist`);
-  if (file in SERIAL) throw new Error(`${file} is in LONG_FIRST and SERIAL: it would run twice`);
+for (const [list, files] of Object.entries({ SERIAL: Object.keys(SERIAL), LONG_FIRST })) {
+  for (const file of files) if (!all.includes(file)) throw new Error(`${file} (in ${list}) does not exist`);
 }
+for (const file of LONG_FIRST) if (file in SERIAL) throw new Error(`${file} is in LONG_FIRST and SERIAL: it would run twice`);
 const parallel = [...LONG_FIRST, ...all.filter((f) => !(f in SERIAL) && !LONG_FIRST.includes(f))];
 const alone = Object.keys(ALONE);
 const paired = Object.keys(PAIRED);
@@ -159,9 +158,9 @@ if (args.includes('--list')) {
 const BUILT = 'dist-test';
 
 /**
- * Type-checks the tests and emits them into BUILT. The one relative import of plain JavaScript
- * (scripts/runtimes.mjs) is linked there, not copied: node resolves the link to the file itself,
- * whose import.meta.url still names the root.
+ * Type-checks the tests and emits them into BUILT. tsc emits no plain JavaScript, so the scripts'
+ * `.mjs` files that tests import (scripts/runtimes.mjs) are linked there, not copied: node resolves
+ * a link to the file itself, whose import.meta.url still names the root.
  */
 function buildTests() {
   const started = performance.now();
@@ -229,7 +228,7 @@ chmodSync(pgTemplate, 0o755); // as root, the server's own user builds and copie
 process.env.HYPERWATCH_PG_TEMPLATE = pgTemplate;
 process.on('exit', () => rmSync(pgTemplate, { recursive: true, force: true }));
 // Ctrl-C or a CI's timeout: the children get the signal too; this process still removes the folder.
-for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => process.exit(130));
+for (const [signal, code] of Object.entries({ SIGINT: 130, SIGTERM: 143 })) process.on(signal, () => process.exit(code));
 
 const started = performance.now();
 buildTests();
