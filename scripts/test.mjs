@@ -8,7 +8,8 @@
  * running: those that bound the event loop or time single statements (ALONE) one at a time, then
  * those timing kills and leases in seconds (PAIRED) two at a time, one per core. Each of those is
  * about one core busy on its own (its watchers, hyperd, PostgreSQL), so two of them keep their
- * timing: the 16 first listed there took 254 s and 299 s two at a time in two trials, against 385 s one after another.
+ * timing: the 16 first listed there took 254 s and 299 s two at a time in two trials, against
+ * 385 s one after another.
  *
  *   node scripts/test.mjs                   # the whole suite
  *   node scripts/test.mjs --concurrency 2   # fewer files at once (default 3; 1: one after another)
