@@ -69,7 +69,11 @@ export function loadOrCreateToken(path: string): { token: string; created: boole
   const existing = readTokenFile(path);
   if (existing !== undefined) return { token: existing, created: false };
   mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
-  const token = randomBytes(32).toString('base64url');
+  // One in 64 base64url tokens starts with '-', which `hyperwatch status --token <token>` reads as
+  // a flag (parseArgs refuses it): drawn again, so that the token can be passed as written.
+  let token: string;
+  do token = randomBytes(32).toString('base64url');
+  while (token.startsWith('-'));
   const temp = `${path}.${process.pid}.tmp`;
   writeFileSync(temp, `${token}\n`, { mode: 0o600, flag: 'wx' });
   try {
