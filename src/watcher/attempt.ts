@@ -49,7 +49,7 @@ export async function attemptOne(
   let apart: StagedApart | undefined;
   try {
     // On Hyper the keyed modes load the file in a transaction of their own first (modes.ts).
-    if (stagesApart(env)) apart = await stageApart(w, file, plugin, pctx, described);
+    if (stagesApart(env)) apart = await stageApart(w, file, plugin, pctx, described, (conn) => fence(w, conn, slot.slot));
     const rows = await (begun?.begun ?? w.pool.get()).transaction(
       async (conn) => {
         const fencing = behindFirstStatement(w, conn, slot.slot, file.size <= BATCH_FILE_MAX_BYTES);

@@ -68,6 +68,11 @@ export interface StagedApart {
  * Loads the file into a staging table of its own (`hyperwatch_internal.stage_<claim>_<attempt>`), in a
  * transaction that commits without a ledger row: nothing of the file is in the table yet, and a
  * crash before the file's transaction leaves only the staging table, made again on the next try.
+ *
+ * It commits behind the lease's fence (`fence`, run last, after the plugin's COPY, as in the
+ * file's transaction): a process taken over while still running commits no staging table after
+ * the process that took its claims dropped their tables (recover.ts), which nobody would drop if
+ * it were then killed before dropping it itself (seen: one left behind in mode-kill-hyper).
  */
 export async function stageApart(
   w: Watch,
@@ -75,6 +80,7 @@ export async function stageApart(
   plugin: IngesterPlugin,
   ctx: IngestContext,
   described: Described,
+  fence: (conn: DbConnection) => Promise<void>,
 ): Promise<StagedApart> {
   const stage = stageOfAttempt(file.claimId);
   return w.pool.get().transaction(async (raw) => {
@@ -82,6 +88,7 @@ export async function stageApart(
     await load.prepare();
     const appended = await plugin.append(load.conn, file, load.table, ctx);
     if (appended.isErr()) throw new IngestFailure(appended.error);
+    await fence(raw);
     return { stage, state: load.state, rows: appended.value.rows };
   });
 }
