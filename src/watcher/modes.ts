@@ -72,7 +72,8 @@ export interface StagedApart {
  * It commits behind the lease's fence (`fence`, run last, after the plugin's COPY, as in the
  * file's transaction): a process taken over while still running commits no staging table after
  * the process that took its claims dropped their tables (recover.ts), which nobody would drop if
- * it were then killed before dropping it itself (seen: one left behind in mode-kill-hyper).
+ * it were then killed before dropping it itself (one was seen left behind in a mode-kill-hyper
+ * run under load: this is the window found for it).
  */
 export async function stageApart(
   w: Watch,
