@@ -289,9 +289,12 @@ const timed = async () => {
   const one = await run(`${alone.length} Node test files, one at a time`, process.execPath, nodeTests(alone, 1), together);
   return [one, await run(`${paired.length} Node test files, ${pairs} at a time`, process.execPath, nodeTests(paired, pairs), together)];
 };
-const results = [];
-if (together) results.push(...(await Promise.all([...lowPriority.map((part) => part()), timed()])).flat());
-else for (const part of [...lowPriority, timed]) results.push(...[await part()].flat());
+// Each part gives its result, or the timed lane its two.
+const parts = [...lowPriority, timed];
+const done = [];
+if (together) done.push(...(await Promise.all(parts.map((part) => part()))));
+else for (const part of parts) done.push(await part());
+const results = done.flat();
 
 for (const r of results.filter((r) => !r.ok)) console.log(`\n--- what failed in: ${r.label} ---\n${failures(r.output)}`);
 console.log(`\n--- ${nodeOnly ? 'npm run test:node' : 'npm test'} ---`);
