@@ -48,6 +48,7 @@ import { setPriority, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import process from 'node:process';
 import { fileURLToPath } from 'node:url';
+import { watchTestFiles } from './test-watchdog.mjs';
 
 const ROOT = join(fileURLToPath(import.meta.url), '..', '..');
 
@@ -202,8 +203,25 @@ function buildTests() {
 /** A test file's compiled copy, which node runs (`test/x.test.ts` -> `dist-test/test/x.test.js`). */
 const built = (file) => `${BUILT}/${file.replace(/\.ts$/, '.js')}`;
 
+/**
+ * How long one test file may run before node's runner ends it as failed (`--test-timeout`, which
+ * node applies to each file as a whole). The longest take about 3 minutes; without a bound, one
+ * that hangs holds the whole run until the CI's own limit, which names nothing (seen once).
+ */
+const FILE_TIMEOUT_S = 15 * 60;
+/** When a file still running is named, with its processes (scripts/test-watchdog.mjs). */
+const FILE_NAMED_AFTER_S = 10 * 60;
+
 function nodeTests(files, n) {
-  return ['--enable-source-maps', '--test', '--test-force-exit', `--test-concurrency=${n}`, '--test-reporter=spec', ...files.map(built)];
+  return [
+    '--enable-source-maps',
+    '--test',
+    '--test-force-exit',
+    `--test-timeout=${FILE_TIMEOUT_S * 1000}`,
+    `--test-concurrency=${n}`,
+    '--test-reporter=spec',
+    ...files.map(built),
+  ];
 }
 
 /**
@@ -263,6 +281,7 @@ for (const [signal, code] of Object.entries({ SIGINT: 130, SIGTERM: 143 })) proc
 
 const started = performance.now();
 buildTests();
+watchTestFiles(FILE_NAMED_AFTER_S);
 /** The nice value of the lane that does not time itself: it runs only on what the other leaves. */
 const LOW_PRIORITY = 19;
 const together = concurrency > 1;
