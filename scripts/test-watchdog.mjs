@@ -43,11 +43,11 @@ function tree(rows, root) {
 }
 
 /**
- * Starts watching; `afterS`: the age past which a test file is named. Returns the function that
- * stops it. Only processes under this one (`process.pid`) count: another suite on the machine is
- * not this one's business.
+ * Starts watching; `afterS`: the age past which a test file is named, `checkMs`: how often it
+ * looks. Returns the function that stops it. Only processes under this one (`process.pid`)
+ * count: another suite on the machine is not this one's business.
  */
-export function watchTestFiles(afterS) {
+export function watchTestFiles(afterS, checkMs = CHECK_MS) {
   if (process.platform !== 'linux') return () => {};
   const named = new Map(); // pid -> the age it was last named at
   const timer = setInterval(() => {
@@ -63,7 +63,7 @@ export function watchTestFiles(afterS) {
       );
       console.log(`\n# ${file} has run ${r.age} s, longer than any test file should; its processes:\n${lines.join('\n')}`);
     }
-  }, CHECK_MS);
+  }, checkMs);
   timer.unref();
   return () => clearInterval(timer);
 }

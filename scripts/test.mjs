@@ -1,27 +1,22 @@
 #!/usr/bin/env node
 /**
- * `npm test` after the build: the type check of the tests, then every Node test file and the
- * protocol suite on Deno and Bun, in less time than one file after another. Two lanes run at once:
+ * `npm test` after the build: the type check of the tests, then every Node test file, then the
+ * protocol suite on Deno and Bun, in less time than one file after another. Most files wait on
+ * timers, child processes and hyperd rather than on the CPU, so they run CONCURRENCY at a time,
+ * with the Deno and Bun run (scripts/test-runtimes.mjs) beside them. The files whose assertions
+ * time the process itself (SERIAL, each with its reason) run afterwards, with nothing else
+ * running: those that bound the event loop or time single statements (ALONE) one at a time, then
+ * those timing kills and leases in seconds (PAIRED) two at a time, one per core. Each of those is
+ * about one core busy on its own (its watchers, hyperd, PostgreSQL), so two of them keep their
+ * timing: the 16 first listed there took 254 s and 299 s two at a time in two trials, against
+ * 385 s one after another.
  *
- * - The files whose assertions time the process itself (SERIAL, each with its reason), at normal
- *   priority: those that bound the event loop or time single statements (ALONE) one at a time,
- *   then those timing kills and leases in seconds (PAIRED) two at a time. Each of those keeps
- *   about one core busy on its own (its watchers, hyperd, PostgreSQL), so two of them keep their
- *   timing: the first 16 listed there took 254 s and 299 s two at a time in two trials, against
- *   385 s one after another.
- * - Every other file, CONCURRENCY at a time, and the Deno and Bun run (scripts/test-runtimes.mjs),
- *   at the lowest CPU priority (nice 19): most of them wait on timers, child processes and hyperd,
- *   and what they need of the CPU they take from what the timed files leave. On 2 cores the timed
- *   files use about 1.3 of them, and the suite is short of CPU, not of waiting: run one lane after
- *   the other, 2 cores stood half idle for 5 of its 14 minutes. Measured back to back on fresh
- *   clones: 822 s this way, 860 s one lane after the other. The gain is smaller than the idle
- *   time, because the same tests used 12% more CPU this way.
- *
- * The processes a low-priority test starts inherit its priority, but on Linux one that starts a
- * session of its own (pg_ctl's postmaster, a detached child) is scheduled as an equal of the whole
- * suite whatever its nice value (its own autogroup): test/helpers/priority.ts gives such processes
- * the test's priority. With `--concurrency 1` nothing runs beside anything else: the lanes run one
- * after the other, the timed files last.
+ * Not tried again: the timed files with the others beside them at the lowest CPU priority (nice
+ * 19). On this machine that ran about 40 s sooner (822 s against 860 s on fresh clones), but its
+ * one CI run hung past the CI's 90 minutes with nothing printed after the timed files ended: a
+ * nice-19 process gets about 1.5% of a core beside one at normal priority, so one such process
+ * left busy (a server a test left behind, a spinning child) all but stops the rest. Run one lane
+ * after the other, a stray process only halves the suite's speed.
  *
  *   node scripts/test.mjs                   # the whole suite
  *   node scripts/test.mjs --concurrency 2   # fewer files at once (default 3; 1: one after another)
@@ -44,7 +39,7 @@
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { chmodSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync } from 'node:fs';
-import { setPriority, tmpdir } from 'node:os';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import process from 'node:process';
 import { fileURLToPath } from 'node:url';
@@ -54,10 +49,8 @@ const ROOT = join(fileURLToPath(import.meta.url), '..', '..');
 
 /**
  * Of the files that time themselves, those whose bounds are fractions of a second (how long a load
- * may hold the event loop, a COPY's median, throughput), and why: nothing else at their priority.
- * The Arrow conformance's worst loop gap, of its 1 s bound: about 370 ms with nothing else running,
- * 490 ms with the low-priority lane beside it (870 ms before that lane's PostgreSQL servers kept
- * its priority: test/helpers/priority.ts).
+ * may hold the event loop, a COPY's median, throughput), and why: nothing at all beside them.
+ * Solo, the Arrow conformance's worst loop gap is about 370 ms of its 1 s bound.
  */
 export const ALONE = {
   'test/scenarios/conformance/conformance-arrow.test.ts': 'bounds how long one load may hold the event loop (1 s)',
@@ -94,27 +87,22 @@ export const PAIRED = {
 };
 
 /**
- * Of the files run CONCURRENCY at a time, those that take longest: they start first, longest first,
- * so that none of them starts late and holds the part's end alone. The rest follow in name order.
- * Their times in that lane, at low priority beside the timed files (one run on 2 cores): fuzz 186 s,
- * csv-dialect 147 s, hyperd-first-use 137 s, hyperd-builds 122 s (mostly downloads), csv-dates
- * 120 s, down to about 46 s; the files not listed took less.
+ * Of the files run CONCURRENCY at a time, those that take longest (30 to 60 s each beside two
+ * others, measured on 2 cores): they start first, longest first, so that none of them starts late
+ * and holds the part's end alone. The rest follow in name order.
  */
 export const LONG_FIRST = [
-  'test/fuzz/fuzz.test.ts',
-  'test/plugins/csv/csv-dialect.test.ts',
   'test/scenarios/packaging/hyperd-first-use.test.ts',
-  'test/adapters/db/hyper/hyperd-builds.test.ts',
-  'test/plugins/csv/csv-dates.test.ts',
-  'test/plugins/csv/csv-sniff.test.ts',
-  'test/plugins/arrow/plugin-arrow-load.test.ts',
-  'test/fuzz/fuzz-regressions.test.ts',
-  'test/plugins/arrow/arrow-check-pass.test.ts',
-  'test/src/watcher/ready-when.test.ts',
   'test/scenarios/hyper-setups/hyper-setups-shared.test.ts',
-  'test/plugins/csv/csv-source.test.ts',
+  'test/src/watcher/ready-when.test.ts',
+  'test/fuzz/fuzz.test.ts',
   'test/src/watcher/mode-postgres.test.ts',
   'test/src/watcher/watcher.test.ts',
+  'test/plugins/csv/csv-dialect.test.ts',
+  'test/scenarios/polluted/polluted-files.test.ts',
+  'test/scenarios/cli/csv-dialect-cli.test.ts',
+  'test/src/check/check-partitions.test.ts',
+  'test/plugins/csv/csv-sniff.test.ts',
 ];
 
 /** Files that fail when other files compete for the CPU: each declared once, in one of the two. */
@@ -206,7 +194,7 @@ const built = (file) => `${BUILT}/${file.replace(/\.ts$/, '.js')}`;
 /**
  * How long one test file may run before node's runner ends it as failed (`--test-timeout`, which
  * node applies to each file as a whole). The longest take about 3 minutes; without a bound, one
- * that hangs holds the whole run until the CI's own limit, which names nothing (seen once).
+ * that hangs holds the whole run until the CI's own limit, and its log names nothing (seen once).
  */
 const FILE_TIMEOUT_S = 15 * 60;
 /** When a file still running is named, with its processes (scripts/test-watchdog.mjs). */
@@ -226,22 +214,12 @@ function nodeTests(files, n) {
 
 /**
  * Runs a command; `quiet`: its output is kept and printed when it ends, not to interleave with
- * another's. Either way the output is kept, for the failures' summary at the end. `priority`: the
- * child's nice value (19: the lowest priority), which the processes it starts inherit.
+ * another's. Either way the output is kept, for the failures' summary at the end.
  */
-function run(label, command, commandArgs, quiet = false, priority = 0) {
+function run(label, command, commandArgs, quiet = false) {
   const started = performance.now();
   return new Promise((resolve) => {
     const child = spawn(command, commandArgs, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
-    // Set before the child had time to start any test process of its own, which inherit it.
-    // Best effort: where it cannot be set, the lanes only share the CPU as equals.
-    if (priority !== 0) {
-      try {
-        setPriority(child.pid, priority);
-      } catch (error) {
-        console.log(`# ${label}: its priority could not be lowered (${error.message})`);
-      }
-    }
     let output = '';
     const keep = (stream) => (d) => {
       output += d;
@@ -282,38 +260,14 @@ for (const [signal, code] of Object.entries({ SIGINT: 130, SIGTERM: 143 })) proc
 const started = performance.now();
 buildTests();
 watchTestFiles(FILE_NAMED_AFTER_S);
-/** The nice value of the lane that does not time itself: it runs only on what the other leaves. */
-const LOW_PRIORITY = 19;
-const together = concurrency > 1;
-// The longest part prints as it goes (a CI log then shows how far it got); beside it, the timed
-// files' parts and the Deno and Bun run print each when it ends, not to interleave with it.
-const lowPriority = [
-  () =>
-    run(
-      `${parallel.length} Node test files, ${concurrency} at a time`,
-      process.execPath,
-      nodeTests(parallel, concurrency),
-      false,
-      LOW_PRIORITY,
-    ),
-  ...(nodeOnly
-    ? []
-    : [
-        () => run('Deno and Bun (scripts/test-runtimes.mjs)', process.execPath, [join('scripts', 'test-runtimes.mjs')], true, LOW_PRIORITY),
-      ]),
-];
-const timed = async () => {
-  console.log(`\n--- ${Object.keys(SERIAL).length} Node test files that time themselves, at normal priority ---`);
-  for (const [file, why] of Object.entries(SERIAL)) console.log(`#   ${file}: ${why}${file in ALONE ? ' (alone)' : ''}`);
-  const one = await run(`${alone.length} Node test files, one at a time`, process.execPath, nodeTests(alone, 1), together);
-  return [one, await run(`${paired.length} Node test files, ${pairs} at a time`, process.execPath, nodeTests(paired, pairs), together)];
-};
-// Each part gives its result, or the timed lane its two.
-const parts = [...lowPriority, timed];
-const done = [];
-if (together) done.push(...(await Promise.all(parts.map((part) => part()))));
-else for (const part of parts) done.push(await part());
-const results = done.flat();
+const results = await Promise.all([
+  run(`${parallel.length} Node test files, ${concurrency} at a time`, process.execPath, nodeTests(parallel, concurrency)),
+  ...(nodeOnly ? [] : [run('Deno and Bun (scripts/test-runtimes.mjs)', process.execPath, [join('scripts', 'test-runtimes.mjs')], true)]),
+]);
+console.log(`\n--- ${Object.keys(SERIAL).length} Node test files that time themselves, with nothing else running ---`);
+for (const [file, why] of Object.entries(SERIAL)) console.log(`#   ${file}: ${why}${file in ALONE ? ' (alone)' : ''}`);
+results.push(await run(`${alone.length} Node test files, one at a time`, process.execPath, nodeTests(alone, 1)));
+results.push(await run(`${paired.length} Node test files, ${pairs} at a time`, process.execPath, nodeTests(paired, pairs)));
 
 for (const r of results.filter((r) => !r.ok)) console.log(`\n--- what failed in: ${r.label} ---\n${failures(r.output)}`);
 console.log(`\n--- ${nodeOnly ? 'npm run test:node' : 'npm test'} ---`);

@@ -23,7 +23,6 @@ import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import postgres from 'postgres';
-import { keepPriority } from './priority.ts';
 
 export const PG_MISSING_MESSAGE =
   'PostgreSQL server binaries (initdb, pg_ctl, postgres) were not found under /usr/lib/postgresql/*/bin. ' +
@@ -130,21 +129,11 @@ export interface PostgresServer {
 const live = new Set<{ root: string; data: string }>();
 let exitHook = false;
 
-/** The running server's pid, from its data directory (undefined when there is none). */
-function postmasterPid(data: string): number | undefined {
-  try {
-    const pid = Number(readFileSync(join(data, 'postmaster.pid'), 'utf8').split('\n')[0]);
-    return pid > 0 ? pid : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
 function killAtExit(): void {
   for (const cluster of live) {
     try {
-      const pid = postmasterPid(cluster.data);
-      if (pid !== undefined) process.kill(pid, 'SIGQUIT');
+      const pid = Number(readFileSync(join(cluster.data, 'postmaster.pid'), 'utf8').split('\n')[0]);
+      if (pid > 0) process.kill(pid, 'SIGQUIT');
     } catch {
       // already stopped
     }
@@ -252,10 +241,7 @@ export async function startPostgres(options: { database?: string } = {}): Promis
         '-c max_connections=100',
       ].join(' ');
       const start = await pgCtl('start', '-w', '-t', '60', '-l', log, '-o', serverOptions);
-      if (start.code === 0) {
-        keepPriority(postmasterPid(data)); // pg_ctl starts the server in a session of its own
-        break;
-      }
+      if (start.code === 0) break;
       if (tries >= 3) await fail('pg_ctl start', start.output);
     }
 
@@ -291,7 +277,6 @@ export async function startPostgres(options: { database?: string } = {}): Promis
       async restart() {
         const restarted = await pgCtl('restart', '-w', '-t', '60', '-m', 'fast', '-l', log);
         if (restarted.code !== 0) await fail('pg_ctl restart', restarted.output);
-        keepPriority(postmasterPid(data));
       },
       async stop() {
         if (stopped) return;

@@ -26,7 +26,6 @@ import { hyperdPackageResolvesFrom, installWithoutHyperdPackage } from '../../he
 import { staleDist } from '../../helpers/dist.ts';
 import { csv, drop, leftovers, waitFor } from '../../helpers/drop.ts';
 import { useTempDir } from '../../helpers/env.ts';
-import { keepPriority } from '../../helpers/priority.ts';
 import { TEST_TARBALLS } from '../../helpers/hyperd-tarballs.ts';
 import { ROOT, type Run } from '../../helpers/proc.ts';
 
@@ -41,7 +40,6 @@ interface Started {
 /** Runs `command args` in its own process group (so a kill takes its npm and tar along). */
 function start(command: string, args: readonly string[], env: NodeJS.ProcessEnv, cwd: string): Started {
   const child = spawn(command, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
-  keepPriority(child.pid);
   let stdout = '';
   let stderr = '';
   child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
