@@ -11,12 +11,12 @@
  * timing: the 16 first listed there took 254 s and 299 s two at a time in two trials, against
  * 385 s one after another.
  *
- * Not tried again: the timed files with the others beside them at the lowest CPU priority (nice
+ * Tried and dropped: the timed files with the others beside them at the lowest CPU priority (nice
  * 19). On this machine that ran about 40 s sooner (822 s against 860 s on fresh clones), but its
- * one CI run hung past the CI's 90 minutes with nothing printed after the timed files ended: a
- * nice-19 process gets about 1.5% of a core beside one at normal priority, so one such process
- * left busy (a server a test left behind, a spinning child) all but stops the rest. Run one lane
- * after the other, a stray process only halves the suite's speed.
+ * one CI run hung past the CI's 90 minutes, with nothing printed after the timed files ended. The
+ * cause was not found; the likely one: a nice-19 process gets about 1.5% of a core beside one
+ * busy at normal priority, so a single such process (a child a test left behind, spinning) all
+ * but stops the rest, where with one lane after the other it would only halve the suite's speed.
  *
  *   node scripts/test.mjs                   # the whole suite
  *   node scripts/test.mjs --concurrency 2   # fewer files at once (default 3; 1: one after another)
