@@ -49,7 +49,8 @@ describe('the test runner watchdog', { skip: process.platform !== 'linux' && 'it
 import { watchTestFiles } from ${JSON.stringify(watchdog)};
 watchTestFiles(1, 200);
 const files = ['dist-test/test/ends.test.js', 'dist-test/test/hangs.test.js'];
-const runner = spawn(process.execPath, ['--test', '--test-force-exit', '--test-timeout=4000', '--test-reporter=spec', ...files], { stdio: 'inherit' });
+const flags = ['--test', '--test-force-exit', '--test-timeout=4000', '--test-reporter=spec'];
+const runner = spawn(process.execPath, [...flags, ...files], { stdio: 'inherit' });
 runner.on('close', () => process.exit(0));
 `,
     );
