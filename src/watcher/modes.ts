@@ -20,6 +20,7 @@
 import { OWN_SCHEMA } from '../constants.ts';
 import { ingestError, IngestFailure } from '../errors.ts';
 import type { OpenedFile } from '../protocol/files.ts';
+import { committedClaims } from '../store/ledger.ts';
 import { qualifiedName, quoteIdent, quoteLiteral } from '../columns/sql.ts';
 import { randomHex } from '../protocol/names.ts';
 import type { DbConnection, IngestContext, IngesterPlugin, TableName } from '../types.ts';
@@ -126,9 +127,13 @@ function stageOfAttempt(claimId: string): TableName {
   return { schema: OWN_SCHEMA, name: `${STAGE_PREFIX}${claimId}_${randomHex(4)}` };
 }
 
-/** The staging table of a file staged apart, once its transaction ended (a failure to drop it is only logged). */
-export function dropApart(w: Watch, staged: StagedApart): Promise<void> {
-  return dropStage(w, staged.stage);
+/**
+ * The staging table of a file staged apart, once its transaction ended. A failure to drop it is
+ * only logged: the next start drops it if the file committed (`dropStagesOfCommitted`), and
+ * recovery if the claim is taken over.
+ */
+export async function dropApart(w: Watch, staged: StagedApart): Promise<void> {
+  await dropStage(w, staged.stage);
 }
 
 /**
@@ -138,26 +143,69 @@ export function dropApart(w: Watch, staged: StagedApart): Promise<void> {
  */
 export async function dropStagesOfClaim(w: Watch, claimId: string): Promise<void> {
   if (!stagesApart(w.env)) return;
-  const prefix = `${STAGE_PREFIX}${claimId}_`;
-  let names: string[];
+  const stages = await stageTables(w, { claimId });
+  for (const stage of stages.filter((s) => s.claimId === claimId)) await dropStage(w, stage.table);
+}
+
+/**
+ * At start-up: the staging tables of claims that committed. Their attempt's own drop failed (it
+ * is only logged) or never ran, and once the claim is settled no recovery looks at it again:
+ * without this, such a table would stay for good. A claim that committed needs no staging table:
+ * its file is in; an attempt of a process taken over that still holds one fails its fence.
+ */
+export async function dropStagesOfCommitted(w: Watch): Promise<void> {
+  if (!stagesApart(w.env)) return;
+  const stages = await stageTables(w, {});
+  if (stages.length === 0) return;
+  let committed: Set<string>;
+  try {
+    committed = await committedClaims(
+      w.pool.get(),
+      stages.map((s) => s.claimId),
+    );
+  } catch (error) {
+    w.env.log.warn('could not look up the claims of staging tables', { error: String(error) });
+    return;
+  }
+  for (const stage of stages.filter((s) => committed.has(s.claimId))) {
+    if (await dropStage(w, stage.table)) {
+      w.env.log.info('dropped the staging table of a file already committed', { table: qualifiedName(stage.table), claimId: stage.claimId });
+    }
+  }
+}
+
+/** The claim a staging table was made for (`stage_<claim>_<attempt>`), or undefined for another table. */
+function claimOfStage(name: string): string | undefined {
+  if (!name.startsWith(STAGE_PREFIX)) return undefined;
+  const attempt = name.lastIndexOf('_');
+  return attempt > STAGE_PREFIX.length ? name.slice(STAGE_PREFIX.length, attempt) : undefined;
+}
+
+/** The staging tables in hyperwatch's schema (an empty list when they cannot be listed: logged). */
+async function stageTables(w: Watch, context: { claimId?: string }): Promise<{ table: TableName; claimId: string }[]> {
   try {
     const rows = await w.pool.get().query<{ relname: string }>(
       `SELECT c.relname FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON c.relnamespace = n.oid
         WHERE n.nspname = ${quoteLiteral(OWN_SCHEMA)} AND c.relkind = 'r'`,
     );
-    names = rows.map((r) => r.relname).filter((name) => name.startsWith(prefix));
+    return rows.flatMap(({ relname }) => {
+      const claimId = claimOfStage(relname);
+      return claimId === undefined ? [] : [{ table: { schema: OWN_SCHEMA, name: relname }, claimId }];
+    });
   } catch (error) {
-    w.env.log.warn('could not list staging tables', { claimId, error: String(error) });
-    return;
+    w.env.log.warn('could not list staging tables', { ...context, error: String(error) });
+    return [];
   }
-  for (const name of names) await dropStage(w, { schema: OWN_SCHEMA, name });
 }
 
-async function dropStage(w: Watch, stage: TableName): Promise<void> {
+/** Drops a staging table; false when it could not (logged: a later start drops it if its claim committed). */
+async function dropStage(w: Watch, stage: TableName): Promise<boolean> {
   try {
     await w.pool.get().transaction((conn) => conn.query(`DROP TABLE IF EXISTS ${qualifiedName(stage)}`));
+    return true;
   } catch (error) {
     w.env.log.warn('could not drop a staging table', { table: qualifiedName(stage), error: String(error) });
+    return false;
   }
 }
 

@@ -7,6 +7,7 @@ import { ensureDir } from '../protocol/files.ts';
 import { WatchConfigError } from '../options/error.ts';
 import { prepareOwnTables } from '../store/own-layout.ts';
 import { startLease } from './lease.ts';
+import { dropStagesOfCommitted } from './modes.ts';
 import { checkSameMount } from './mount.ts';
 import { takeOverDead } from './takeover.ts';
 import type { Watch } from './watch.ts';
@@ -49,5 +50,7 @@ export async function startUp(w: Watch): Promise<boolean> {
   if (life.stopping) return false;
   // What dead processes (an earlier run of this one too) left claimed, before the sweep.
   await takeOverDead(w);
+  // Staging tables a committed file's attempt could not drop (upsert, replace-keys on Hyper).
+  await dropStagesOfCommitted(w);
   return !life.stopping;
 }
