@@ -169,7 +169,10 @@ export async function dropStagesOfCommitted(w: Watch): Promise<void> {
   }
   for (const stage of stages.filter((s) => committed.has(s.claimId))) {
     if (await dropStage(w, stage.table)) {
-      w.env.log.info('dropped the staging table of a file already committed', { table: qualifiedName(stage.table), claimId: stage.claimId });
+      w.env.log.info('dropped the staging table of a file already committed', {
+        table: qualifiedName(stage.table),
+        claimId: stage.claimId,
+      });
     }
   }
 }
