@@ -93,6 +93,7 @@ export const PAIRED = {
  */
 export const LONG_FIRST = [
   'test/scenarios/packaging/hyperd-first-use.test.ts',
+  'test/scenarios/packaging/hyperd-first-use-runtimes.test.ts',
   'test/scenarios/hyper-setups/hyper-setups-shared.test.ts',
   'test/src/watcher/ready-when.test.ts',
   'test/fuzz/fuzz.test.ts',

@@ -4,59 +4,26 @@
  * leaves on Node 20 when npm 11 ran no install script), with an empty user cache
  * (HYPERWATCH_CACHE_DIR) and HYPERD_PATH unset: `watch` fetches hyperd, says so on stderr, and
  * ingests. Also: the message where no registry answers, HYPERWATCH_NO_FETCH, HYPERD_PATH winning,
- * a fetch killed half way, two processes fetching at once, and the fetch on Deno and Bun.
+ * a fetch killed half way, and two processes fetching at once; the fetch on Deno and Bun is in
+ * hyperd-first-use-runtimes.test.ts.
  *
  * The tarball comes from the tests' kept folder (test/helpers/hyperd-tarballs.ts), fetched there
- * with `npm pack` when missing; the Deno and Bun runs fetch it with `npm pack` every time (that
- * npm is started right from those runtimes is what they test).
+ * with `npm pack` when missing.
  */
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { readdir, stat, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { pathToFileURL } from 'node:url';
 import { hyperdBinaryProblem } from '../../../adapters/db/hyper/binary-check.ts';
 import { locateHyperd } from '../../../adapters/db/hyper/locate.ts';
-import { HYPERD_BUILDS } from '../../../adapters/db/hyper/platforms.ts';
-import { findRuntime } from '../../../scripts/runtimes.mjs';
 import { hyperdPackageResolvesFrom, installWithoutHyperdPackage } from '../../helpers/built-package.ts';
 import { staleDist } from '../../helpers/dist.ts';
 import { csv, drop, leftovers, waitFor } from '../../helpers/drop.ts';
 import { useTempDir } from '../../helpers/env.ts';
+import { escapeRegExp, LINUX, start, userEnv } from '../../helpers/first-use.ts';
 import { TEST_TARBALLS } from '../../helpers/hyperd-tarballs.ts';
-import { ROOT, type Run } from '../../helpers/proc.ts';
-
-const LINUX = HYPERD_BUILDS['linux-x64'];
-
-interface Started {
-  readonly pid: number;
-  readonly done: Promise<Run>;
-  output(): string;
-}
-
-/** Runs `command args` in its own process group (so a kill takes its npm and tar along). */
-function start(command: string, args: readonly string[], env: NodeJS.ProcessEnv, cwd: string): Started {
-  const child = spawn(command, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
-  child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-  return {
-    pid: child.pid!,
-    done: new Promise((resolve) => child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr }))),
-    output: () => `stdout:\n${stdout}\nstderr:\n${stderr}`,
-  };
-}
-
-/** The environment of a user without hyperd: HYPERD_PATH unset, `cache` as the user cache. */
-function userEnv(cache: string, extra: Record<string, string> = {}): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...process.env, HYPERWATCH_CACHE_DIR: cache, NO_COLOR: '1', ...extra };
-  for (const name of ['HYPERD_PATH', 'HYPERWATCH_NO_FETCH', 'HYPERWATCH_TARBALL_DIR']) if (!(name in extra)) delete env[name];
-  return env;
-}
 
 /** A loopback port nothing listens on: a registry that refuses every connection. */
 async function closedPort(): Promise<number> {
@@ -70,8 +37,6 @@ async function closedPort(): Promise<number> {
 async function entries(dir: string): Promise<string[]> {
   return (await readdir(dir).catch(() => [] as string[])).sort();
 }
-
-const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 describe('hyperd on first use (the built CLI, installed without the hyperd package)', () => {
   const tmp = useTempDir('hyperwatch-first-use-');
@@ -116,14 +81,14 @@ describe('hyperd on first use (the built CLI, installed without the hyperd packa
       new RegExp(
         `INFO  (fetching hyperd 0\\.7\\.3 for linux-x64 \\(${LINUX.package}@0\\.7\\.3, 83 MB\\) from the npm ` +
           `registry|installing hyperd 0\\.7\\.3 for linux-x64 from the ${LINUX.package}@0\\.7\\.3 tarball kept ` +
-          `in ${escape(TEST_TARBALLS)}) into ${escape(platformDir)}\\n`,
+          `in ${escapeRegExp(TEST_TARBALLS)}) into ${escapeRegExp(platformDir)}\\n`,
       ),
       output,
     );
     assert.match(
       run.stderr,
       new RegExp(
-        `INFO  hyperd 0\\.7\\.3 for linux-x64 is at ${escape(join(platformDir, 'hyperd'))} \\(tarball integrity, size, ` +
+        `INFO  hyperd 0\\.7\\.3 for linux-x64 is at ${escapeRegExp(join(platformDir, 'hyperd'))} \\(tarball integrity, size, ` +
           `SHA-256 and file format checked; [\\d.]+ s\\)\\n`,
       ),
       output,
@@ -163,7 +128,7 @@ describe('hyperd on first use (the built CLI, installed without the hyperd packa
     ).done;
     const output = `stdout:\n${run.stdout}\nstderr:\n${run.stderr}`;
     assert.equal(run.code, 1, output);
-    assert.match(run.stderr, /INFO  fetching hyperd 0\.7\.3 for linux-x64 .* from the npm registry into /, output);
+    assert.match(run.stderr, /INFO {2}fetching hyperd 0\.7\.3 for linux-x64 .* from the npm registry into /, output);
     assert.match(
       run.stderr,
       new RegExp(
@@ -217,7 +182,10 @@ describe('hyperd on first use (the built CLI, installed without the hyperd packa
       tmp.path(),
     ).done;
     assert.equal(wrong.code, 2, wrong.stderr);
-    assert.match(wrong.stderr, new RegExp(`hyperwatch: HYPERD_PATH=${escape(tmp.path('no-such-hyperd'))} is not an executable file\\.`));
+    assert.match(
+      wrong.stderr,
+      new RegExp(`hyperwatch: HYPERD_PATH=${escapeRegExp(tmp.path('no-such-hyperd'))} is not an executable file\\.`),
+    );
     assert.doesNotMatch(wrong.stderr, /fetching/);
 
     const suites = locateHyperd();
@@ -320,8 +288,8 @@ describe('hyperd on first use (the built CLI, installed without the hyperd packa
     assert.match(
       run.stderr,
       new RegExp(
-        `^hyperwatch: (fetching|installing) hyperd 0\\.7\\.3 for linux-x64 .* into ${escape(platformDir)}\\nhyperwatch: ` +
-          `hyperd 0\\.7\\.3 for linux-x64 is at ${escape(join(platformDir, 'hyperd'))} `,
+        `^hyperwatch: (fetching|installing) hyperd 0\\.7\\.3 for linux-x64 .* into ${escapeRegExp(platformDir)}\\nhyperwatch: ` +
+          `hyperd 0\\.7\\.3 for linux-x64 is at ${escapeRegExp(join(platformDir, 'hyperd'))} `,
       ),
       run.stderr,
     );
@@ -357,44 +325,4 @@ describe('hyperd on first use (the built CLI, installed without the hyperd packa
     const again = await start(process.execPath, [script], userEnv(cache), tmp.path()).done;
     assert.deepEqual([again.code, again.stderr], [0, ''], 'found: nothing to say');
   });
-
-  for (const runtime of ['deno', 'bun'] as const) {
-    it(`${runtime}: fetchHyperd fetches with npm pack and the hyperd it put in place starts`, { timeout: 300_000 }, async () => {
-      const found = findRuntime(runtime);
-      assert.ok(found.path !== undefined, `${runtime}: ${found.error}`);
-      const into = tmp.path(`${runtime}-hyperd`);
-      const program = tmp.path(`${runtime}-fetch.ts`);
-      const module = (path: string) => JSON.stringify(pathToFileURL(join(ROOT, path)).href);
-      await writeFile(
-        program,
-        [
-          `import { fetchHyperd } from ${module('adapters/db/hyper/fetch.ts')};`,
-          `import { Hyperd } from ${module('adapters/db/hyper/hyperd.ts')};`,
-          `const quiet = { debug() {}, info() {}, warn() {}, error() {} };`,
-          `const { path } = await fetchHyperd({ platform: 'linux-x64', dir: ${JSON.stringify(into)}, report: (line) => ` +
-            `console.error(line) });`,
-          `const hyperd = new Hyperd({ binary: path, logger: quiet });`,
-          `const { port } = await hyperd.endpoint();`,
-          `console.log(JSON.stringify({ path, port }));`,
-          `await hyperd.stop();`,
-        ].join('\n'),
-      );
-      const args = runtime === 'deno' ? ['run', '-A', '--no-config', program] : [program];
-      const started = Date.now();
-      const run = await start(found.path, args, userEnv(tmp.path(`${runtime}-cache`)), tmp.path()).done;
-      const seconds = (Date.now() - started) / 1000;
-      assert.equal(run.code, 0, `stdout:\n${run.stdout}\nstderr:\n${run.stderr}`);
-      const result = JSON.parse(run.stdout) as { path: string; port: number };
-      assert.equal(result.path, join(into, 'hyperd'));
-      assert.ok(result.port > 0);
-      assert.match(
-        run.stderr,
-        new RegExp(
-          `fetching hyperd 0\\.7\\.3 for linux-x64 \\(${LINUX.package}@0\\.7\\.3, 83 MB\\) from the npm registry into ${escape(into)}`,
-        ),
-      );
-      assert.equal(await hyperdBinaryProblem(result.path, 'linux-x64'), undefined);
-      process.stderr.write(`# ${runtime}: npm pack, unpack, checks and a hyperd start: ${seconds.toFixed(1)} s\n`);
-    });
-  }
 });
