@@ -50,7 +50,8 @@ describe('hyperd on first use, on Deno and Bun', () => {
       assert.match(
         run.stderr,
         new RegExp(
-          `fetching hyperd 0\\.7\\.3 for linux-x64 \\(${LINUX.package}@0\\.7\\.3, 83 MB\\) from the npm registry into ${escapeRegExp(into)}`,
+          `fetching hyperd 0\\.7\\.3 for linux-x64 \\(${LINUX.package}@0\\.7\\.3, 83 MB\\) from the npm registry ` +
+            `into ${escapeRegExp(into)}`,
         ),
       );
       assert.equal(await hyperdBinaryProblem(result.path, 'linux-x64'), undefined);
