@@ -22,14 +22,13 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { tableFromIPC, tableToIPC } from 'apache-arrow';
 import { quoteLiteral } from '../src/index.ts';
-import { arrowStreamCopy, type Baseline, clientCopy, parquetExternal, psqlCopy, serverCopy, serverCopyGzip } from './lib/baselines.ts';
-import { type BenchContext, jobFor, thin, verifyCount } from './lib/bench-context.ts';
+import { arrowStreamCopy, clientCopy, parquetExternal, psqlCopy, serverCopy, serverCopyGzip } from './lib/baselines.ts';
+import type { BenchContext } from './lib/bench-context.ts';
 import { type Mode, REFERENCE, SEED, SIZES, type Sizes } from './lib/config.ts';
-import { gzipFile, writeRows, type Written } from './lib/data.ts';
+import { gzipFile, writeRows } from './lib/data.ts';
 import { formatFilters, ownFiles, runFormatWorkloads } from './lib/format-run.ts';
 import type { FormatCase } from './lib/format-set.ts';
-import { dropStaged, stageOne } from './lib/drop-one.ts';
-import { now, type Summary, summarize } from './lib/measure.ts';
+import { now, type Summary } from './lib/measure.ts';
 import {
   type BacklogFigure,
   type BenchResult,
@@ -42,7 +41,7 @@ import {
 } from './lib/report.ts';
 import { createDatabase, dropTable, freshTable, startServer, withSession } from './lib/server.ts';
 import { backlog as backlogWorkload, flood, trickle } from './lib/small-files.ts';
-import { runWatcher } from './lib/watch-run.ts';
+import { bigFiles, SOURCE_COLUMN, singleFile } from './lib/single-file.ts';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const repo = resolve(here, '..');
@@ -93,7 +92,6 @@ const watch = args.watch ? (JSON.parse(args.watch) as Record<string, unknown>) :
 const formats = formatFilters(only.has('files-own'), only.has('files-other'), args, mode === 'quick');
 
 const log = (message: string) => process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${message}\n`);
-const seconds = (values: readonly number[]): Summary => summarize(values);
 const single = (v: number): Summary => ({ min: v, median: v, max: v, n: 1 });
 
 /** The watcher's process runs compiled JavaScript: no TypeScript loader in the RSS we measure. */
@@ -185,118 +183,25 @@ async function main(): Promise<void> {
 
     // ---- helpers ------------------------------------------------------------------------------
     const ctx: BenchContext = { server, database, workerJs, work, outside, sizes, watch, tableName, log };
-
-    /** A variant of a single-file workload: more watch options, and the column they need in the table. */
-    interface Variant {
-      readonly watch: Record<string, unknown>;
-      readonly addColumn: string;
-    }
-    const SOURCE_COLUMN: Variant = { watch: { sourceColumns: { file: '_source_file' } }, addColumn: '_source_file TEXT' };
-
-    /** hyperwatch on one big file: copied next to the inbox, renamed in, then its `.ready`. */
-    async function watchOneFile(source: Written | { path: string; rows: number }, name: string, timeoutMs: number, variant?: Variant) {
-      const table = tableName('hw');
-      await withSession(server, database, async (sql) => {
-        await freshTable(sql, table);
-        if (variant) await sql.unsafe(`ALTER TABLE ${table} ADD COLUMN ${variant.addColumn}`);
-      });
-      const inbox = await mkdtemp(join(work, 'inbox-'));
-      await stageOne(source.path, outside, name);
-      const run = await runWatcher(workerJs, jobFor(ctx, inbox, table, 1, timeoutMs, variant?.watch), server.pid, async () => [
-        await dropStaged(outside, inbox, name),
-      ]);
-      await rm(inbox, { recursive: true, force: true });
-      const ok = !run.done.timedOut && run.done.filesIngested === 1 && (await verifyCount(ctx, table, source.rows));
-      if (run.done.lastError) log(`watcher error: ${run.done.lastError}`);
-      return { run, ok, seconds: (run.done.settledAt[0]! - run.dropped[0]!) / 1000, gone: (run.done.goneAt - run.dropped[0]!) / 1000 };
-    }
-
-    /** One single-file workload: the raw loads and hyperwatch, interleaved run by run. */
-    async function singleFile(
-      workload: string,
-      file: string,
-      rows: number,
-      bytes: number,
-      ext: string,
-      baselines: readonly (readonly [Baseline, string])[],
-      referenceSeconds?: number,
-      variant?: Variant,
-    ) {
-      const raw = new Map<string, number[]>(baselines.map(([b]) => [b.name, []]));
-      const hw: number[] = [];
-      const gone: number[] = [];
-      let peak = 0;
-      let hyperdPeak = 0;
-      let verified = true;
-      for (let r = 0; r < sizes.runs; r++) {
-        for (const [baseline, path] of baselines) {
-          const table = tableName('raw');
-          const s = await baseline.run(server, database, table, path);
-          verified = (await verifyCount(ctx, table, rows)) && verified;
-          raw.get(baseline.name)!.push(s);
-          log(`${workload} run ${r + 1}: ${baseline.name} ${s.toFixed(3)} s`);
-        }
-        const one = await watchOneFile({ path: file, rows }, `bulk-${r}${ext}`, 600_000, variant);
-        verified = one.ok && verified;
-        hw.push(one.seconds);
-        gone.push(one.gone);
-        peak = Math.max(peak, one.run.done.peakRssMb);
-        hyperdPeak = Math.max(hyperdPeak, one.run.hyperdPeakRssMb);
-        log(
-          `${workload} run ${r + 1}: hyperwatch ${one.seconds.toFixed(3)} s (files gone ${one.gone.toFixed(3)} s, ` +
-            `RSS ${one.run.done.peakRssMb.toFixed(0)} MB)${one.ok ? '' : ' WRONG'}`,
-        );
-      }
-      figures.push({
-        workload,
-        method: 'hyperwatch',
-        kind: 'hyperwatch',
-        seconds: seconds(hw),
-        runs: hw,
-        goneSeconds: seconds(gone),
-        rows,
-        bytes,
-        peakRssMb: peak,
-        hyperdPeakRssMb: hyperdPeak,
-        verified,
-        ...(referenceSeconds ? { referenceSeconds } : {}),
-      });
-      for (const [baseline] of baselines) {
-        const runs = raw.get(baseline.name)!;
-        figures.push({ workload, method: baseline.name, kind: 'raw', seconds: seconds(runs), runs, rows, bytes, note: baseline.how });
-      }
-    }
+    const csvFile = { file: csv.path, rows: csv.rows, bytes: csv.bytes };
 
     // ---- single big files ---------------------------------------------------------------------
     if (only.has('csv')) {
-      await singleFile(
-        'CSV 1 file',
-        csv.path,
-        csv.rows,
-        csv.bytes,
-        '.csv',
-        [
-          [serverCopy, csv.path],
-          [clientCopy, csv.path],
-          [psqlCopy, csv.path],
-        ],
-        REFERENCE.bulkCsvSeconds.persistent,
-      );
+      const baselines = [
+        [serverCopy, csv.path],
+        [clientCopy, csv.path],
+        [psqlCopy, csv.path],
+      ] as const;
+      const referenceSeconds = REFERENCE.bulkCsvSeconds.persistent;
+      figures.push(...(await singleFile(ctx, { workload: 'CSV 1 file', ...csvFile, ext: '.csv', baselines, referenceSeconds })));
       figures.push(reference('CSV 1 file', 'reference, persistent .hyper', REFERENCE.bulkCsvSeconds.persistent, { rows: REFERENCE.rows }));
       figures.push(reference('CSV 1 file', 'reference, scratch db', REFERENCE.bulkCsvSeconds.scratch, { rows: REFERENCE.rows }));
     }
     if (only.has('csv-source')) {
       // The same file with a source column: every row also gets the file's name.
-      await singleFile(
-        'CSV 1 file, source column',
-        csv.path,
-        csv.rows,
-        csv.bytes,
-        '.csv',
-        [[serverCopy, csv.path]],
-        undefined,
-        SOURCE_COLUMN,
-      );
+      const baselines = [[serverCopy, csv.path]] as const;
+      const workload = 'CSV 1 file, source column';
+      figures.push(...(await singleFile(ctx, { workload, ...csvFile, ext: '.csv', baselines, variant: SOURCE_COLUMN })));
     }
     if (only.has('csv-gz')) {
       // The same rows gzip-compressed; hyperd reads a .csv.gz itself (the fastest way it has).
@@ -304,30 +209,21 @@ async function main(): Promise<void> {
       const gz = await gzipFile(csv.path, `${csv.path}.gz`);
       datasets.csvGz = { rows: csv.rows, bytes: gz.bytes };
       log(`gzipped ${gz.path}: ${(gz.bytes / 1e6).toFixed(1)} MB in ${((now() - t) / 1000).toFixed(1)} s`);
-      await singleFile('CSV.gz 1 file', gz.path, csv.rows, gz.bytes, '.csv.gz', [[serverCopyGzip, gz.path]]);
+      const gzFile = { file: gz.path, rows: csv.rows, bytes: gz.bytes, ext: '.csv.gz' };
+      figures.push(...(await singleFile(ctx, { workload: 'CSV.gz 1 file', ...gzFile, baselines: [[serverCopyGzip, gz.path]] })));
     }
     if (only.has('parquet')) {
-      await singleFile(
-        'Parquet 1 file',
-        parquetPath,
-        csv.rows,
-        datasets.parquet!.bytes,
-        '.parquet',
-        [[parquetExternal, parquetPath]],
-        REFERENCE.parquetSeconds,
-      );
+      const parquet = { file: parquetPath, rows: csv.rows, bytes: datasets.parquet!.bytes, ext: '.parquet' };
+      const baselines = [[parquetExternal, parquetPath]] as const;
+      const referenceSeconds = REFERENCE.parquetSeconds;
+      figures.push(...(await singleFile(ctx, { workload: 'Parquet 1 file', ...parquet, baselines, referenceSeconds })));
       figures.push(reference('Parquet 1 file', 'reference, scratch db', REFERENCE.parquetSeconds, { rows: REFERENCE.rows }));
     }
     if (only.has('arrow')) {
-      await singleFile(
-        'Arrow IPC 1 file',
-        arrowPath,
-        csv.rows,
-        datasets.arrow!.bytes,
-        '.arrow',
-        [[arrowStreamCopy, arrowStreamPath]],
-        REFERENCE.arrowSeconds,
-      );
+      const arrow = { file: arrowPath, rows: csv.rows, bytes: datasets.arrow!.bytes, ext: '.arrow' };
+      const baselines = [[arrowStreamCopy, arrowStreamPath]] as const;
+      const referenceSeconds = REFERENCE.arrowSeconds;
+      figures.push(...(await singleFile(ctx, { workload: 'Arrow IPC 1 file', ...arrow, baselines, referenceSeconds })));
       figures.push(reference('Arrow IPC 1 file', 'reference, scratch db', REFERENCE.arrowSeconds, { rows: REFERENCE.rows }));
     }
 
@@ -349,41 +245,10 @@ async function main(): Promise<void> {
 
     // ---- memory: big files ----------------------------------------------------------------------
     if (only.has('memory')) {
-      const mb = Math.round(sizes.bigBytes / 1024 / 1024);
-      const size = mb >= 1024 ? `${(mb / 1024).toFixed(mb % 1024 ? 1 : 0)} GB` : `${mb} MB`;
-      if (mode === 'quick' || sizes.bigBytes < SIZES.full.bigBytes)
-        notes.push(`memory workloads used ${size} files, not the 2 GB of the full run`);
-      for (const [format, ext] of [
-        ['csv', '.csv'],
-        ['jsonl', '.jsonl'],
-      ] as const) {
-        t = now();
-        const big = await writeRows(join(dataDir, `big${ext}`), format, { bytes: sizes.bigBytes }, SEED + 1, { distinct: 65536 });
-        log(`generated ${big.path}: ${big.rows} rows, ${(big.bytes / 1e6).toFixed(0)} MB in ${((now() - t) / 1000).toFixed(1)} s`);
-        const one = await watchOneFile(big, `big${ext}`, Math.max(600_000, (big.bytes / 2e6) * 1000));
-        await rm(big.path, { force: true });
-        const workload = `${format === 'csv' ? 'CSV' : 'JSON lines'} ${size}`;
-        figures.push({
-          workload,
-          method: 'hyperwatch',
-          kind: 'hyperwatch',
-          seconds: single(one.seconds),
-          runs: [one.seconds],
-          goneSeconds: single(one.gone),
-          rows: big.rows,
-          bytes: big.bytes,
-          peakRssMb: one.run.done.peakRssMb,
-          hyperdPeakRssMb: one.run.hyperdPeakRssMb,
-          verified: one.ok,
-          rssSeriesMb: thin(one.run.rssSeries),
-        });
-        memory.push({ name: workload, peakRssMb: one.run.done.peakRssMb });
-        log(
-          `${workload}: ${one.seconds.toFixed(1)} s, ${(big.bytes / 1e6 / one.seconds).toFixed(0)} MB/s, peak ` +
-            `RSS ${one.run.done.peakRssMb.toFixed(0)} MB (hyperd ${one.run.hyperdPeakRssMb.toFixed(0)} ` +
-            `MB)${one.ok ? '' : ' WRONG'}`,
-        );
-      }
+      const big = await bigFiles(ctx, dataDir, mode);
+      figures.push(...big.figures);
+      memory.push(...big.memory);
+      notes.push(...big.notes);
     }
 
     // ---- memory: backlog at start ---------------------------------------------------------------
