@@ -55,6 +55,7 @@ const ROOT = join(fileURLToPath(import.meta.url), '..', '..');
 export const ALONE = {
   'test/scenarios/conformance/conformance-arrow.test.ts': 'bounds how long one load may hold the event loop (1 s)',
   'test/scenarios/conformance/conformance-parquet.test.ts': 'bounds how long one load may hold the event loop',
+  'test/scenarios/conformance/conformance-parquet-malformed.test.ts': 'bounds how long one load may hold the event loop',
   'test/adapters/db/postgres/postgres-adapter.test.ts': "times 100-row COPYs (median under 30 ms: Nagle's algorithm off)",
   'test/bench/bench.test.ts': 'runs the benchmarks, which measure throughput',
 };
