@@ -3,51 +3,21 @@
  * with a real embedded hyperd, driven over real HTTP. Without the token nothing changes; with it,
  * watchers can only be added under the roots the config allows, and nothing is created when a
  * request is refused. The token serve makes lives in a file only its user can read, and
- * `hyperwatch status` and the README's curl examples find it there.
+ * `hyperwatch status` and the README's curl examples find it there. The same on a Unix socket is in
+ * serve-socket.test.ts.
  */
 import assert from 'node:assert/strict';
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { chmod, mkdir, readdir, readFile, stat, symlink, writeFile } from 'node:fs/promises';
-import { request as httpRequest } from 'node:http';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { statusToken } from '../../../src/cli/serve.ts';
 import { dropFile } from '../../../src/producer/drop.ts';
 import { cliCommand } from '../../helpers/dist.ts';
 import { csv, waitFor } from '../../helpers/drop.ts';
 import { removeDir, tempDir } from '../../helpers/env.ts';
-import { cli, jsonLogLines, ROOT } from '../../helpers/proc.ts';
-
-interface LogLine {
-  readonly message: string;
-  readonly url?: string;
-  readonly tokenFile?: string;
-}
-
-/** Starts `serve` on `config` (written to `<root>/hyperwatch.json`), resolving once it serves. */
-async function startServe(
-  root: string,
-  config: unknown,
-  env: Record<string, string>,
-): Promise<{ serve: ReturnType<typeof cli>; api: string; log: () => LogLine[]; stderr: () => string }> {
-  await writeFile(join(root, 'hyperwatch.json'), JSON.stringify(config, null, 2));
-  const serve = cli(['serve', '--config', join(root, 'hyperwatch.json'), '--log-format', 'json'], { env });
-  let stderr = '';
-  serve.child.stderr!.on('data', (d: string) => (stderr += d));
-  const log = () => jsonLogLines<LogLine>(stderr);
-  await Promise.race([
-    waitFor(() => log().some((l) => l.message === 'serving'), 'serve to start', 60000),
-    serve.done.then((run) => assert.fail(`serve exited ${run.code}: ${run.stderr}`)),
-  ]);
-  return { serve, api: log().find((l) => l.message === 'listening')!.url!, log, stderr: () => stderr };
-}
-
-async function stopServe(serve: ReturnType<typeof cli> | undefined): Promise<void> {
-  if (!serve || serve.child.exitCode !== null) return;
-  serve.child.kill('SIGTERM');
-  await serve.done;
-}
+import { cli, ROOT } from '../../helpers/proc.ts';
+import { startServe, stopServe } from '../../helpers/serve-process.ts';
 
 /**
  * Everything under `dir`, recursively: what a refused request must leave as it was. The running
@@ -283,117 +253,5 @@ describe('hyperwatch serve: reads closed by http.protectReads', () => {
     const refused = await cli(['serve', '--config', join(root, 'loose.json')], { env: { XDG_STATE_HOME: join(root, 'loose') } }).done;
     assert.equal(refused.code, 2);
     assert.match(refused.stderr, /the token file \S+serve\.token may be read by other users \(mode 644\)\. Fix: remove it/);
-  });
-});
-
-/** One request over a Unix socket (fetch cannot). */
-function overSocket(
-  socketPath: string,
-  method: string,
-  path: string,
-  token?: string,
-  body?: unknown,
-): Promise<{ status: number; text: string }> {
-  return new Promise((resolve, reject) => {
-    const req = httpRequest({ socketPath, method, path, headers: token ? { authorization: `Bearer ${token}` } : {} }, (res) => {
-      let text = '';
-      res.setEncoding('utf8').on('data', (d: string) => (text += d));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
-    });
-    req.on('error', reject);
-    req.end(body === undefined ? undefined : JSON.stringify(body));
-  });
-}
-
-describe('hyperwatch serve on a Unix socket (http.socket)', () => {
-  let root: string;
-  let state: string;
-  let run: Awaited<ReturnType<typeof startServe>> | undefined;
-
-  before(async () => {
-    root = await tempDir('hyperwatch-socket-');
-    state = join(root, 'state');
-    await mkdir(join(root, 'inbox', 'new'), { recursive: true });
-  });
-  after(async () => {
-    await stopServe(run?.serve);
-    await removeDir(root);
-  });
-
-  it('listens on a socket of mode 0600, still needs the token for changes, and status and curl reach it', async () => {
-    const socket = join(root, 'api.sock');
-    const config = { http: { socket: 'api.sock', protectReads: true, allowedRoots: ['inbox'] }, watchers: [] };
-    run = await startServe(root, config, { XDG_STATE_HOME: state });
-    assert.equal(run.api, `unix:${socket}`);
-    const stats = await stat(socket);
-    assert.ok(stats.isSocket());
-    assert.equal(stats.mode & 0o777, 0o600);
-    assert.equal((await overSocket(socket, 'GET', '/watchers')).status, 401, 'protectReads holds on the socket too');
-    const body = { dir: 'inbox/new', table: 't', database: 'inbox/t.hyper' };
-    assert.equal((await overSocket(socket, 'POST', '/watchers', undefined, body)).status, 401);
-    assert.deepEqual(await readdir(join(root, 'inbox', 'new')), []);
-    const status = await cli(['status', '--url', `unix:${socket}`], { env: { XDG_STATE_HOME: state, HYPERWATCH_TOKEN: '' } }).done;
-    assert.equal(status.code, 0, status.stderr);
-    assert.match(status.stdout, /\(no watchers\)/);
-    const token = (await readFile(join(state, 'hyperwatch', 'serve.token'), 'utf8')).trim();
-    const curl = spawnSync('curl', ['-s', '--unix-socket', socket, '-H', `Authorization: Bearer ${token}`, 'http://localhost/metrics'], {
-      encoding: 'utf8',
-    });
-    assert.equal(curl.status, 0, curl.stderr);
-    assert.match(curl.stdout, /^hyperwatch_watchers 0$/m);
-  });
-
-  it('replaces a socket left by a service that died, and refuses to take over a live one', async () => {
-    const socket = join(root, 'api.sock');
-    const config = { http: { socket: 'api.sock' }, watchers: [] };
-    await writeFile(join(root, 'second.json'), JSON.stringify(config));
-    const second = await cli(['serve', '--config', join(root, 'second.json')], { env: { XDG_STATE_HOME: state } }).done;
-    assert.equal(second.code, 1);
-    assert.match(second.stderr, /api\.sock is in use by a running service/);
-    run!.serve.child.kill('SIGKILL');
-    await run!.serve.done;
-    assert.ok((await stat(socket)).isSocket(), 'the dead service left its socket');
-    run = await startServe(root, config, { XDG_STATE_HOME: state });
-    assert.equal((await overSocket(socket, 'GET', '/watchers')).status, 200);
-  });
-});
-
-describe('hyperwatch status: which token it sends', () => {
-  it('sends the token file only to a serve on this machine, never to whatever --url names', async () => {
-    const root = await tempDir('hyperwatch-status-token-');
-    const saved = { state: process.env.XDG_STATE_HOME, token: process.env.HYPERWATCH_TOKEN };
-    try {
-      await mkdir(join(root, 'hyperwatch'), { mode: 0o700 });
-      await writeFile(join(root, 'hyperwatch', 'serve.token'), 'the-token-serve-made-here-1234\n', { mode: 0o600 });
-      process.env.XDG_STATE_HOME = root;
-      delete process.env.HYPERWATCH_TOKEN;
-      for (const url of ['http://127.0.0.1:7878', 'http://localhost:7878', 'http://[::1]:7878', 'unix:/run/hyperwatch/api.sock']) {
-        assert.equal(statusToken(url, undefined, undefined), 'the-token-serve-made-here-1234', url);
-      }
-      for (const url of ['http://192.0.2.7:7878', 'https://metrics.example.com'])
-        assert.equal(statusToken(url, undefined, undefined), undefined, url);
-      assert.equal(statusToken('http://192.0.2.7:7878', 'given-on-the-command-line', undefined), 'given-on-the-command-line');
-      // --token-file names the file explicitly, for any address; a missing one is a usage error.
-      assert.equal(
-        statusToken('http://192.0.2.7:7878', undefined, join(root, 'hyperwatch', 'serve.token')),
-        'the-token-serve-made-here-1234',
-      );
-      assert.throws(
-        () => statusToken('http://127.0.0.1:7878', undefined, join(root, 'none.token')),
-        /--token-file \S+none\.token does not exist/,
-      );
-      process.env.HYPERWATCH_TOKEN = 'from-the-environment-1234';
-      assert.equal(statusToken('http://192.0.2.7:7878', undefined, join(root, 'none.token')), 'from-the-environment-1234');
-      assert.equal(statusToken('http://127.0.0.1:7878', 'the-flag-comes-first', undefined), 'the-flag-comes-first');
-    } finally {
-      for (const [key, value] of [
-        ['XDG_STATE_HOME', saved.state],
-        ['HYPERWATCH_TOKEN', saved.token],
-      ] as const) {
-        if (value === undefined) delete process.env[key];
-        else process.env[key] = value;
-      }
-      await removeDir(root);
-    }
   });
 });

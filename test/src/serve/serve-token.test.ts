@@ -1,12 +1,14 @@
 /**
  * The HTTP API of `hyperwatch serve` behind a bearer token with protectReads: every endpoint
  * answers 401 without the token and 200 with it, no watcher may be added outside the allowed
- * roots, and `hyperwatch status` asks for the token.
+ * roots, and `hyperwatch status` asks for the token, and sends the token file only to a serve on
+ * this machine.
  */
 import assert from 'node:assert/strict';
-import { readdir } from 'node:fs/promises';
+import { mkdir, readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
+import { statusToken } from '../../../src/cli/serve.ts';
 import { lineLogger } from '../../../src/log.ts';
 import { startHttpApi } from '../../../src/serve/http.ts';
 import { ServeInstance } from '../../../src/serve/server.ts';
@@ -59,6 +61,46 @@ describe('serve HTTP API with a token', () => {
     } finally {
       await http.close();
       await serve.stopAll();
+      await removeDir(root);
+    }
+  });
+});
+
+describe('hyperwatch status: which token it sends', () => {
+  it('sends the token file only to a serve on this machine, never to whatever --url names', async () => {
+    const root = await tempDir('hyperwatch-status-token-');
+    const saved = { state: process.env.XDG_STATE_HOME, token: process.env.HYPERWATCH_TOKEN };
+    try {
+      await mkdir(join(root, 'hyperwatch'), { mode: 0o700 });
+      await writeFile(join(root, 'hyperwatch', 'serve.token'), 'the-token-serve-made-here-1234\n', { mode: 0o600 });
+      process.env.XDG_STATE_HOME = root;
+      delete process.env.HYPERWATCH_TOKEN;
+      for (const url of ['http://127.0.0.1:7878', 'http://localhost:7878', 'http://[::1]:7878', 'unix:/run/hyperwatch/api.sock']) {
+        assert.equal(statusToken(url, undefined, undefined), 'the-token-serve-made-here-1234', url);
+      }
+      for (const url of ['http://192.0.2.7:7878', 'https://metrics.example.com'])
+        assert.equal(statusToken(url, undefined, undefined), undefined, url);
+      assert.equal(statusToken('http://192.0.2.7:7878', 'given-on-the-command-line', undefined), 'given-on-the-command-line');
+      // --token-file names the file explicitly, for any address; a missing one is a usage error.
+      assert.equal(
+        statusToken('http://192.0.2.7:7878', undefined, join(root, 'hyperwatch', 'serve.token')),
+        'the-token-serve-made-here-1234',
+      );
+      assert.throws(
+        () => statusToken('http://127.0.0.1:7878', undefined, join(root, 'none.token')),
+        /--token-file \S+none\.token does not exist/,
+      );
+      process.env.HYPERWATCH_TOKEN = 'from-the-environment-1234';
+      assert.equal(statusToken('http://192.0.2.7:7878', undefined, join(root, 'none.token')), 'from-the-environment-1234');
+      assert.equal(statusToken('http://127.0.0.1:7878', 'the-flag-comes-first', undefined), 'the-flag-comes-first');
+    } finally {
+      for (const [key, value] of [
+        ['XDG_STATE_HOME', saved.state],
+        ['HYPERWATCH_TOKEN', saved.token],
+      ] as const) {
+        if (value === undefined) delete process.env[key];
+        else process.env[key] = value;
+      }
       await removeDir(root);
     }
   });
