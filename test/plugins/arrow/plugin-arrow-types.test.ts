@@ -6,10 +6,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import {
-  Binary,
-  Bool,
-  DateDay,
-  DateMillisecond,
   Decimal,
   DurationNanosecond,
   DurationSecond,
@@ -17,44 +13,18 @@ import {
   IntervalMonthDayNano,
   IntervalYearMonth,
   Field,
-  FixedSizeBinary,
-  Float16,
-  Float32,
-  Float64,
-  Int16,
   Int32,
   Int64,
-  Int8,
-  LargeBinary,
-  LargeUtf8,
-  List,
   makeData,
   makeVector,
-  Map_,
-  Null,
   SparseUnion,
-  Struct,
-  type Table,
   tableToIPC,
-  TimeMicrosecond,
-  TimeMillisecond,
-  TimeNanosecond,
-  TimeSecond,
-  TimestampMicrosecond,
-  TimestampMillisecond,
-  TimestampNanosecond,
-  TimestampSecond,
-  Uint16,
-  Uint32,
-  Uint64,
-  Uint8,
   Utf8,
-  vectorFromArray,
-  type Vector,
 } from 'apache-arrow';
 import { useHyperFixture } from '../../helpers/env.ts';
 import { expectError } from '../../helpers/plugin-bench.ts';
-import { col, decimalVector, table, useArrowBench } from '../../helpers/arrow-bench.ts';
+import { col, table, useArrowBench } from '../../helpers/arrow-bench.ts';
+import { everyType } from '../../helpers/arrow-every-type.ts';
 
 describe('arrow ingester', () => {
   const { bench, tableColumns, rowsOf } = useArrowBench();
@@ -63,238 +33,6 @@ describe('arrow ingester', () => {
    * type keeps its own column type.
    */
   const v4 = useHyperFixture({ databaseVersion: 4 });
-
-  /** One column per mapped Arrow type (all nullable, last row all nulls), and the text Hyper gives back. */
-  function everyType(): { table: Table; expected: Record<string, string | null>[]; types: Record<string, string> } {
-    const when = new Date(Date.UTC(2024, 1, 29, 12, 34, 56, 789));
-    const whole = new Date(Date.UTC(2024, 1, 29, 12, 34, 56));
-    const yearOne = new Date(0);
-    yearOne.setUTCFullYear(1, 0, 1);
-    const columns: Record<string, Vector> = {
-      id: col([1, 2, 3], new Int32()),
-      i8: col([-128, 127, null], new Int8()),
-      i16: col([-32768, 32767, null], new Int16()),
-      i64: col([-9223372036854775808n, 9223372036854775807n, null], new Int64()),
-      u8: col([0, 255, null], new Uint8()),
-      u16: col([0, 65535, null], new Uint16()),
-      u32: col([0, 4294967295, null], new Uint32()),
-      u64: col([0n, 18446744073709551615n, null], new Uint64()),
-      f16: col([1.5, -0.25, null], new Float16()),
-      f32: col([1.5, -2, null], new Float32()),
-      f64: col([0.1, Number.POSITIVE_INFINITY, null], new Float64()),
-      dec: decimalVector([12345, 0, 0, 0, 0xffffffff, 0xffffffff, 0xffffffff, 0xffffffff, 0, 0, 0, 0], 10, 2, [2]),
-      // 2^96 + 1 and -2, at scale 4.
-      dec38: decimalVector([1, 0, 0, 1, 0xfffffffe, 0xffffffff, 0xffffffff, 0xffffffff, 0, 0, 0, 0], 38, 4, [2]),
-      ok: col([true, false, null], new Bool()),
-      s: col(['x,"y"\nz', '', null], new Utf8()),
-      ls: col(['large', '\\.', null], new LargeUtf8()),
-      dict: vectorFromArray(['red', 'red', null]),
-      bin: col([Uint8Array.of(0, 255), new Uint8Array(0), null], new Binary()),
-      lbin: col([Uint8Array.of(1), Uint8Array.of(2, 3), null], new LargeBinary()),
-      fbin: col([Uint8Array.of(0xab, 0xcd), Uint8Array.of(0, 1), null], new FixedSizeBinary(2)),
-      dday: col([when, yearOne, null], new DateDay()),
-      dms: col([when, new Date(Date.UTC(1969, 11, 31)), null], new DateMillisecond()),
-      ts_s: col([whole, new Date(-1000), null], new TimestampSecond()),
-      ts_ms: col([when, new Date(-1), null], new TimestampMillisecond()),
-      ts_us: makeVector(
-        makeData({
-          type: new TimestampMicrosecond(),
-          length: 3,
-          nullCount: 1,
-          nullBitmap: Uint8Array.of(0b011),
-          data: BigInt64Array.of(1709210096789012n, -1n, 0n),
-        }),
-      ),
-      ts_ns: makeVector(
-        makeData({
-          type: new TimestampNanosecond(),
-          length: 3,
-          nullCount: 1,
-          nullBitmap: Uint8Array.of(0b011),
-          data: BigInt64Array.of(1709210096789012345n, -1n, 0n),
-        }),
-      ),
-      tstz: makeVector(
-        makeData({
-          type: new TimestampMicrosecond('Europe/Paris'),
-          length: 3,
-          nullCount: 1,
-          nullBitmap: Uint8Array.of(0b011),
-          data: BigInt64Array.of(1709210096789012n, 0n, 0n),
-        }),
-      ),
-      tstz_ns: makeVector(
-        makeData({
-          type: new TimestampNanosecond('UTC'),
-          length: 3,
-          nullCount: 1,
-          nullBitmap: Uint8Array.of(0b011),
-          data: BigInt64Array.of(1709210096789012345n, 0n, 0n),
-        }),
-      ),
-      t_s: col([3661, 0, null], new TimeSecond()),
-      t_ms: col([3661001, 86399999, null], new TimeMillisecond()),
-      t_us: makeVector(
-        makeData({
-          type: new TimeMicrosecond(),
-          length: 3,
-          nullCount: 1,
-          nullBitmap: Uint8Array.of(0b011),
-          data: BigInt64Array.of(3661001002n, 0n, 0n),
-        }),
-      ),
-      t_ns: makeVector(
-        makeData({
-          type: new TimeNanosecond(),
-          length: 3,
-          nullCount: 1,
-          nullBitmap: Uint8Array.of(0b011),
-          data: BigInt64Array.of(3661001002003n, 0n, 0n),
-        }),
-      ),
-      list: col([[1, 2], [], null], new List(new Field('item', new Int32(), true))),
-      struct: col(
-        [{ a: 1, b: 'x"y' }, { a: null, b: null }, null],
-        new Struct([new Field('a', new Int32(), true), new Field('b', new Utf8(), true)]),
-      ),
-      map: col(
-        [new Map([['k', 1]]), new Map<string, number>(), null],
-        new Map_<Utf8, Int32>(
-          new Field(
-            'entries',
-            new Struct<{ key: Utf8; value: Int32 }>([new Field('key', new Utf8(), false), new Field('value', new Int32(), true)]),
-            false,
-          ),
-        ),
-      ),
-      nothing: col([null, null, null], new Null()),
-    };
-    const expected: Record<string, string | null>[] = [
-      {
-        id: '1',
-        i8: '-128',
-        i16: '-32768',
-        i64: '-9223372036854775808',
-        u8: '0',
-        u16: '0',
-        u32: '0',
-        u64: '0',
-        f16: '1.5',
-        f32: '1.5',
-        f64: '0.1',
-        dec: '123.45',
-        dec38: '7922816251426433759354395.0337',
-        ok: 'true',
-        s: 'x,"y"\nz',
-        ls: 'large',
-        dict: 'red',
-        bin: '\\x00ff',
-        lbin: '\\x01',
-        fbin: '\\xabcd',
-        dday: '2024-02-29',
-        dms: '2024-02-29',
-        ts_s: '2024-02-29 12:34:56',
-        ts_ms: '2024-02-29 12:34:56.789',
-        ts_us: '2024-02-29 12:34:56.789012',
-        ts_ns: '2024-02-29 12:34:56.789012',
-        tstz: '2024-02-29 12:34:56.789012+00',
-        tstz_ns: '2024-02-29 12:34:56.789012+00',
-        t_s: '01:01:01',
-        t_ms: '01:01:01.001',
-        t_us: '01:01:01.001002',
-        t_ns: '01:01:01.001002',
-        list: '[1,2]',
-        struct: '{"a":1,"b":"x\\"y"}',
-        map: '{"k":1}',
-        nothing: null,
-      },
-      {
-        id: '2',
-        i8: '127',
-        i16: '32767',
-        i64: '9223372036854775807',
-        u8: '255',
-        u16: '65535',
-        u32: '4294967295',
-        u64: '18446744073709551615',
-        f16: '-0.25',
-        f32: '-2',
-        f64: 'Infinity',
-        dec: '-0.01',
-        dec38: '-0.0002',
-        ok: 'false',
-        s: '',
-        ls: '\\.',
-        dict: 'red',
-        bin: '\\x',
-        lbin: '\\x0203',
-        fbin: '\\x0001',
-        dday: '0001-01-01',
-        dms: '1969-12-31',
-        ts_s: '1969-12-31 23:59:59',
-        ts_ms: '1969-12-31 23:59:59.999',
-        ts_us: '1969-12-31 23:59:59.999999',
-        ts_ns: '1969-12-31 23:59:59.999999',
-        tstz: '1970-01-01 00:00:00+00',
-        tstz_ns: '1970-01-01 00:00:00+00',
-        t_s: '00:00:00',
-        t_ms: '23:59:59.999',
-        t_us: '00:00:00',
-        t_ns: '00:00:00',
-        list: '[]',
-        struct: '{"a":null,"b":null}',
-        map: '{}',
-        nothing: null,
-      },
-      {
-        id: '3',
-        ...Object.fromEntries(
-          Object.keys(columns)
-            .filter((k) => k !== 'id')
-            .map((k) => [k, null]),
-        ),
-      },
-    ];
-    const types: Record<string, string> = {
-      id: 'integer',
-      i8: 'smallint',
-      i16: 'smallint',
-      i64: 'bigint',
-      u8: 'smallint',
-      u16: 'integer',
-      u32: 'bigint',
-      u64: 'numeric(20,0)',
-      f16: 'real',
-      f32: 'real',
-      f64: 'double precision',
-      dec: 'numeric(10,2)',
-      dec38: 'numeric(38,4)',
-      ok: 'boolean',
-      s: 'text',
-      ls: 'text',
-      dict: 'text',
-      bin: 'bytea',
-      lbin: 'bytea',
-      fbin: 'bytea',
-      dday: 'date',
-      dms: 'date',
-      ts_s: 'timestamp',
-      ts_ms: 'timestamp',
-      ts_us: 'timestamp',
-      ts_ns: 'timestamp',
-      tstz: 'timestamptz',
-      tstz_ns: 'timestamptz',
-      t_s: 'time',
-      t_ms: 'time',
-      t_us: 'time',
-      t_ns: 'time',
-      list: 'text',
-      struct: 'text',
-      map: 'text',
-      nothing: 'text',
-    };
-    return { table: table(columns), expected, types };
-  }
 
   it('round-trips every mapped type, through ARROWSTREAM and through CSV alike', async () => {
     const { table: data, expected, types } = everyType();
