@@ -32,7 +32,8 @@ import {
   MAX_RSS_GROWTH_MIB,
   useParquetBench,
 } from '../../helpers/conformance-parquet-bench.ts';
-import { duckdbCases, type Expectation, hyperCases, parquetWasmCases, type WriterCase } from '../../helpers/conformance-parquet-cases.ts';
+import { duckdbCases, type Expectation, hyperCases, type WriterCase } from '../../helpers/conformance-parquet-cases.ts';
+import { parquetWasmCases } from '../../helpers/conformance-parquet-wasm.ts';
 import { handWrittenCases } from '../../helpers/conformance-parquet-hand.ts';
 
 function checkRefusal(error: IngestError, expected: Extract<Expectation, { refused: unknown }>['refused'], file: string): void {
