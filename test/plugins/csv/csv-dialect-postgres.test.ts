@@ -1,6 +1,7 @@
 /** CSV dialects on PostgreSQL: the cases of helpers/csv-dialect-suite.ts on a throwaway cluster. */
 import { describe } from 'node:test';
-import { csvNullCases, csvNumberCases, csvSyntaxCases } from '../../helpers/csv-dialect-suite.ts';
+import { csvNullCases, csvNumberCases } from '../../helpers/csv-dialect-suite.ts';
+import { csvSyntaxCases } from '../../helpers/csv-syntax-suite.ts';
 import { postgresForFile } from '../../helpers/postgres-file.ts';
 import { useWatchBench } from '../../helpers/watch-bench.ts';
 

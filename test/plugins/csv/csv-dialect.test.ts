@@ -5,7 +5,8 @@
  * on PostgreSQL: csv-dialect-postgres.test.ts.
  */
 import { describe } from 'node:test';
-import { csvNullCases, csvNumberCases, csvSyntaxCases } from '../../helpers/csv-dialect-suite.ts';
+import { csvNullCases, csvNumberCases } from '../../helpers/csv-dialect-suite.ts';
+import { csvSyntaxCases } from '../../helpers/csv-syntax-suite.ts';
 import { hyperFixture } from '../../helpers/env.ts';
 import { streamedHyperFixture } from '../../helpers/streamed-only.ts';
 import { useWatchBench } from '../../helpers/watch-bench.ts';
