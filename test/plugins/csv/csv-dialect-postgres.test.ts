@@ -1,4 +1,4 @@
-/** CSV dialects on PostgreSQL: the cases of helpers/csv-dialect-suite.ts on a throwaway cluster. */
+/** CSV dialects on PostgreSQL: the cases of helpers/csv-dialect-suite.ts and csv-syntax-suite.ts on a throwaway cluster. */
 import { describe } from 'node:test';
 import { csvNullCases, csvNumberCases } from '../../helpers/csv-dialect-suite.ts';
 import { csvSyntaxCases } from '../../helpers/csv-syntax-suite.ts';

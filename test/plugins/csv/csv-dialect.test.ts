@@ -1,8 +1,8 @@
 /**
  * CSV dialects on hyperd, both ways a file reaches it: read by hyperd itself from the claimed path,
  * and streamed through `COPY ... FROM STDIN` (as from an endpoint that cannot read the watcher's
- * files), with the same files and the same values landing. The cases: helpers/csv-dialect-suite.ts;
- * on PostgreSQL: csv-dialect-postgres.test.ts.
+ * files), with the same files and the same values landing. The cases: helpers/csv-dialect-suite.ts
+ * and csv-syntax-suite.ts; on PostgreSQL: csv-dialect-postgres.test.ts.
  */
 import { describe } from 'node:test';
 import { csvNullCases, csvNumberCases } from '../../helpers/csv-dialect-suite.ts';

@@ -1,7 +1,7 @@
 /**
  * The quote check (plugins/csv/quote-check.ts): quotes readers disagree on are found at their byte,
  * quotes every reader reads alike are not, whatever the chunks the file is read in. Pure logic; the
- * files failing on the databases are checked by the CSV dialect suite (test/helpers/csv-dialect-suite.ts).
+ * files failing on the databases are checked by the CSV syntax suite (test/helpers/csv-syntax-suite.ts).
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
