@@ -28,7 +28,7 @@ import { type Mode, REFERENCE, SEED, SIZES, type Sizes } from './lib/config.ts';
 import { gzipFile, writeRows } from './lib/data.ts';
 import { formatFilters, ownFiles, runFormatWorkloads } from './lib/format-run.ts';
 import type { FormatCase } from './lib/format-set.ts';
-import { now, type Summary } from './lib/measure.ts';
+import { now, single } from './lib/measure.ts';
 import {
   type BacklogFigure,
   type BenchResult,
@@ -92,7 +92,6 @@ const watch = args.watch ? (JSON.parse(args.watch) as Record<string, unknown>) :
 const formats = formatFilters(only.has('files-own'), only.has('files-other'), args, mode === 'quick');
 
 const log = (message: string) => process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${message}\n`);
-const single = (v: number): Summary => ({ min: v, median: v, max: v, n: 1 });
 
 /** The watcher's process runs compiled JavaScript: no TypeScript loader in the RSS we measure. */
 function compileWorker(): string {

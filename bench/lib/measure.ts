@@ -16,6 +16,9 @@ export interface Summary {
   readonly n: number;
 }
 
+/** One value as a summary of one run (kept as it is, even when it is not finite). */
+export const single = (v: number): Summary => ({ min: v, median: v, max: v, n: 1 });
+
 export function summarize(values: readonly number[]): Summary {
   const sorted = values.filter((v) => Number.isFinite(v)).sort((a, b) => a - b);
   if (sorted.length === 0) return { min: Number.NaN, median: Number.NaN, max: Number.NaN, n: 0 };

@@ -10,7 +10,7 @@ import { type BenchContext, jobFor, thin, verifyCount } from './bench-context.ts
 import { type Mode, SEED, SIZES } from './config.ts';
 import { writeRows, type Written } from './data.ts';
 import { dropStaged, stageOne } from './drop-one.ts';
-import { now, type Summary, summarize } from './measure.ts';
+import { now, single, summarize } from './measure.ts';
 import type { Figure, MemoryFigure } from './report.ts';
 import { freshTable, withSession } from './server.ts';
 import { runWatcher } from './watch-run.ts';
@@ -22,8 +22,6 @@ export interface Variant {
 }
 
 export const SOURCE_COLUMN: Variant = { watch: { sourceColumns: { file: '_source_file' } }, addColumn: '_source_file TEXT' };
-
-const single = (v: number): Summary => ({ min: v, median: v, max: v, n: 1 });
 
 /** hyperwatch on one big file: copied next to the inbox, renamed in, then its `.ready`. */
 async function watchOneFile(

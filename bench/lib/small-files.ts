@@ -10,13 +10,12 @@ import { FAILED_DIR, READY_SUFFIX } from '../../src/index.ts';
 import { type BenchContext, jobFor, thin, verifyCount } from './bench-context.ts';
 import { REFERENCE, SEED } from './config.ts';
 import { badCsv, smallCsv } from './data.ts';
-import { now, percentile, type Summary, summarize } from './measure.ts';
+import { now, percentile, single, summarize } from './measure.ts';
 import type { BacklogFigure, Figure, Latency } from './report.ts';
 import { freshTable, withSession } from './server.ts';
 import { runWatcher, type WatchRun } from './watch-run.ts';
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
-const single = (v: number): Summary => ({ min: v, median: v, max: v, n: 1 });
 
 /**
  * The flood's `n` files of `per` rows, and one bad file in their middle (it must land alone in
