@@ -44,25 +44,6 @@ export interface Case {
   readonly refuse?: { readonly code: RegExp; readonly column?: string };
 }
 
-/** Samples the event loop's longest pause and the peak RSS until stopped. */
-export function probe(): () => { gapMs: number; growth: number } {
-  const start = process.memoryUsage().rss;
-  let peak = start;
-  let last = performance.now();
-  let gap = 0;
-  const timer = setInterval(() => {
-    const now = performance.now();
-    gap = Math.max(gap, now - last);
-    last = now;
-    peak = Math.max(peak, process.memoryUsage().rss);
-  }, 10);
-  return () => {
-    clearInterval(timer);
-    gap = Math.max(gap, performance.now() - last);
-    return { gapMs: gap, growth: Math.max(peak, process.memoryUsage().rss) - start };
-  };
-}
-
 const writerData = (table: () => Table) => () => table();
 export const ownReading = (bytes: Uint8Array): Table => tableFromIPC(bytes);
 

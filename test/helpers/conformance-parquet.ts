@@ -16,6 +16,7 @@ import { isIngestFailure } from '../../src/errors.ts';
 import { claimFile } from '../../src/protocol/files.ts';
 import { silentLogger } from '../../src/log.ts';
 import { quoteIdent } from '../../src/columns/sql.ts';
+import { type Hold, holdProbe } from './loop-hold.ts';
 import type { DbCapabilities, DbPool, IngestContext, IngestError, LogicalType } from '../../src/types.ts';
 
 export const SERVER_READS: DbCapabilities = { readsLocalFiles: true, arrowStream: true, parquet: true, durableCommit: false };
@@ -237,30 +238,20 @@ export async function ensureDirOf(path: string): Promise<void> {
 }
 
 /**
- * Runs `work` while watching the event loop and the process's memory: the longest gap between
- * two ticks of a 10 ms timer, and the peak RSS above the start.
+ * Runs `work` while watching the event loop and the process's memory (helpers/loop-hold.ts): the
+ * longest the loop was held (`maxBlockMs`, the main thread's own CPU time between two ticks of a
+ * 10 ms timer) and the peak RSS above the start.
  */
 export async function measured<T>(work: () => Promise<T>): Promise<{ value: T; ms: number; maxBlockMs: number; rssGrowthMiB: number }> {
-  const startRss = process.memoryUsage().rss;
-  let peak = startRss;
-  let last = performance.now();
-  let maxBlockMs = 0;
-  const timer = setInterval(() => {
-    const now = performance.now();
-    maxBlockMs = Math.max(maxBlockMs, now - last - 10);
-    last = now;
-    peak = Math.max(peak, process.memoryUsage().rss);
-  }, 10);
+  const stop = holdProbe();
   const started = performance.now();
+  let hold: Hold | undefined;
   try {
     const value = await work();
-    return {
-      value,
-      ms: performance.now() - started,
-      maxBlockMs,
-      rssGrowthMiB: (Math.max(peak, process.memoryUsage().rss) - startRss) / 2 ** 20,
-    };
+    const ms = performance.now() - started;
+    hold = stop();
+    return { value, ms, maxBlockMs: hold.heldMs, rssGrowthMiB: hold.growth / 2 ** 20 };
   } finally {
-    clearInterval(timer);
+    if (hold === undefined) stop();
   }
 }
