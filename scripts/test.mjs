@@ -86,25 +86,36 @@ export const PAIRED = {
 };
 
 /**
- * Of the files run CONCURRENCY at a time, those that take longest (30 to 60 s each beside two
- * others, measured on 2 cores): they start first, longest first, so that none of them starts late
- * and holds the part's end alone. The rest follow in name order.
+ * Of the files run CONCURRENCY at a time, those that take longest (20 s to 3 minutes each beside
+ * two others, measured on 2 cores), longest first: they start first, so that none of them starts
+ * late and holds the part's end alone (with the watcher's files late in name order, the last
+ * minute ran on one core). The rest follow in name order.
  */
 export const LONG_FIRST = [
   'test/scenarios/conformance/conformance-arrow.test.ts',
-  'test/scenarios/packaging/hyperd-first-use.test.ts',
-  'test/scenarios/packaging/hyperd-first-use-runtimes.test.ts',
-  'test/scenarios/hyper-setups/hyper-setups-shared.test.ts',
-  'test/scenarios/conformance/conformance-parquet.test.ts',
-  'test/src/watcher/ready-when.test.ts',
   'test/fuzz/fuzz.test.ts',
+  'test/scenarios/hyper-setups/hyper-setups-shared.test.ts',
   'test/src/watcher/mode-postgres.test.ts',
+  'test/scenarios/conformance/conformance-parquet.test.ts',
   'test/src/watcher/watcher.test.ts',
+  'test/src/watcher/ready-when.test.ts',
   'test/plugins/csv/csv-dialect.test.ts',
-  'test/scenarios/polluted/polluted-files.test.ts',
+  'test/scenarios/packaging/hyperd-first-use.test.ts',
+  'test/plugins/csv/csv-dates.test.ts',
   'test/scenarios/cli/csv-dialect-cli.test.ts',
-  'test/src/check/check-partitions.test.ts',
+  'test/src/watcher/mode-hyper.test.ts',
+  'test/src/watcher/postgres.test.ts',
+  'test/src/watcher/mode-hyper-endpoint.test.ts',
+  'test/fuzz/fuzz-regressions.test.ts',
   'test/plugins/csv/csv-sniff.test.ts',
+  'test/src/check/check.test.ts',
+  'test/src/check/check-partitions.test.ts',
+  'test/scenarios/hyper-setups/hyper-setups-readers.test.ts',
+  'test/plugins/arrow/arrow-check-pass.test.ts',
+  'test/adapters/db/hyper/hyperd-builds.test.ts',
+  'test/scenarios/cli/export-cli.test.ts',
+  'test/scenarios/polluted/polluted-files.test.ts',
+  'test/scenarios/packaging/hyperd-first-use-runtimes.test.ts',
 ];
 
 /** Files that fail when other files compete for the CPU: each declared once, in one of the two. */

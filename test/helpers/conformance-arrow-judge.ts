@@ -160,7 +160,10 @@ export interface Verdict {
   readonly detail: string;
 }
 
-/** The writer's rows (from its own data), as canonical JSON rows, and the canonicaliser per column. */
+/**
+ * The writer's rows (from its own data), as canonical JSON rows in sorted order (sorted once here,
+ * not by each of the four paths that judge a case), and the canonicaliser per column.
+ */
 export function expectedRows(table: Table): { names: string[]; rows: string[]; canons: Canon[] } {
   const names = table.schema.fields.map((f) => f.name);
   const rows: string[] = [];
@@ -170,7 +173,7 @@ export function expectedRows(table: Table): { names: string[]; rows: string[]; c
     canons = columns.map((c) => c.canon);
     for (let row = 0; row < batch.numRows; row++) rows.push(JSON.stringify(columns.map((c) => c.canon(c.text(row)))));
   }
-  return { names, rows, canons };
+  return { names, rows: rows.sort(), canons };
 }
 
 /** Compares the table's rows (each column as `::text`) with the writer's, as multisets. */
@@ -178,7 +181,7 @@ export function judge(expected: ReturnType<typeof expectedRows>, actual: readonl
   const got = actual.map((row) => JSON.stringify(expected.names.map((name, k) => expected.canons[k]!(row[name] ?? null))));
   if (got.length !== expected.rows.length)
     return { ok: false, detail: `${got.length} rows landed, the writer wrote ${expected.rows.length}` };
-  const want = [...expected.rows].sort();
+  const want = expected.rows;
   got.sort();
   for (let i = 0; i < want.length; i++) {
     if (want[i] !== got[i]) return { ok: false, detail: `row differs: expected ${want[i]}, got ${got[i]}` };
