@@ -3,7 +3,8 @@
  * `npm test` after the build: the type check of the tests, then every Node test file, then the
  * protocol suite on Deno and Bun, in less time than one file after another. Most files wait on
  * timers, child processes and hyperd rather than on the CPU, so they run CONCURRENCY at a time,
- * with the Deno and Bun run (scripts/test-runtimes.mjs) beside them. The files whose assertions
+ * longest first (LONG_FIRST), each in a `node --test` of its own (runFiles: node's runner sorts the
+ * files it is given), with the Deno and Bun run (scripts/test-runtimes.mjs) beside them. The files whose assertions
  * time the process itself (SERIAL, each with its reason) run afterwards, with nothing else
  * running: those that time single statements or throughput (ALONE) one at a time, then
  * those timing kills and leases in seconds (PAIRED) two at a time, one per core. Each of those is
@@ -213,15 +214,15 @@ const FILE_TIMEOUT_S = 15 * 60;
 /** When a file still running is named, with its processes (scripts/test-watchdog.mjs). */
 const FILE_NAMED_AFTER_S = 10 * 60;
 
-function nodeTests(files, n) {
+/** node's arguments to run one compiled test file. */
+function nodeTest(file) {
   return [
     '--enable-source-maps',
     '--test',
     '--test-force-exit',
     `--test-timeout=${FILE_TIMEOUT_S * 1000}`,
-    `--test-concurrency=${n}`,
     '--test-reporter=spec',
-    ...files.map(built),
+    built(file),
   ];
 }
 
@@ -246,6 +247,46 @@ function run(label, command, commandArgs, quiet = false) {
       resolve({ label, ok: code === 0, seconds, code: code ?? signal, output });
     });
   });
+}
+
+/** The spec reporter's closing counts (`ℹ tests 12`, `ℹ pass 12`, ...) of one file's output. */
+function counts(output) {
+  const found = {};
+  for (const m of output.replace(/\x1b\[[0-9;]*m/g, '').matchAll(/^ℹ (tests|pass|fail|cancelled|skipped|todo) (\d+)$/gm)) {
+    found[m[1]] = (found[m[1]] ?? 0) + Number(m[2]);
+  }
+  return found;
+}
+
+/**
+ * Runs test files `n` at a time, in the order given, each in a `node --test` of its own, printing
+ * each file's output whole when it ends. Not all of them to one `node --test --test-concurrency=n`:
+ * node's runner sorts the files it is given by name, whatever their order, so LONG_FIRST and the
+ * order of PAIRED did nothing, and the longest files (test/src/watcher/, last by name) started last
+ * and ran the part's last minute on one core. One runner more for each file costs about 0.05 CPU-s.
+ */
+async function runFiles(label, files, n) {
+  const started = performance.now();
+  const queue = [...files];
+  const outcomes = [];
+  const lane = async () => {
+    for (let file = queue.shift(); file !== undefined; file = queue.shift()) {
+      outcomes.push(await run(file, process.execPath, nodeTest(file), true));
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(n, files.length) }, lane));
+  const total = {};
+  for (const o of outcomes) for (const [k, v] of Object.entries(counts(o.output))) total[k] = (total[k] ?? 0) + v;
+  const failed = outcomes.filter((o) => !o.ok);
+  const tally = ['tests', 'pass', 'fail', 'cancelled', 'skipped', 'todo'].map((k) => `${k} ${total[k] ?? 0}`).join(', ');
+  return {
+    label: `${label} (${tally})`,
+    ok: failed.length === 0 && outcomes.length === files.length,
+    seconds: (performance.now() - started) / 1000,
+    code: failed.length === 0 ? 0 : `${failed.length} of ${files.length} files`,
+    output: '',
+    failed,
+  };
 }
 
 /**
@@ -274,15 +315,17 @@ const started = performance.now();
 buildTests();
 watchTestFiles(FILE_NAMED_AFTER_S);
 const results = await Promise.all([
-  run(`${parallel.length} Node test files, ${concurrency} at a time`, process.execPath, nodeTests(parallel, concurrency)),
+  runFiles(`${parallel.length} Node test files, ${concurrency} at a time`, parallel, concurrency),
   ...(nodeOnly ? [] : [run('Deno and Bun (scripts/test-runtimes.mjs)', process.execPath, [join('scripts', 'test-runtimes.mjs')], true)]),
 ]);
 console.log(`\n--- ${Object.keys(SERIAL).length} Node test files that time themselves, with nothing else running ---`);
 for (const [file, why] of Object.entries(SERIAL)) console.log(`#   ${file}: ${why}${file in ALONE ? ' (alone)' : ''}`);
-results.push(await run(`${alone.length} Node test files, one at a time`, process.execPath, nodeTests(alone, 1)));
-results.push(await run(`${paired.length} Node test files, ${pairs} at a time`, process.execPath, nodeTests(paired, pairs)));
+results.push(await runFiles(`${alone.length} Node test files, one at a time`, alone, 1));
+results.push(await runFiles(`${paired.length} Node test files, ${pairs} at a time`, paired, pairs));
 
-for (const r of results.filter((r) => !r.ok)) console.log(`\n--- what failed in: ${r.label} ---\n${failures(r.output)}`);
+for (const r of results.filter((r) => !r.ok)) {
+  for (const f of r.failed ?? [r]) console.log(`\n--- what failed in: ${f.label} ---\n${failures(f.output)}`);
+}
 console.log(`\n--- ${nodeOnly ? 'npm run test:node' : 'npm test'} ---`);
 for (const r of results) console.log(`${r.ok ? 'passed' : `FAILED (${r.code})`}  ${r.seconds.toFixed(0).padStart(5)} s  ${r.label}`);
 console.log(`total ${((performance.now() - started) / 1000).toFixed(0)} s`);
