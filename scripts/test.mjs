@@ -3,14 +3,14 @@
  * `npm test` after the build: the type check of the tests, then every Node test file, then the
  * protocol suite on Deno and Bun, in less time than one file after another. Most files wait on
  * timers, child processes and hyperd rather than on the CPU, so they run CONCURRENCY at a time,
- * longest first (LONG_FIRST), each in a `node --test` of its own (runFiles: node's runner sorts the
- * files it is given), with the Deno and Bun run (scripts/test-runtimes.mjs) beside them. The files whose assertions
- * time the process itself (SERIAL, each with its reason) run afterwards, with nothing else
- * running: those that time single statements or throughput (ALONE) one at a time, then
- * those timing kills and leases in seconds (PAIRED) two at a time, one per core. Each of those is
- * about one core busy on its own (its watchers, hyperd, PostgreSQL), so two of them keep their
- * timing: the 16 first listed there took 254 s and 299 s two at a time in two trials, against
- * 385 s one after another.
+ * longest first (LONG_FIRST), each in a `node --test` of its own (runFiles: node's runner sorts
+ * the files it is given), with the Deno and Bun run (scripts/test-runtimes.mjs) beside them. The
+ * files whose assertions time the process itself (SERIAL, each with its reason) run afterwards,
+ * with nothing else running: those that time single statements or throughput (ALONE) one at a
+ * time, then those timing kills and leases in seconds (PAIRED) two at a time, one per core. Each
+ * of those is about one core busy on its own (its watchers, hyperd, PostgreSQL), so two of them
+ * keep their timing: the 16 first listed there took 254 s and 299 s two at a time in two trials,
+ * against 385 s one after another.
  *
  * Tried and dropped: the timed files with the others beside them at the lowest CPU priority (nice
  * 19). On this machine that ran about 40 s sooner (822 s against 860 s on fresh clones), but its
@@ -263,7 +263,7 @@ function counts(output) {
  * each file's output whole when it ends. Not all of them to one `node --test --test-concurrency=n`:
  * node's runner sorts the files it is given by name, whatever their order, so LONG_FIRST and the
  * order of PAIRED did nothing, and the longest files (test/src/watcher/, last by name) started last
- * and ran the part's last minute on one core. One runner more for each file costs about 0.05 CPU-s.
+ * and ran the part's last minute on one core. A runner for each file costs about 0.1 CPU-s more.
  */
 async function runFiles(label, files, n) {
   const started = performance.now();
