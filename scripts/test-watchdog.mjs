@@ -1,8 +1,8 @@
 /**
  * Names the test files that run far longer than any should, while they still run.
  *
- * node's runner ends a test file at `--test-timeout` (scripts/test.mjs sets it), but says only
- * that the file timed out, not what it was waiting on. So, on Linux, every CHECK_MS this looks at
+ * scripts/test.mjs ends a test file at FILE_TIMEOUT_S, but that says only that the file ran too
+ * long, not what it was waiting on. So, on Linux, every CHECK_MS this looks at
  * the processes: a test file's process running longer than `afterS` gets its process tree printed
  * (each process's nice value, age, CPU time, state and command), once, then again every
  * `afterS` seconds while it runs: a hyperd or PostgreSQL spinning, a watcher child stopped or gone,
