@@ -283,7 +283,14 @@ async function runFiles(label, files, n) {
   const outcomes = [];
   const lane = async () => {
     for (let file = queue.shift(); file !== undefined; file = queue.shift()) {
-      outcomes.push(await run(file, process.execPath, nodeTest(file), true, FILE_TIMEOUT_S));
+      const outcome = await run(file, process.execPath, nodeTest(file), true, FILE_TIMEOUT_S);
+      // Every test file has tests, and the reporter ends by counting them: a file that says nothing
+      // of them did not run them, or its report was cut short. Either way it fails.
+      if (outcome.ok && !(counts(outcome.output).tests > 0)) {
+        outcome.ok = false;
+        outcome.output += `\n✖ failing tests:\n✖ ${file} exited 0 without reporting any test ran (its report's counts are missing)\n`;
+      }
+      outcomes.push(outcome);
     }
   };
   await Promise.all(Array.from({ length: Math.min(n, files.length) }, lane));
