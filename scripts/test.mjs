@@ -227,22 +227,21 @@ function nodeTest(file) {
 }
 
 /**
- * Runs a command; `quiet`: its output is kept and printed when it ends, not to interleave with
- * another's. Either way the output is kept, for the failures' summary at the end. `timeoutS`: past
- * it the command is ended (SIGTERM, then SIGKILL) and counts as failed, saying so.
+ * Runs a command, keeping its output and printing it whole when it ends (several run at once, and
+ * their lines must not interleave); the output is also kept for the failures' summary at the end.
+ * `timeoutS`: past it the command is ended (SIGTERM, then SIGKILL) and counts as failed, saying so.
  */
-function run(label, command, commandArgs, quiet = false, timeoutS = undefined) {
+function run(label, command, commandArgs, timeoutS = undefined) {
   const started = performance.now();
   return new Promise((resolve) => {
     const child = spawn(command, commandArgs, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
     let output = '';
     let timedOut = false;
-    const keep = (stream) => (d) => {
+    const keep = (d) => {
       output += d;
-      if (!quiet) stream.write(d);
     };
-    child.stdout.on('data', keep(process.stdout));
-    child.stderr.on('data', keep(process.stderr));
+    child.stdout.on('data', keep);
+    child.stderr.on('data', keep);
     const timer =
       timeoutS === undefined
         ? undefined
@@ -254,7 +253,7 @@ function run(label, command, commandArgs, quiet = false, timeoutS = undefined) {
     child.on('close', (code, signal) => {
       clearTimeout(timer);
       if (timedOut) output += `\n✖ failing tests:\n✖ ${label} ran past ${timeoutS} s and was ended (FILE_TIMEOUT_S, scripts/test.mjs)\n`;
-      if (quiet) process.stdout.write(`\n--- ${label} ---\n${output}`);
+      process.stdout.write(`\n--- ${label} ---\n${output}`);
       const seconds = (performance.now() - started) / 1000;
       resolve({ label, ok: code === 0 && !timedOut, seconds, code: code ?? signal, output });
     });
@@ -283,7 +282,7 @@ async function runFiles(label, files, n) {
   const outcomes = [];
   const lane = async () => {
     for (let file = queue.shift(); file !== undefined; file = queue.shift()) {
-      const outcome = await run(file, process.execPath, nodeTest(file), true, FILE_TIMEOUT_S);
+      const outcome = await run(file, process.execPath, nodeTest(file), FILE_TIMEOUT_S);
       // Every test file has tests, and the reporter ends by counting them: a file that says nothing
       // of them did not run them, or its report was cut short. Either way it fails.
       if (outcome.ok && !(counts(outcome.output).tests > 0)) {
@@ -335,7 +334,7 @@ buildTests();
 watchTestFiles(FILE_NAMED_AFTER_S);
 const results = await Promise.all([
   runFiles(`${parallel.length} Node test files, ${concurrency} at a time`, parallel, concurrency),
-  ...(nodeOnly ? [] : [run('Deno and Bun (scripts/test-runtimes.mjs)', process.execPath, [join('scripts', 'test-runtimes.mjs')], true)]),
+  ...(nodeOnly ? [] : [run('Deno and Bun (scripts/test-runtimes.mjs)', process.execPath, [join('scripts', 'test-runtimes.mjs')])]),
 ]);
 console.log(`\n--- ${Object.keys(SERIAL).length} Node test files that time themselves, with nothing else running ---`);
 for (const [file, why] of Object.entries(SERIAL)) console.log(`#   ${file}: ${why}${file in ALONE ? ' (alone)' : ''}`);
