@@ -32,7 +32,11 @@ export async function failedEntries(dir: string): Promise<string[]> {
  * (`.hyperwatch/staging/<owner>/`; the literal path: it is part of the on-disk layout).
  */
 export async function stagedEntries(dir: string): Promise<string[]> {
-  const root = join(dir, '.hyperwatch', 'staging');
+  return filesUnder(join(dir, '.hyperwatch', 'staging'));
+}
+
+/** The names of the files under `root`, at any depth, sorted. */
+export async function filesUnder(root: string): Promise<string[]> {
   const out: string[] = [];
   const walk = async (at: string): Promise<void> => {
     for (const e of await readdir(at, { withFileTypes: true }).catch(() => [])) {

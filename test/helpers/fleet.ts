@@ -6,10 +6,10 @@ import assert from 'node:assert/strict';
 import type { ChildProcess } from 'node:child_process';
 import { existsSync, writeFileSync } from 'node:fs';
 import process from 'node:process';
-import { rename, writeFile } from 'node:fs/promises';
+import { readdir, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { STAGING_DIR } from '../../src/constants.ts';
-import { leftovers, stagedEntries, waitFor } from './drop.ts';
+import { filesUnder, leftovers, stagedEntries, waitFor } from './drop.ts';
 import { cli, type Run } from './proc.ts';
 
 export interface LogLine {
@@ -226,8 +226,15 @@ async function standing(
     `# ${phase} after ${ms} ms: ${dropped} files dropped, ${kills.length} kills, ${members.length} processes; left in the ` +
       `inbox ${(await leftovers(dir)).length}, staged ${(await stagedEntries(dir)).length}`,
   ];
-  for (const k of kills.filter((k) => k.staged && takeoverOf(members, k.owner) === undefined))
-    out.push(`# not taken over: ${k.owner}, killed at ${new Date(k.at).toISOString()}`);
+  for (const k of kills.filter((k) => k.staged && takeoverOf(members, k.owner) === undefined)) {
+    // Left alone (its folder still there) or emptied by a taker that died before its 'took over' line.
+    const folder = join(dir, STAGING_DIR, k.owner);
+    const state = existsSync(folder)
+      ? `its folder is still there (${(await filesUnder(folder)).length} files in it)`
+      : 'its folder is gone';
+    out.push(`# not taken over: ${k.owner}, killed at ${new Date(k.at).toISOString()}; ${state}`);
+  }
+  out.push(`# staging folders now: ${(await readdir(join(dir, STAGING_DIR)).catch(() => [])).join(' ') || 'none'}`);
   for (const m of members) {
     const said = m.lines.filter((l) => l.message !== 'ingested' && !l.message.startsWith('recovered')).slice(-6);
     const last = m.lines.at(-1);
