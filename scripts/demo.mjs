@@ -13,7 +13,7 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const demo = join(root, 'hyperwatch-demo');
 const inbox = join(demo, 'inbox');
 const database = join(demo, 'demo.hyper');
-const bin = join(root, 'dist', 'src', 'bin.js');
+const bin = join(root, 'dist', 'cli', 'hyperwatch.js'); // package.json `bin`
 
 rmSync(demo, { recursive: true, force: true });
 mkdirSync(inbox, { recursive: true });
@@ -30,4 +30,4 @@ run(['query', '--database', database, 'SELECT * FROM orders ORDER BY order_id'])
 console.log(`\nfailed/: ${readdirSync(join(inbox, 'failed')).join(', ')}`);
 const report = readdirSync(join(inbox, 'failed')).find((n) => n.endsWith('.error'));
 if (report) console.log(readFileSync(join(inbox, 'failed', report), 'utf8'));
-console.log(`To keep watching (Ctrl-C stops): node dist/src/bin.js watch ${inbox} --table orders --database ${database}`);
+console.log(`To keep watching (Ctrl-C stops): node dist/cli/hyperwatch.js watch ${inbox} --table orders --database ${database}`);

@@ -7,6 +7,7 @@ import { cp, mkdir, symlink } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { HYPERD_PACKAGE } from '../../adapters/db/hyper/locate.ts';
+import { CLI_BIN } from './dist.ts';
 import { ROOT } from './root.ts';
 
 /**
@@ -14,7 +15,7 @@ import { ROOT } from './root.ts';
  * Node resolves a linked package from its real path, which would find this checkout's
  * node_modules), beside links to this checkout's dependencies, all but `hyperdb-api-node-linux-x64-gnu`.
  * That is what `npm install hyperwatch` leaves where npm skipped that package (Node 20: its
- * engines say node >= 21) and ran no install script (npm 11). Returns the copy's bin.js.
+ * engines say node >= 21) and ran no install script (npm 11). Returns the copy's command (package.json `bin`).
  */
 export async function installWithoutHyperdPackage(project: string): Promise<string> {
   const modules = join(project, 'node_modules');
@@ -27,7 +28,7 @@ export async function installWithoutHyperdPackage(project: string): Promise<stri
     if (name === HYPERD_PACKAGE || name === 'hyperwatch' || name.startsWith('.')) continue;
     await symlink(join(ROOT, 'node_modules', name), join(modules, name), 'dir');
   }
-  return join(pkg, 'dist', 'src', 'bin.js');
+  return join(pkg, CLI_BIN);
 }
 
 /** Whether the hyperd package resolves from `file` the way locate.ts resolves it. */

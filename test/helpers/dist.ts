@@ -1,21 +1,31 @@
 /**
- * The build in dist/ and whether it is current: `npm test` builds it first (its type check runs
- * `tsc -p tsconfig.json`), a test file run by hand after an edit may find it older than its sources.
+ * The build in dist/ and whether it is current: `npm test` builds it first (`npm run build`: tsc,
+ * then the command's bundle), a test file run by hand after an edit may find it older than its sources.
  */
-import { existsSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { ROOT } from './root.ts';
 
-/** Sources newer than their build in dist/ (a dist/ older than its sources would test old code). */
+/** The `hyperwatch` command as installed: package.json's `bin` (scripts/build-cli.mjs's bundle), relative to the root. */
+export const CLI_BIN: string = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { bin: { hyperwatch: string } }).bin
+  .hyperwatch;
+
+/**
+ * Sources newer than their build in dist/ (a dist/ older than its sources would test old code):
+ * their tsc output, or the command's bundle, which holds them all.
+ */
 export function staleDist(): string[] {
   const stale: string[] = [];
+  const bin = join(ROOT, CLI_BIN);
+  const bundled = existsSync(bin) ? statSync(bin).mtimeMs : 0;
   const walk = (dir: string): void => {
     for (const entry of readdirSync(join(ROOT, dir), { withFileTypes: true })) {
       const path = join(dir, entry.name);
       if (entry.isDirectory()) walk(path);
       else if (path.endsWith('.ts') && !path.endsWith('.d.ts')) {
         const built = join(ROOT, 'dist', `${path.slice(0, -3)}.js`);
-        if (!existsSync(built) || statSync(built).mtimeMs < statSync(join(ROOT, path)).mtimeMs) stale.push(path);
+        const changed = statSync(join(ROOT, path)).mtimeMs;
+        if (!existsSync(built) || statSync(built).mtimeMs < changed || bundled < changed) stale.push(path);
       }
     }
   };
@@ -26,12 +36,12 @@ export function staleDist(): string[] {
 let current: boolean | undefined;
 
 /**
- * How a test runs the `hyperwatch` command: the built dist/src/bin.js when dist/ is current (what
- * users run, and twice as fast to start as the sources through tsx, which every CLI test pays on
- * every run), else src/bin.ts through tsx. Asked once per test process.
+ * How a test runs the `hyperwatch` command: package.json's `bin` when dist/ is current (what users
+ * run, and far faster to start than the sources through tsx, which every CLI test pays on every
+ * run), else src/bin.ts through tsx. Asked once per test process.
  */
 export function cliCommand(): readonly string[] {
-  return isDistCurrent() ? [join(ROOT, 'dist', 'src', 'bin.js')] : ['--import', 'tsx', join(ROOT, 'src', 'bin.ts')];
+  return isDistCurrent() ? [join(ROOT, CLI_BIN)] : ['--import', 'tsx', join(ROOT, 'src', 'bin.ts')];
 }
 
 /**
