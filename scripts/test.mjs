@@ -71,7 +71,7 @@ export const PAIRED = {
     'SIGKILLs the move of the tables of an older version at random moments, some within tens of milliseconds of its start',
   'test/scenarios/crash/marker-kill.test.ts': 'SIGKILLs watchers at random moments (hyperd, PostgreSQL) while DuckDB writes job folders',
   'test/scenarios/crash/crash-bad-rows.test.ts': 'SIGKILLs watchers at random moments, as crash.test.ts',
-  'test/scenarios/burst/burst.test.ts': 'measures files/s, peak memory and descriptors of a 1,000-file burst',
+  'test/scenarios/burst/burst.test.ts': 'measures files/s, peak memory and descriptors of a 20,000-file burst',
   'test/scenarios/multi-process/multi-process.test.ts': 'leases of a few seconds between processes, and SIGSTOP past them',
   'test/scenarios/crash/mode-kill.test.ts': 'SIGKILLs three upserting processes at random moments, on 3 s leases',
   'test/scenarios/crash/recursive-kill.test.ts': 'SIGKILLs watchers at random moments, as crash.test.ts, with files in subfolders',
