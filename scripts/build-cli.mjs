@@ -5,16 +5,16 @@
  *
  * Why a bundle: node loads ES modules file by file (resolving, reading and compiling each, and
  * lexing each CommonJS dependency for its exports), and a start of the command loaded about 190
- * files of ours and about 50 of its dependencies: a third of a short run's CPU. The command is started
- * by cron jobs and scripts again and again. Measured on 2 cores, CPU-s of the process and its
- * hyperd, average of 8 runs of each, alternated in one session:
+ * files of ours and about 50 of its dependencies': a third of a short run's CPU. The command is
+ * started by cron jobs and scripts again and again. Measured on 2 cores, CPU-s of the process and
+ * its hyperd, average of 8 runs of each, alternated in one session:
  *
  *   what ran                        --help   watch --once of 4 small CSVs
  *   dist/src/bin.js (tsc's files)   0.37     0.95
  *   dist/cli/hyperwatch.js          0.18     0.72
  *
- * (Bundled with every dependency left external, the same session's kind of runs gave 0.26 and
- * 0.77 against 0.37 and 0.89: about half the gain is ours, half the dependencies'.)
+ * (An earlier trial that left every dependency external gave 0.26 and 0.77 against 0.37 and 0.89
+ * in its own runs: about half the gain is our files', half the dependencies'.)
  *
  * Split into chunks (`splitting`), what the commands and the formats import only when used
  * (src/cli/main.ts, plugins/{arrow,parquet}/index.ts) stays out of a start that does not use it:
