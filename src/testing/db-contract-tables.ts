@@ -73,19 +73,23 @@ export function tableNameCases(
       },
     },
     {
-      name: 'takes any table and column name, quoted: spaces, quotes, capitals, non-ASCII',
+      name: 'takes any table and column name, quoted: spaces, quotes, backslashes, capitals, non-ASCII',
       async run() {
-        const table: TableName = { name: `${nextTable('odd')} "quoted" Ünï` };
-        await p().query(`CREATE TABLE ${qualifiedName(table)} (${quoteIdent('a "b"')} BIGINT, ${quoteIdent('Ça va')} TEXT)`);
-        const loaded = await p().transaction((conn) =>
-          conn.copyFrom(`COPY ${qualifiedName(table)} FROM STDIN WITH (FORMAT csv)`, chunks('1,x\n2,"y, z"\n')),
-        );
-        assert.equal(loaded, 2);
-        assert.deepEqual(
-          (await p().transaction((conn) => conn.describeTable(table)))?.map((c) => c.name),
-          ['a "b"', 'Ça va'],
-        );
-        assert.equal(await count(qualifiedName(table)), 2);
+        // An apostrophe and a backslash too: describeTable may put the name into its SQL as a literal.
+        for (const odd of [`"quoted" O'Brien Ünï`, 'back\\slash\\']) {
+          const table: TableName = { name: `${nextTable('odd')} ${odd}` };
+          await p().query(`CREATE TABLE ${qualifiedName(table)} (${quoteIdent('a "b"')} BIGINT, ${quoteIdent('Ça va')} TEXT)`);
+          const loaded = await p().transaction((conn) =>
+            conn.copyFrom(`COPY ${qualifiedName(table)} FROM STDIN WITH (FORMAT csv)`, chunks('1,x\n2,"y, z"\n')),
+          );
+          assert.equal(loaded, 2);
+          assert.deepEqual(
+            (await p().transaction((conn) => conn.describeTable(table)))?.map((c) => c.name),
+            ['a "b"', 'Ça va'],
+            table.name,
+          );
+          assert.equal(await count(qualifiedName(table)), 2);
+        }
       },
     },
   ];
