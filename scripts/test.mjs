@@ -283,9 +283,10 @@ async function runFiles(label, files, n) {
   const lane = async () => {
     for (let file = queue.shift(); file !== undefined; file = queue.shift()) {
       const outcome = await run(file, process.execPath, nodeTest(file), FILE_TIMEOUT_S);
+      outcome.counts = counts(outcome.output);
       // Every test file has tests, and the reporter ends by counting them: a file that says nothing
       // of them did not run them, or its report was cut short. Either way it fails.
-      if (outcome.ok && !(counts(outcome.output).tests > 0)) {
+      if (outcome.ok && !(outcome.counts.tests > 0)) {
         outcome.ok = false;
         outcome.output += `\n✖ failing tests:\n✖ ${file} exited 0 without reporting any test ran (its report's counts are missing)\n`;
       }
@@ -294,7 +295,7 @@ async function runFiles(label, files, n) {
   };
   await Promise.all(Array.from({ length: Math.min(n, files.length) }, lane));
   const total = {};
-  for (const o of outcomes) for (const [k, v] of Object.entries(counts(o.output))) total[k] = (total[k] ?? 0) + v;
+  for (const o of outcomes) for (const [k, v] of Object.entries(o.counts)) total[k] = (total[k] ?? 0) + v;
   const failed = outcomes.filter((o) => !o.ok);
   const tally = ['tests', 'pass', 'fail', 'cancelled', 'skipped', 'todo'].map((k) => `${k} ${total[k] ?? 0}`).join(', ');
   return {
