@@ -1,7 +1,7 @@
 /**
  * Names the test files that run far longer than any should, while they still run.
  *
- * scripts/test.mjs ends a test file at FILE_TIMEOUT_S, but that says only that the file ran too
+ * scripts/test-files.mjs ends a test file at FILE_TIMEOUT_S, but that says only that the file ran too
  * long, not what it was waiting on. So, on Linux, every CHECK_MS this looks at
  * the processes: a test file's process running longer than `afterS` gets its process tree printed
  * (each process's nice value, age, CPU time, state and command), once, then again every
