@@ -232,13 +232,16 @@ export async function startPostgres(options: { database?: string } = {}): Promis
     for (let tries = 1; ; tries++) {
       port = await freePort();
       // fsync off: a throwaway cluster; the restarts tested here are server restarts, which keep
-      // the OS page cache, so fsync changes nothing but speed.
+      // the OS page cache, so fsync changes nothing but speed. No parallel query: a scan of a big
+      // table (a test's reader polling COUNT(*)) forks two worker processes each time, and on
+      // 2 cores that cost more than the scan (mode-postgres's reader: 47 against 29 CPU-s).
       const serverOptions = [
         `-p ${port} -k ${sockets}`,
         '-c listen_addresses=127.0.0.1',
         '-c fsync=off',
         '-c full_page_writes=off',
         '-c max_connections=100',
+        '-c max_parallel_workers_per_gather=0',
       ].join(' ');
       const start = await pgCtl('start', '-w', '-t', '60', '-l', log, '-o', serverOptions);
       if (start.code === 0) break;
