@@ -68,6 +68,19 @@ async function rowCount(pool: DbPool, table: string): Promise<number> {
   return Number((await pool.query<{ n: string }>(`SELECT COUNT(*)::text AS n FROM "${table}"`))[0]!.n);
 }
 
+/**
+ * The cases and their bytes, made once for the file: three suites run every case, and making them
+ * for each (the writers' tables again, a 1M-row damaged stream among them) cost about 15 CPU-s.
+ */
+const CASES = [...validCases(), ...refusedCases()];
+const bytesMade = new Map<Case, Promise<Uint8Array>>();
+
+function bytesOf(c: Case): Promise<Uint8Array> {
+  let bytes = bytesMade.get(c);
+  if (!bytes) bytesMade.set(c, (bytes = Promise.resolve(c.bytes())));
+  return bytes;
+}
+
 const writerRowsMade = new Map<string, ReturnType<typeof expectedRows>>();
 
 /**
@@ -129,7 +142,7 @@ describe('Arrow conformance: the ingester, on hyperd, through ARROWSTREAM and th
   }
 
   it('the judge tells a different value, a missing row and a changed type apart', () => {
-    const c = validCases().find((k) => k.name.includes('many types'))!;
+    const c = CASES.find((k) => k.name.includes('many types'))!;
     const table = c.judge!(new Uint8Array(0));
     const expected = expectedRows(table);
     const right = expected.rows.map((row) =>
@@ -155,9 +168,9 @@ describe('Arrow conformance: the ingester, on hyperd, through ARROWSTREAM and th
     await check({ name: 'hyper COPY TO arrowfile, 100k rows', bytes: () => file, judge: ownReading }, file);
   });
 
-  for (const c of [...validCases(), ...refusedCases()]) {
+  for (const c of CASES) {
     it(`${c.judge ? 'lands' : 'refuses'}: ${c.name}`, async () => {
-      await check(c, await c.bytes());
+      await check(c, await bytesOf(c));
     });
   }
 });
@@ -206,9 +219,9 @@ function watcherSuite(label: string, open: () => Promise<import('../../helpers/e
       );
     });
 
-    for (const c of [...validCases(), ...refusedCases()]) {
+    for (const c of CASES) {
       it(`${c.judge ? 'lands' : 'refuses'}: ${c.name}`, async () => {
-        await check(c, await c.bytes());
+        await check(c, await bytesOf(c));
       });
     }
   });
