@@ -47,12 +47,12 @@ export async function ensureLedger(pool: DbPool): Promise<void> {
   await ensureOwnSchema(pool);
   await ensureOwnTable(pool, LEDGER_TABLE, LEDGER_COLUMNS);
   // A ledger from before rows_rejected or owner: add them (NULL for its rows). Another process may
-  // add one at the same moment.
+  // add one at the same moment. Described once for both: a ledger that has them is the rule.
+  const columns = await racing(() => pool.transaction((conn) => conn.describeTable(LEDGER_TABLE)));
   for (const [name, type] of [
     ['rows_rejected', 'BIGINT'],
     ['owner', 'TEXT'],
   ] as const) {
-    const columns = await racing(() => pool.transaction((conn) => conn.describeTable(LEDGER_TABLE)));
     if (!columns || columns.some((c) => c.name === name)) continue;
     try {
       await pool.query(`ALTER TABLE ${LEDGER} ADD COLUMN IF NOT EXISTS ${name} ${type}`);

@@ -24,7 +24,7 @@ import { ensureLedger } from './ledger.ts';
 import { deniedAs } from './own-tables.ts';
 import { columnList } from '../columns/schema.ts';
 import { qualifiedName, tableLabel } from '../columns/sql.ts';
-import type { DbPool, Logger, TableName } from '../types.ts';
+import type { DbPool, Logger, TableColumn, TableName } from '../types.ts';
 
 /** Old table → new, in the order their rows move (see above: fences first). */
 const MOVES: readonly (readonly [TableName, TableName])[] = [
@@ -79,15 +79,21 @@ interface OldTable {
 }
 
 async function oldTables(pool: DbPool): Promise<OldTable[]> {
-  const found: OldTable[] = [];
-  for (const [from, to] of MOVES) {
-    const [old, now] = await pool.transaction(async (conn) => [await conn.describeTable(from), await conn.describeTable(to)] as const);
-    if (!old) continue;
+  // In one transaction, and the new table described only when the old one is there: nearly
+  // every start finds none, and each catalog query costs hyperd a few ms of CPU.
+  const described = await pool.transaction(async (conn) => {
+    const pairs: [TableName, TableName, TableColumn[], TableColumn[] | null][] = [];
+    for (const [from, to] of MOVES) {
+      const old = await conn.describeTable(from);
+      if (old) pairs.push([from, to, old, await conn.describeTable(to)]);
+    }
+    return pairs;
+  });
+  return described.map(([from, to, old, now]) => {
     if (!now) throw new Error(`hyperwatch's table ${tableLabel(to)} is missing while ${tableLabel(from)} is to be moved into it`);
     const names = new Set(now.map((c) => c.name));
-    found.push({ from, to, columns: old.filter((c) => names.has(c.name)) });
-  }
-  return found;
+    return { from, to, columns: old.filter((c) => names.has(c.name)) };
+  });
 }
 
 /** Moves the rows of the old tables present into the new ones, then drops the old ones. */
