@@ -30,8 +30,8 @@ interface ReaderSize {
  * Under Deno and Bun (scripts/test-runtimes.mjs) the case runs at this size at most. What it
  * proves, that a replace is one transaction a reader sees whole, is the database's and the same
  * on every runtime; the runtime's part (the statements, the COPY stream through postgres.js) is
- * the same at any size. At Node's size it was the most of that run's CPU: about 45 CPU-s a
- * runtime on PostgreSQL and 9 on hyperd, beside the Node files on 2 cores.
+ * the same at any size. At Node's size it was nearly half of that run's CPU (the two mode files
+ * under Deno and Bun: 143 CPU-s, now 32), beside the Node files on 2 cores.
  */
 const OFF_NODE: ReaderSize = { files: 10, rows: 50_000 };
 
