@@ -178,8 +178,12 @@ async function adopt(w: Watch, folder: string, from: string, steps: Record<strin
   // Folders the dead owner had itself taken over (it died before finishing them): named too, so
   // every dead owner's files have a 'took over' line saying who finished them.
   const nested = await adoptedUnder(folder);
+  const claims = announce(w, taken, nested.length > 0 ? `${from}; with what it had taken over from ${nested.join(', ')}` : from, steps);
+  // Only once the line is out does `folder` (`.from-<owner>`) go: killed before it, this process
+  // leaves the folder in its own, and the one that takes it over names that owner as above. (It
+  // went first, and a kill in between left an owner that no line ever named.)
   await removeTree(folder);
-  await finish(w, taken, nested.length > 0 ? `${from}; with what it had taken over from ${nested.join(', ')}` : from, steps);
+  await recoverTaken(w, claims);
 }
 
 /** The owners of the `.from-<owner>` folders anywhere under `folder`. */
@@ -200,12 +204,16 @@ async function removeTree(folder: string): Promise<void> {
   await rmdir(folder).catch(() => {});
 }
 
-async function finish(w: Watch, names: readonly string[], from: string, steps?: Record<string, number>): Promise<void> {
+/** The 'took over' line and count for the claims among `names`, which it returns. */
+function announce(w: Watch, names: readonly string[], from: string, steps?: Record<string, number>): StagedClaim[] {
   const claims = [...claimsOf(names.filter((n) => !parseUnitStagedName(n))), ...unitsOf(names)];
   w.env.log.info('took over', { from, files: claims.length, owner: w.env.me.owner, ...(steps ? { ms: steps } : {}) });
-  if (claims.length === 0) return;
   w.env.stats.takenOver += claims.length;
-  await recoverClaims(w, claims);
+  return claims;
+}
+
+async function recoverTaken(w: Watch, claims: StagedClaim[]): Promise<void> {
+  if (claims.length > 0) await recoverClaims(w, claims);
 }
 
 /** The claimed marker folders among `names`. */
@@ -219,7 +227,7 @@ function unitsOf(names: readonly string[]): StagedClaim[] {
 /** Claims staged in the staging root by a version without owners (it ran alone): taken one by one. */
 async function adoptLoose(w: Watch, names: readonly string[]): Promise<void> {
   const taken = names.filter((name) => renameIfPresent(join(w.env.stagingRoot, name), join(w.env.staging, name)));
-  await finish(w, taken, 'claims staged by an earlier version');
+  await recoverTaken(w, announce(w, taken, 'claims staged by an earlier version'));
 }
 
 /** Looks for dead processes' files while watching, as a task of its own (stop and checkpoints wait for it). */
