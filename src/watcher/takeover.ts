@@ -183,7 +183,7 @@ async function adopt(w: Watch, folder: string, from: string, steps: Record<strin
   // leaves the folder in its own, and the one that takes it over names that owner as above. (It
   // went first, and a kill in between left an owner that no line ever named.)
   await removeTree(folder);
-  await recoverTaken(w, claims);
+  await recoverClaims(w, claims);
 }
 
 /** The owners of the `.from-<owner>` folders anywhere under `folder`. */
@@ -212,10 +212,6 @@ function announce(w: Watch, names: readonly string[], from: string, steps?: Reco
   return claims;
 }
 
-async function recoverTaken(w: Watch, claims: StagedClaim[]): Promise<void> {
-  if (claims.length > 0) await recoverClaims(w, claims);
-}
-
 /** The claimed marker folders among `names`. */
 function unitsOf(names: readonly string[]): StagedClaim[] {
   return names.flatMap((n) => {
@@ -227,7 +223,7 @@ function unitsOf(names: readonly string[]): StagedClaim[] {
 /** Claims staged in the staging root by a version without owners (it ran alone): taken one by one. */
 async function adoptLoose(w: Watch, names: readonly string[]): Promise<void> {
   const taken = names.filter((name) => renameIfPresent(join(w.env.stagingRoot, name), join(w.env.staging, name)));
-  await recoverTaken(w, announce(w, taken, 'claims staged by an earlier version'));
+  await recoverClaims(w, announce(w, taken, 'claims staged by an earlier version'));
 }
 
 /** Looks for dead processes' files while watching, as a task of its own (stop and checkpoints wait for it). */
